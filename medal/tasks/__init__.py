@@ -1,0 +1,80 @@
+"""Tasks: how a problem becomes a prompt, how an answer is extracted and verified, and
+how training data for the built-in models is generated."""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..errors import InputError
+from . import countdown as _cd
+from .decomposition import decompose_prompt
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    description: str
+    parse_problem: Callable[[Any], Any]
+    format_prompt: Callable[[Any], str]
+    problem_from_prompt: Callable[[str], Any]
+    verify: Callable[[str, Any], bool]
+    extract_answer: Callable[[str], str]
+    generate: Callable[..., list]
+    load_problems: Callable[[str], list]
+    save_problems: Callable[[list, str], None]
+    example_problems: tuple
+    default_gen_length: int
+    default_lc: int
+
+    def prompt(self, problem, decompose: bool = False, n_subtasks: int = 3,
+               builtin: bool = True) -> str:
+        return decompose_prompt(self.name, self.format_prompt(problem), problem,
+                                decompose=decompose, n_subtasks=n_subtasks, builtin=builtin)
+
+
+COUNTDOWN = Task(
+    name="countdown",
+    description="Combine the numbers with + - * / (each once) to reach the target.",
+    parse_problem=_cd.parse_problem,
+    format_prompt=_cd.format_prompt,
+    problem_from_prompt=_cd.problem_from_prompt,
+    verify=_cd.verify,
+    extract_answer=_cd.extract_answer,
+    generate=_cd.generate_problems,
+    load_problems=_cd.load_problems,
+    save_problems=_cd.save_problems,
+    example_problems=(_cd.CountdownProblem((4, 18, 13), 20), _cd.CountdownProblem((3, 7, 12), 33),
+                      _cd.CountdownProblem((5, 9, 16), 61), _cd.CountdownProblem((2, 6, 15), 42),
+                      _cd.CountdownProblem((8, 11, 19), 69)),
+    default_gen_length=28,
+    default_lc=4,
+)
+
+TASKS = {t.name: t for t in (COUNTDOWN,)}
+
+
+def get_task(name: str) -> Task:
+    try:
+        return TASKS[name]
+    except KeyError:
+        raise InputError(f"unknown task {name!r}; choose one of: {', '.join(TASKS)}") from None
+
+
+def countdown_training_example(rng: random.Random, p_four: float = 0.2,
+                               p_decompose: float = 0.5, max_answer: int = 28) -> tuple[str, str]:
+    """A (prompt, answer) pair for training the built-in Countdown model.
+
+    Half the prompts ask for the decomposed (step) form -- the built-in model's reading
+    of the paper's task decomposition -- and are answered in steps; the rest are answered
+    with one expression."""
+    while True:
+        n = 4 if rng.random() < p_four else 3
+        sample = _cd.random_solution(rng, n)
+        if sample is None:
+            continue
+        problem, expr, steps = sample
+        decompose = rng.random() < p_decompose
+        answer = steps if decompose else expr
+        if len(answer) <= max_answer:
+            return COUNTDOWN.prompt(problem, decompose=decompose), answer

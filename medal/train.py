@@ -1,0 +1,80 @@
+"""Train a built-in tiny diffusion LM with the masked-diffusion objective.
+
+    python -m medal train --task countdown --steps 3000 --seed 0 --out assets/countdown
+
+Training data is generated on the fly (never the same problem list twice), so the
+model is judged on problems it has not memorised.
+"""
+from __future__ import annotations
+
+import math
+import random
+import time
+from pathlib import Path
+
+import torch
+from tqdm.auto import tqdm
+
+from .errors import InputError
+from .models.tiny import CharTokenizer, TinyConfig, TinyDLM, masked_diffusion_loss, save_checkpoint
+from .tasks import countdown_training_example
+
+EXAMPLE_MAKERS = {"countdown": countdown_training_example}
+
+
+def encode_example(tok: CharTokenizer, cfg: TinyConfig, prompt: str, answer: str):
+    p, a = tok.encode(prompt), tok.encode(answer)
+    if len(p) > cfg.prompt_length or len(a) > cfg.answer_length:
+        raise InputError(f"example too long for the model: {prompt!r} -> {answer!r}")
+    return ([tok.pad_id] * (cfg.prompt_length - len(p)) + p,
+            a + [tok.eos_id] * (cfg.answer_length - len(a)))
+
+
+def train(task: str = "countdown", out: str | Path = "assets/countdown", steps: int = 3000,
+          batch_size: int = 128, lr: float = 1.5e-3, seed: int = 0, n_layer: int = 4,
+          n_embd: int = 128, n_head: int = 4, prompt_length: int = 24, answer_length: int = 28,
+          threads: int | None = None, log_every: int = 100) -> dict:
+    if task not in EXAMPLE_MAKERS:
+        raise InputError(f"no training data generator for task {task!r}; "
+                         f"choose one of: {', '.join(EXAMPLE_MAKERS)}")
+    if threads:
+        torch.set_num_threads(threads)
+    torch.manual_seed(seed)
+    rng = random.Random(seed)
+    tok = CharTokenizer()
+    cfg = TinyConfig(vocab_size=len(tok), prompt_length=prompt_length,
+                     answer_length=answer_length, n_layer=n_layer, n_head=n_head, n_embd=n_embd)
+    model = TinyDLM(cfg)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01, betas=(0.9, 0.98))
+    warmup = max(1, steps // 20)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * min(1.0, s / steps))))
+    gen = torch.Generator().manual_seed(seed)
+    make = EXAMPLE_MAKERS[task]
+    t0, losses = time.time(), []
+    bar = tqdm(range(steps), desc=f"train {task}", unit="step")
+    for step in bar:
+        rows = [encode_example(tok, cfg, *make(rng, max_answer=answer_length))
+                for _ in range(batch_size)]
+        prompts = torch.tensor([r[0] for r in rows])
+        answers = torch.tensor([r[1] for r in rows])
+        loss = masked_diffusion_loss(model, answers, prompts, tok.mask_id, generator=gen)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        losses.append(loss.item())
+        if (step + 1) % log_every == 0:
+            bar.set_postfix(loss=f"{sum(losses[-log_every:]) / log_every:.3f}")
+    seconds = time.time() - t0
+    info = {"task": task, "training": {
+        "steps": steps, "batch_size": batch_size, "lr": lr, "seed": seed,
+        "seconds": round(seconds, 1), "threads": torch.get_num_threads(),
+        "final_loss": round(sum(losses[-log_every:]) / min(log_every, len(losses)), 4),
+        "parameters": model.n_params(),
+        "command": (f"python -m medal train --task {task} --steps {steps} --batch-size {batch_size} "
+                    f"--lr {lr} --seed {seed} --layers {n_layer} --width {n_embd} --out {out}"),
+    }}
+    save_checkpoint(model, out, info)
+    return info
