@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .errors import MedalError
+from .errors import InputError, MedalError
 
 
 def _train(args) -> int:
@@ -17,9 +17,136 @@ def _train(args) -> int:
     return 0
 
 
+def _config_from_args(args):
+    from .config import GenerationConfig
+    return GenerationConfig(
+        k1=args.k1, k2=args.k2, lc=args.lc, candidates=args.candidates, gamma=args.gamma,
+        c=args.c, max_iterations=args.max_iterations, scoring=args.scoring,
+        simulation=args.simulation, complete_candidates=args.complete_candidates,
+        one_per_parent=args.one_per_parent, gen_length=args.gen_length, steps=args.steps,
+        block_length=args.block_length, temperature=args.temperature,
+        slot_temperature=args.slot_temperature, eb_threshold=args.eb_threshold,
+        samples=args.samples,
+        decompose=args.decompose if args.decompose is not None else True, n_subtasks=args.subtasks, seed=args.seed)
+
+
+def _generate(args) -> int:
+    import json
+
+    from tqdm.auto import tqdm
+
+    from .engine import Run
+    from .models import load_model, model_options
+    from .trace import write_trace
+
+    config = _config_from_args(args)  # bad parameters fail before the model loads
+    if args.prompt is None and args.problem is None:
+        raise InputError("give --prompt TEXT or --problem JSON")
+    model = load_model(args.model, **model_options(args))
+    run = Run(model, task=args.task, prompt=args.prompt, problem=args.problem,
+              strategy=args.strategy, config=config, trace=bool(args.trace),
+              compare_greedy=bool(args.trace) and not args.no_compare,
+              decompose=args.decompose)
+    bar = tqdm(desc=f"{run.strategy}", unit="event", disable=None, leave=False)
+    while (event := run.step()) is not None:
+        bar.update()
+        if event.kind == "backpropagation":
+            bar.set_postfix(iteration=event.iteration)
+    bar.close()
+    res = run.result
+    if args.trace:
+        write_trace(run.trace, args.trace)
+    if args.json:
+        out = {"answer": res.answer, "text": res.text, "verified": res.verified,
+               "forwards": res.forwards, "sequence_forwards": res.sequence_forwards,
+               "seconds": round(res.seconds, 4), "strategy": run.strategy,
+               "prompt": run.model_prompt, "seed": config.seed}
+        if "winner" in res.extra:
+            out.update(stop_reason=res.extra["stop_reason"], iterations=res.extra["iterations"],
+                       winner=res.extra["winner"])
+        if args.trace:
+            out["trace"] = args.trace
+        print(json.dumps(out))
+        return 0
+    print(f"prompt:    {run.model_prompt}")
+    print(f"answer:    {res.text}")
+    if res.verified is not None:
+        print(f"verified:  {'yes' if res.verified else 'no'}")
+    if "winner" in res.extra:
+        print(f"search:    {res.extra['iterations']} iterations, stopped by "
+              f"{res.extra['stop_reason']}; winner node {res.extra['winner']}")
+    print(f"forwards:  {res.forwards} model calls ({res.sequence_forwards} sequences), "
+          f"{res.seconds:.2f} s")
+    if args.trace:
+        print(f"trace:     {args.trace}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m medal", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
+
+    from .engine import ALIASES, STRATEGIES
+    from .models import add_model_arguments
+    g = sub.add_parser(
+        "generate", help="answer one prompt with MEDAL or a baseline",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        description="Answer one prompt with MEDAL (MCTS initialisation + confidence-guided "
+                    "decoding) or a baseline; print the answer and, for tasks with a verifier, "
+                    "whether it is right.")
+    add_model_arguments(g)
+    g.add_argument("--task", default="countdown", help="task: prompt format and verifier")
+    src = g.add_mutually_exclusive_group()
+    src.add_argument("--prompt", help='prompt text, e.g. "Use 4, 18, 13 to make 20."')
+    src.add_argument("--problem", help='a structured problem, e.g. \'{"numbers": [4, 18, 13], '
+                                       '"target": 20}\'')
+    g.add_argument("--strategy", default="medal",
+                   help=f"one of: {', '.join(STRATEGIES)} (aliases: {', '.join(ALIASES)})")
+    g.add_argument("--seed", type=int, default=0, help="seed for every random choice")
+    g.add_argument("--trace", metavar="FILE", help="write the JSON trace of the run here")
+    g.add_argument("--no-compare", action="store_true",
+                   help="with --trace: skip the greedy run recorded for comparison")
+    g.add_argument("--json", action="store_true",
+                   help="print one JSON object (answer, verified, forwards, seconds, ...)")
+    s_ = g.add_argument_group("search (MEDAL)")
+    s_.add_argument("--k1", type=int, default=3, help="K1: tokens kept per masked slot")
+    s_.add_argument("--k2", type=int, default=5, help="K2: actions kept = children per expansion")
+    s_.add_argument("--lc", type=int, default=None,
+                    help="L_c: slots committed by the search (default: the task's)")
+    s_.add_argument("--candidates", type=int, default=3, help="C: candidates to collect")
+    s_.add_argument("--gamma", type=float, default=5.0, help="margin scale in sigmoid(gamma*margin)")
+    s_.add_argument("--c", type=float, default=0.1, help="UCB exploration constant")
+    s_.add_argument("--max-iterations", type=int, default=200, help="hard budget of MCTS iterations")
+    s_.add_argument("--scoring", default="confidence", choices=["confidence", "margin"],
+                    help="action scores: confidence-adjusted (paper) or top-2 margin only")
+    s_.add_argument("--simulation", default="argmax", choices=["argmax", "sample"],
+                    help="how a simulation fills the remaining masks")
+    s_.add_argument("--complete-candidates", action="store_true",
+                    help="complete every candidate with phase C, not only the winner")
+    s_.add_argument("--one-per-parent", action="store_true",
+                    help="count at most one candidate per parent node (more diverse candidates)")
+    d_ = g.add_argument_group("decoding")
+    d_.add_argument("--gen-length", type=int, default=None,
+                    help="answer slots (default: the model's)")
+    d_.add_argument("--steps", type=int, default=None,
+                    help="denoising steps (default: one slot per step)")
+    d_.add_argument("--block-length", type=int, default=None,
+                    help="semi-autoregressive block length (default: one block)")
+    d_.add_argument("--temperature", type=float, default=0.0,
+                    help="token sampling temperature (0: argmax; bst5 uses 1 when 0)")
+    d_.add_argument("--slot-temperature", type=float, default=0.0,
+                    help="phase C: sample slots ~ softmax(score / T) (0: most confident)")
+    d_.add_argument("--eb-threshold", type=float, default=0.5,
+                    help="EB sampler: unmask while sum(H) - max(H) <= this")
+    d_.add_argument("--samples", type=int, default=5, help="bst5: number of samples voted on")
+    p_ = g.add_argument_group("prompt")
+    p_.add_argument("--decompose", dest="decompose", action="store_true", default=None,
+                    help="task decomposition prompt (default: on for MEDAL strategies, "
+                         "off for baselines)")
+    p_.add_argument("--no-decompose", dest="decompose", action="store_false",
+                    help="use the original prompt")
+    p_.add_argument("--subtasks", type=int, default=3, help="N: subtasks in the decomposition")
+    g.set_defaults(func=_generate)
 
     t = sub.add_parser("train", help="train a built-in tiny diffusion LM",
                        description="Train a built-in tiny diffusion LM with the masked-diffusion "

@@ -1,0 +1,106 @@
+"""Every knob of a run, in one frozen, validated dataclass.
+
+Bad values fail at construction with a message that says what is allowed. Defaults are
+the paper's where it gives them (K1=3, K2=5, C=3, N=3 subtasks, eps=1e-8); where it
+does not:
+
+* ``gamma`` = 5: margins lie in [0, 1], so sigmoid(5 * margin) spans 0.5 (a tie) to 0.99
+  (a certain slot) -- the margin factor matters without swamping p and exp(-H).
+* ``c`` = 0.1: rewards are fractions of the parent's total entropy, typically 0.02-0.3
+  on the built-in model; c = 0.1 keeps the exploration bonus on that scale, so the
+  search goes deep enough to reach L_c within a small budget yet still branches.
+* ``lc``: the paper's 20 is for 256-slot answers (8%); short answers take a task default
+  (Countdown: 4 of 28 slots) -- see ``Task.default_lc``.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+
+from .errors import InputError
+from .scores import SCORINGS
+
+SIMULATIONS = ("argmax", "sample")
+
+
+@dataclass(frozen=True)
+class GenerationConfig:
+    # --- search (MEDAL) ---
+    k1: int = 3                    # tokens kept per masked slot
+    k2: int = 5                    # actions kept overall = children per expansion
+    lc: int | None = None          # slots committed by search (None: the task's default)
+    candidates: int = 3            # C: candidates to collect
+    gamma: float = 5.0             # margin scale in sigmoid(gamma * margin)
+    c: float = 0.1                 # UCB exploration constant
+    max_iterations: int = 200      # hard budget of MCTS iterations
+    scoring: str = "confidence"    # "confidence" (paper) or "margin" (ablation)
+    simulation: str = "argmax"     # how a simulation fills the remaining masks
+    complete_candidates: bool = False  # phase-C-complete every candidate, not just the winner
+    one_per_parent: bool = False   # count at most one candidate per parent (diversity)
+    # --- decoding ---
+    gen_length: int | None = None  # answer slots (None: the model's default)
+    steps: int | None = None       # denoising steps (None: one slot per step)
+    block_length: int | None = None  # semi-autoregressive blocks (None: one block)
+    temperature: float = 0.0       # token sampling temperature (0: argmax)
+    slot_temperature: float = 0.0  # phase C: sample slots ~ softmax(s / T) (0: best slot)
+    eb_threshold: float = 0.5      # EB sampler: unmask while sum H - max H <= this
+    samples: int = 5               # Best-of-N: N
+    # --- prompt ---
+    decompose: bool = True         # task decomposition (paper section 3.3)
+    n_subtasks: int = 3            # N subtasks in the decomposition prompt
+    seed: int = 0
+
+    def __post_init__(self):
+        def need(ok: bool, msg: str):
+            if not ok:
+                raise InputError(msg)
+
+        for name in ("k1", "k2", "candidates", "max_iterations", "samples", "n_subtasks"):
+            v = getattr(self, name)
+            need(type(v) is int and v >= 1, f"{name} must be a whole number >= 1, got {v!r}")
+        for name in ("lc", "gen_length", "steps", "block_length"):
+            v = getattr(self, name)
+            need(v is None or (type(v) is int and v >= 1),
+                 f"{name} must be a whole number >= 1 (or unset), got {v!r}")
+        for name in ("gamma", "c", "temperature", "slot_temperature", "eb_threshold"):
+            v = getattr(self, name)
+            need(isinstance(v, (int, float)) and v == v and abs(v) != float("inf") and v >= 0,
+                 f"{name} must be a finite number >= 0, got {v!r}")
+        need(self.scoring in SCORINGS, f"scoring must be one of {SCORINGS}, got {self.scoring!r}")
+        need(self.simulation in SIMULATIONS,
+             f"simulation must be one of {SIMULATIONS}, got {self.simulation!r}")
+        need(type(self.seed) is int, f"seed must be a whole number, got {self.seed!r}")
+
+    def resolved(self, gen_length: int, default_lc: int, max_gen_length: int | None) -> "GenerationConfig":
+        """Fill the unset lengths and check them against each other and the model."""
+        L = self.gen_length or gen_length
+        if max_gen_length is not None and L > max_gen_length:
+            raise InputError(f"gen_length {L} exceeds what this model can fill ({max_gen_length})")
+        block = self.block_length or L
+        if block > L or L % block:
+            raise InputError(f"block_length must divide gen_length ({L}); got {block}")
+        n_blocks = L // block
+        steps = self.steps or L
+        if steps % n_blocks:
+            raise InputError(f"steps ({steps}) must be a multiple of the number of blocks "
+                             f"({n_blocks} = gen_length {L} / block_length {block})")
+        if steps > L:
+            raise InputError(f"steps ({steps}) cannot exceed gen_length ({L}): "
+                             "each step unmasks at least one slot")
+        lc = self.lc if self.lc is not None else min(default_lc, max(1, block - 1))
+        if lc >= L:
+            raise InputError(f"lc ({lc}) must be shorter than the answer (gen_length {L})")
+        if lc > block:
+            raise InputError(f"lc ({lc}) must fit in the first block (block_length {block}): "
+                             "the search initialises the first block")
+        return replace(self, gen_length=L, steps=steps, block_length=block, lc=lc)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "GenerationConfig":
+        names = {f.name for f in fields(cls)}
+        unknown = set(data) - names
+        if unknown:
+            raise InputError(f"unknown parameters: {', '.join(sorted(unknown))}")
+        return cls(**data)

@@ -1,0 +1,318 @@
+"""One engine for every strategy: a :class:`Run` yields events; observers watch them.
+
+    run = Run(model, task="countdown", problem=p, strategy="medal")
+    result = run.finish()            # or: while (ev := run.step()): ...  (step by step)
+
+Strategies (``STRATEGIES``):
+
+========================= ================================================================
+medal                     decomposition prompt, MCTS initialisation, best candidate, phase C
+medal-no-mcts             decomposition prompt, phase C alone (paper's "w/o MCTS")
+medal-no-decomposition    MEDAL on the original prompt (paper's "w/o T. Dcp.")
+medal-margin-only         MEDAL scoring by top-2 margin only (paper's "w/o Cf. + t2")
+greedy                    LLaDA low-confidence remasking (alias: low-confidence)
+random                    LLaDA random remasking
+entropy                   Dream's entropy order
+margin                    Dream's top-2 margin order
+eb                        entropy-bounded sampler (adaptive slots per step)
+bst5                      Best-of-N (N = samples) sampled decodes, majority vote on answers
+========================= ================================================================
+
+Baselines use the original prompt unless ``decompose`` is set explicitly.
+"""
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from typing import Callable, Iterator
+
+import torch
+
+from .config import GenerationConfig
+from .decoding import DecodeState, decode
+from .errors import InputError
+from .events import (CandidateChosen, DecodeStep, Event, RunFinished, RunStarted, SampleFinished,
+                     SearchFinished)
+from .models.base import DiffusionLM
+from .runner import ModelRunner
+from .scores import cumulative_information_gain
+from .search import MCTS
+from .tasks import Task, get_task
+from .tasks.decomposition import decompose_prompt
+
+
+@dataclass
+class GenerationResult:
+    strategy: str
+    answer_ids: list[int]
+    text: str                  # decoded answer (up to EOS)
+    answer: str                # the task's extracted answer
+    verified: bool | None      # None when the prompt is not a known problem
+    forwards: int              # batched model calls (NFE)
+    sequence_forwards: int     # sequences those calls evaluated
+    seconds: float
+    model_seconds: float
+    order: list[int | None]    # step at which each slot was unmasked
+    extra: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {"strategy": self.strategy, "answer_ids": self.answer_ids, "text": self.text,
+                "answer": self.answer, "verified": self.verified, "forwards": self.forwards,
+                "sequence_forwards": self.sequence_forwards, "seconds": self.seconds,
+                "model_seconds": self.model_seconds, "order": self.order, **self.extra}
+
+
+MEDAL_STRATEGIES = {"medal", "medal-no-mcts", "medal-no-decomposition", "medal-margin-only"}
+ALIASES = {"low-confidence": "greedy", "phase-c": "medal-no-mcts"}
+
+
+class Run:
+    """A generation in progress. Iterate with :meth:`step`; finish with :meth:`finish`."""
+
+    def __init__(self, model: DiffusionLM, *, task: str | Task = "countdown",
+                 prompt: str | None = None, problem=None, strategy: str = "medal",
+                 config: GenerationConfig | None = None, observers: tuple = (),
+                 compare_greedy: bool = False, decompose: bool | None = None,
+                 trace: bool = False):
+        self.model = model
+        self.task = task if isinstance(task, Task) else get_task(task)
+        strategy = ALIASES.get(strategy, strategy)
+        if strategy not in STRATEGIES:
+            raise InputError(f"unknown strategy {strategy!r}; choose one of: "
+                             f"{', '.join(STRATEGIES)} (aliases: {', '.join(ALIASES)})")
+        self.strategy = strategy
+        cfg = config or GenerationConfig()
+        if prompt is None and problem is None:
+            raise InputError("give a prompt or a problem")
+        if problem is not None and not isinstance(problem, tuple(_problem_types(self.task))):
+            problem = self.task.parse_problem(problem)
+        if problem is None:
+            model.check_prompt(prompt)
+            problem = self.task.problem_from_prompt(prompt)
+        self.problem = problem
+        base_prompt = prompt if prompt is not None else self.task.format_prompt(problem)
+        use_decomposition = (decompose if decompose is not None else
+                             cfg.decompose and strategy in MEDAL_STRATEGIES
+                             and strategy != "medal-no-decomposition")
+        self.decompose = use_decomposition
+        self.prompt = base_prompt
+        self.model_prompt = decompose_prompt(self.task.name, base_prompt, problem,
+                                             decompose=use_decomposition,
+                                             n_subtasks=cfg.n_subtasks, builtin=model.builtin)
+        prompt_ids = model.encode_prompt(self.model_prompt)
+        if strategy == "medal-margin-only":
+            cfg = replace(cfg, scoring="margin")
+        self.config = cfg.resolved(model.default_gen_length, self.task.default_lc,
+                                   model.max_gen_length)
+        self.runner = ModelRunner(model, prompt_ids, self.config.gen_length)
+        self.generator = torch.Generator().manual_seed(self.config.seed)
+        self.observers = list(observers)
+        self.recorder = None
+        if trace:
+            from .trace import TraceRecorder
+            self.recorder = TraceRecorder(model)
+            self.observers.insert(0, self.recorder)
+        self.compare_greedy = compare_greedy
+        self.mcts: MCTS | None = None
+        self.result: GenerationResult | None = None
+        self.comparison: GenerationResult | None = None
+        self.started = time.perf_counter()
+        self._events = self._all_events()
+
+    # ------------------------------------------------------------------ driving
+    def step(self) -> Event | None:
+        """Advance by one event (one MCTS phase or one decode step); None when done."""
+        try:
+            event = next(self._events)
+        except StopIteration:
+            return None
+        for obs in self.observers:
+            obs(event)
+        return event
+
+    def finish(self, until: Callable[[Event], bool] | None = None) -> GenerationResult | None:
+        """Run to the end (or until ``until(event)`` is true); returns the result."""
+        while (event := self.step()) is not None:
+            if until is not None and until(event):
+                break
+        return self.result
+
+    @property
+    def trace(self) -> dict | None:
+        """The trace so far (None unless the run was made with ``trace=True``)."""
+        return self.recorder.to_json() if self.recorder else None
+
+    @property
+    def done(self) -> bool:
+        return self.result is not None and self._finished
+
+    _finished = False
+
+    def _all_events(self) -> Iterator[Event]:
+        yield RunStarted(strategy=self.strategy, prompt=self.prompt, model_prompt=self.model_prompt,
+                         config=self.config.to_json(), model=self.model.describe(),
+                         problem=self.problem.to_json() if self.problem is not None else None)
+        self.result = yield from STRATEGIES[self.strategy](self)
+        if self.compare_greedy:
+            self.comparison = yield from self._comparison()
+        self._finished = True
+        yield RunFinished(result=self.result, comparison=self.comparison)
+
+    def _comparison(self):
+        """Greedy low-confidence decoding of the same prompt, for the order/entropy views."""
+        runner = ModelRunner(self.model, self.runner.prompt.tolist(), self.config.gen_length)
+        state = DecodeState(answer=runner.initial_answer(), order=[None] * self.config.gen_length)
+        t0 = time.perf_counter()
+        yield from decode(runner, state, replace(self.config, temperature=0.0), "low_confidence",
+                          "compare_greedy", None, self.model.token_text)
+        return self._result("greedy", state, runner, t0, {"entropy_rows": state.entropy_rows})
+
+    # ------------------------------------------------------------------ results
+    def _result(self, strategy: str, state: DecodeState, runner: ModelRunner, t0: float,
+                extra: dict | None = None) -> GenerationResult:
+        text = self.model.decode(state.answer)
+        answer = self.task.extract_answer(text)
+        verified = self.task.verify(answer, self.problem) if self.problem is not None else None
+        return GenerationResult(strategy=strategy, answer_ids=state.answer.tolist(), text=text,
+                                answer=answer, verified=verified, forwards=runner.forwards,
+                                sequence_forwards=runner.sequences,
+                                seconds=time.perf_counter() - t0,
+                                model_seconds=runner.model_seconds, order=state.order,
+                                extra=extra or {})
+
+    def new_state(self) -> DecodeState:
+        return DecodeState(answer=self.runner.initial_answer(), order=[None] * self.config.gen_length)
+
+
+def _problem_types(task: Task):
+    from .tasks.countdown import CountdownProblem
+    return (CountdownProblem,)
+
+
+# ---------------------------------------------------------------------- strategies
+
+def _plain(rule: str):
+    def strategy(run: Run):
+        state = run.new_state()
+        yield from decode(run.runner, state, run.config, rule, "decode", run.generator,
+                          run.model.token_text)
+        return run._result(run.strategy, state, run.runner, run.started,
+                           {"entropy_rows": state.entropy_rows})
+    return strategy
+
+
+def _phase_c_alone(run: Run):
+    return (yield from _plain("confidence")(run))
+
+
+def _best_of_n(run: Run):
+    """N sampled low-confidence decodes; the most common extracted answer wins (ties: the
+    earliest sample). Sampling temperature: the config's, or 1.0 if it is 0."""
+    cfg = replace(run.config, temperature=run.config.temperature or 1.0)
+    samples = []
+    for k in range(cfg.samples):
+        state = run.new_state()
+        yield from decode(run.runner, state, cfg, "low_confidence", f"sample-{k}",
+                          run.generator, run.model.token_text)
+        res = run._result(run.strategy, state, run.runner, run.started)
+        samples.append((state, res))
+        yield SampleFinished(phase=f"sample-{k}", text=res.text, answer=res.answer,
+                             verified=res.verified)
+    votes = Counter(res.answer for _, res in samples)
+    top = max(votes.values())
+    k = next(i for i, (_, res) in enumerate(samples) if votes[res.answer] == top)
+    state, _ = samples[k]
+    return run._result(run.strategy, state, run.runner, run.started, {
+        "votes": dict(votes), "chosen_sample": k,
+        "samples": [{"text": r.text, "answer": r.answer, "verified": r.verified}
+                    for _, r in samples]})
+
+
+def _medal(run: Run):
+    """MEDAL: MCTS initialisation (L_c commitments), candidate choice, then phase C."""
+    cfg = run.config
+    mcts = MCTS(run.runner, cfg, run.generator)
+    run.mcts = mcts
+    yield mcts.root_event()
+    if mcts.root.exhausted:
+        mcts.stop_reason = "exhausted"
+    while not mcts.done:
+        yield from mcts.iterate()
+    candidates = mcts.candidates if mcts.candidates else mcts.fallback_candidates()
+    yield SearchFinished(reason=mcts.stop_reason, iterations=mcts.iteration,
+                         candidates=[c.id for c in candidates])
+    root = mcts.root.evaluation
+    decode_masked = run.model.decode_masked
+    records = []
+    for c in candidates:
+        ev = c.evaluation
+        records.append({
+            "node": c.id, "depth": c.depth,
+            "cumulative_ig": cumulative_information_gain(root.entropy, root.masked,
+                                                         ev.entropy, ev.masked),
+            "root_entropy_sum": float(root.entropy[root.masked].sum()),
+            "remaining_entropy_sum": float(ev.entropy[ev.masked].sum()),
+            "r_ig": c.reward, "Q": c.Q, "N": c.N,
+            "sequence": decode_masked(c.answer),
+            "completion": decode_masked(c.completion) if c.completion is not None else None,
+        })
+    best = max(range(len(records)), key=lambda i: (records[i]["cumulative_ig"], -i))
+    winner = candidates[best]
+    others = [r for i, r in enumerate(records) if i != best]
+    why = (f"node {winner.id} has the highest cumulative information gain "
+           f"({records[best]['cumulative_ig']:.4f}: the search's commitments left the least "
+           f"entropy on the remaining slots, {records[best]['remaining_entropy_sum']:.3f} of "
+           f"{records[best]['root_entropy_sum']:.3f})"
+           + (f"; the others: " + ", ".join(f"node {r['node']} {r['cumulative_ig']:.4f}"
+                                             for r in others) if others else "; it was the only one"))
+    finals = {}
+    if cfg.complete_candidates:
+        for c in candidates:
+            if c is winner:
+                continue
+            state = _state_from_node(run, c)
+            yield from decode(run.runner, state, cfg, "confidence", f"phase_c-{c.id}",
+                              run.generator, run.model.token_text)
+            res = run._result(run.strategy, state, run.runner, run.started)
+            finals[c.id] = {"text": res.text, "answer": res.answer, "verified": res.verified}
+    state = _state_from_node(run, winner)
+    yield CandidateChosen(candidates=records, winner=winner.id, why=why)
+    yield from decode(run.runner, state, cfg, "confidence", "phase_c", run.generator,
+                      run.model.token_text)
+    result = run._result(run.strategy, state, run.runner, run.started)
+    finals[winner.id] = {"text": result.text, "answer": result.answer, "verified": result.verified}
+    for r in records:
+        r["final"] = finals.get(r["node"])
+    result.extra = {"winner": winner.id, "candidates": records, "stop_reason": mcts.stop_reason,
+                    "iterations": mcts.iteration, "why": why, "entropy_rows": state.entropy_rows}
+    return result
+
+
+def _state_from_node(run: Run, node) -> DecodeState:
+    """The decode state after the search's commitments along ``node``'s path."""
+    order: list[int | None] = [None] * run.config.gen_length
+    for step, n in enumerate(node.path()[1:]):
+        order[n.action.slot] = step
+    state = DecodeState(answer=node.answer.clone(), order=order, step=node.depth,
+                        steps_in_block={0: node.depth})
+    return state
+
+
+STRATEGIES = {
+    "medal": _medal,
+    "medal-no-mcts": _phase_c_alone,
+    "medal-no-decomposition": _medal,
+    "medal-margin-only": _medal,
+    "greedy": _plain("low_confidence"),
+    "random": _plain("random"),
+    "entropy": _plain("entropy"),
+    "margin": _plain("margin"),
+    "eb": _plain("eb"),
+    "bst5": _best_of_n,
+}
+
+
+def generate(model: DiffusionLM, *, strategy: str = "medal", **kwargs) -> GenerationResult:
+    """Run a strategy to the end and return its result (see :class:`Run`)."""
+    return Run(model, strategy=strategy, **kwargs).finish()

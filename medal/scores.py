@@ -1,0 +1,134 @@
+"""The paper's formulas, each under its own name (paper section 3.1).
+
+    p = softmax(l[i]);  H_i = -sum_v p(v) log(p(v) + eps)                  entropy
+    margin_i = p_(1) - p_(2)                                                 top2_margin
+    s[i, v] = p(v) * exp(-H_i) * sigmoid(gamma * margin_i)                   confidence_scores
+    r_IG = (sum_{j in M} H_parent(j) - sum_{j in M minus i} H_child(j))
+           / sum_{j in M} H_parent(j)                                        information_gain
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+EPS = 1e-8  # paper's epsilon in the entropy
+
+
+def entropy(probs: torch.Tensor) -> torch.Tensor:
+    """H = -sum_v p(v) log(p(v) + eps) over the last dimension."""
+    return -(probs * torch.log(probs + EPS)).sum(-1)
+
+
+def top2_margin(top_probs: torch.Tensor) -> torch.Tensor:
+    """p_(1) - p_(2) from probabilities sorted in descending order on the last dim."""
+    return top_probs[..., 0] - top_probs[..., 1]
+
+
+def entropy_penalty(H: torch.Tensor) -> torch.Tensor:
+    """phi_ent = exp(-H) in (0, 1]."""
+    return torch.exp(-H)
+
+
+def margin_factor(margin: torch.Tensor, gamma: float) -> torch.Tensor:
+    """phi_mar = sigmoid(gamma * margin)."""
+    return torch.sigmoid(gamma * margin)
+
+
+def confidence_scores(probs: torch.Tensor, H: torch.Tensor, margin: torch.Tensor,
+                      gamma: float) -> torch.Tensor:
+    """Confidence-adjusted score s[i, v] = p(v) * exp(-H_i) * sigmoid(gamma * margin_i).
+
+    ``probs`` is ``[..., slots, tokens]`` (all or the top-k tokens of each slot); ``H`` and
+    ``margin`` are ``[..., slots]``."""
+    return probs * (entropy_penalty(H) * margin_factor(margin, gamma)).unsqueeze(-1)
+
+
+def margin_only_scores(probs: torch.Tensor, margin: torch.Tensor) -> torch.Tensor:
+    """The paper's "w/o Cf. + t2" ablation: slots ranked by the top-2 margin alone, tokens
+    within a slot by probability: s[i, v] = margin_i * p(v) / p_(1)."""
+    return probs / probs[..., :1].clamp_min(EPS) * margin.unsqueeze(-1)
+
+
+SCORINGS = ("confidence", "margin")
+
+
+@dataclass(frozen=True)
+class Action:
+    """Unmask ``slot`` (0-based, within the answer) with ``token``.
+
+    Carries the figures its score was computed from, so a reader can recompute it."""
+    slot: int
+    token: int
+    p: float
+    entropy: float
+    margin: float
+    score: float
+
+    def to_json(self, token_text: str | None = None) -> dict:
+        d = {"slot": self.slot, "token": self.token, "p": self.p, "entropy": self.entropy,
+             "margin": self.margin, "score": self.score}
+        if token_text is not None:
+            d["token_text"] = token_text
+        return d
+
+
+def slot_scores(top_probs: torch.Tensor, H: torch.Tensor, gamma: float,
+                scoring: str = "confidence") -> torch.Tensor:
+    """Scores of every recorded token of every slot, ``[slots, k]``."""
+    margin = top2_margin(top_probs)
+    if scoring == "margin":
+        return margin_only_scores(top_probs, margin)
+    return confidence_scores(top_probs, H, margin, gamma)
+
+
+def action_set(top_tokens: torch.Tensor, top_probs: torch.Tensor, H: torch.Tensor,
+               eligible: torch.Tensor, k1: int, k2: int, gamma: float,
+               scoring: str = "confidence") -> list[Action]:
+    """Confidence score filtering: the top-K1 tokens of each eligible slot by score,
+    pooled, then the top-K2 actions overall (ties: lower slot, then higher p first).
+
+    ``top_tokens``/``top_probs``: ``[slots, k]`` sorted by probability (k >= K1; since s is
+    p times a per-slot factor, the top-K1 by s are the top-K1 by p)."""
+    slots = torch.nonzero(eligible, as_tuple=False).flatten().tolist()
+    if not slots:
+        return []
+    s = slot_scores(top_probs, H, gamma, scoring)
+    margin = top2_margin(top_probs)
+    pool = []
+    for i in slots:
+        for r in range(min(k1, top_probs.shape[1])):
+            pool.append(Action(slot=i, token=int(top_tokens[i, r]), p=float(top_probs[i, r]),
+                               entropy=float(H[i]), margin=float(margin[i]),
+                               score=float(s[i, r])))
+    pool.sort(key=lambda a: (-a.score, a.slot, -a.p))
+    return pool[:k2]
+
+
+def information_gain(parent_entropy: torch.Tensor, parent_masked: torch.Tensor,
+                     child_entropy: torch.Tensor, slot: int) -> float:
+    """r_IG for the child made by unmasking ``slot`` (paper eq. info_gain).
+
+    Numerator: the parent's total entropy over its masked slots M minus the child's over
+    M without ``slot``; denominator: the parent's total. 0 when the parent is certain."""
+    before = float(parent_entropy[parent_masked].sum())
+    remaining = parent_masked.clone()
+    remaining[slot] = False
+    after = float(child_entropy[remaining].sum())
+    return (before - after) / before if before > 0 else 0.0
+
+
+def cumulative_information_gain(root_entropy: torch.Tensor, root_masked: torch.Tensor,
+                                node_entropy: torch.Tensor, node_masked: torch.Tensor) -> float:
+    """Gain from the root to a node: (sum H_root(M_root) - sum H_node(M_node)) / sum H_root."""
+    before = float(root_entropy[root_masked].sum())
+    after = float(node_entropy[node_masked].sum())
+    return (before - after) / before if before > 0 else 0.0
+
+
+def ucb(q: float, n_parent: int, n_child: int, c: float) -> float:
+    """Q + c * sqrt(ln N(parent) / N(child)); infinite for an unvisited child."""
+    if n_child == 0:
+        return math.inf
+    return q + c * math.sqrt(math.log(max(n_parent, 1)) / n_child)

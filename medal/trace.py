@@ -1,0 +1,241 @@
+"""The trace: a versioned JSON document with everything the UI shows (DESIGN section 3).
+
+:class:`TraceRecorder` is an observer of the engine's events; after each event
+``recorder.trace`` is the trace so far, so a live view and a re-loaded file render
+through the same functions. :func:`load_trace` validates a file against
+``trace.schema.json`` and says what is wrong with a bad one.
+"""
+from __future__ import annotations
+
+import json
+import math
+import platform
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .errors import TraceError
+from .events import Event
+
+TRACE_FORMAT = "medal-trace"
+TRACE_VERSION = 1
+MAX_TRACE_BYTES = 20 * 1024 * 1024  # uploads above this are refused
+
+
+def jsonable(value: Any) -> Any:
+    """Plain JSON values: NaN/inf -> None, numpy/torch scalars and tensors -> numbers/lists."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, (bool, int, str)) or value is None:
+        return value
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "tolist"):  # torch / numpy tensors and scalars
+        return jsonable(value.tolist())
+    if hasattr(value, "item"):
+        return jsonable(value.item())
+    raise TypeError(f"cannot put {type(value).__name__} in a trace")
+
+
+class TraceRecorder:
+    """Builds the trace from engine events. ``top_k``: tokens recorded per masked slot."""
+
+    def __init__(self, model, top_k: int = 3):
+        self.model = model
+        self.top_k = top_k
+        self.trace: dict = {}
+        self._nodes: dict[int, Any] = {}
+        self._iteration: dict | None = None
+
+    # ------------------------------------------------------------------ nodes
+    def _node_json(self, node, iteration: int) -> dict:
+        ev = node.evaluation
+        k = max(self.top_k, 2)
+        masked = ev.masked.tolist()
+        tt = self.model.token_text
+        return {
+            "id": node.id,
+            "parent": node.parent.id if node.parent is not None else None,
+            "depth": node.depth,
+            "created_iteration": iteration,
+            "action": (node.action.to_json(tt(node.action.token)) if node.action else None),
+            "N": node.N, "W": node.W, "Q": node.Q,
+            "r_ig": node.reward,
+            "ucb": None,
+            "sequence": self.model.decode_masked(ev.answer),
+            "answer_ids": ev.answer.tolist(),
+            "completion": None, "completion_ids": None,
+            "masked": masked,
+            "entropy": [float(h) if m else None for h, m in zip(ev.entropy.tolist(), masked)],
+            "entropy_sum": float(ev.entropy[ev.masked].sum()),
+            "top": [[{"token": int(t), "text": tt(int(t)), "p": float(p)}
+                     for t, p in zip(ev.top_tokens[i, :k].tolist(), ev.top_probs[i, :k].tolist())]
+                    if m else None for i, m in enumerate(masked)],
+            "action_set": [a.to_json(tt(a.token)) for a in node.actions],
+            "candidate": node.candidate, "exhausted": node.exhausted,
+        }
+
+    def _sync(self, node) -> None:
+        rec = self.trace["tree"]["nodes"][node.id]
+        rec.update(N=node.N, W=node.W, Q=node.Q, exhausted=node.exhausted,
+                   ucb=node.last_ucb, r_ig=node.reward)
+        if node.completion is not None and rec["completion"] is None:
+            rec["completion_ids"] = node.completion.tolist()
+            rec["completion"] = self.model.decode_masked(node.completion)
+
+    # ------------------------------------------------------------------ events
+    def __call__(self, event: Event) -> None:
+        getattr(self, "_on_" + event.kind)(event)
+
+    def _on_run_started(self, e):
+        import torch
+        self.trace = {
+            "format": TRACE_FORMAT, "version": TRACE_VERSION,
+            "run": {"strategy": e.strategy, "prompt": e.prompt, "model_prompt": e.model_prompt,
+                    "problem": e.problem, "config": e.config, "model": e.model,
+                    "versions": {"medal": __version__, "torch": torch.__version__,
+                                 "python": platform.python_version()}},
+            "tree": None, "iterations": [], "search": None, "decode": [],
+            "result": None, "comparison": None, "timing": {},
+        }
+
+    def _on_root(self, e):
+        self.trace["tree"] = {"root": e.node.id, "nodes": [self._node_json(e.node, 0)]}
+        self._nodes[e.node.id] = e.node
+
+    def _on_selection(self, e):
+        self._iteration = {"iteration": e.iteration,
+                           "selection": {"path": e.path, "levels": e.levels},
+                           "expansion": None, "simulation": None, "backpropagation": None}
+        self.trace["iterations"].append(self._iteration)
+        for level in e.levels:
+            for row in level:
+                self.trace["tree"]["nodes"][row["node"]]["ucb"] = row["ucb"]
+
+    def _on_expansion(self, e):
+        for ch in e.children:
+            self._nodes[ch.id] = ch
+            self.trace["tree"]["nodes"].append(self._node_json(ch, e.iteration))
+        self._iteration["expansion"] = {"leaf": e.leaf, "children": [c.id for c in e.children],
+                                        "forwards": e.forwards, "cached": e.cached}
+
+    def _on_simulation(self, e):
+        self._iteration["simulation"] = {"children": e.children, "rewards": e.rewards,
+                                         "completions": e.completions}
+        for nid in e.children:
+            self._sync(self._nodes[nid])
+
+    def _on_backpropagation(self, e):
+        self._iteration["backpropagation"] = {"path": e.path, "updates": e.updates,
+                                              "new_candidates": e.new_candidates}
+        for u in e.updates:
+            self._sync(self._nodes[u["node"]])
+        for nid in self._iteration["selection"]["path"]:
+            self._sync(self._nodes[nid])
+
+    def _on_search_finished(self, e):
+        self.trace["search"] = {"stop_reason": e.reason, "iterations": e.iterations,
+                                "candidates": e.candidates, "winner": None, "why": None,
+                                "candidate_scores": []}
+        for node in self._nodes.values():
+            self._sync(node)
+
+    def _on_candidate_chosen(self, e):
+        self.trace["search"].update(winner=e.winner, why=e.why, candidate_scores=e.candidates)
+
+    def _on_decode_step(self, e):
+        step = {k: getattr(e, k) for k in ("phase", "step", "block", "slots", "tokens",
+                                           "token_texts", "scores", "entropy", "answer")}
+        if e.phase == "compare_greedy":
+            comp = self.trace["comparison"] or {"strategy": "greedy", "steps": [], "result": None}
+            comp["steps"].append(step)
+            self.trace["comparison"] = comp
+        else:
+            self.trace["decode"].append(step)
+
+    def _on_sample_finished(self, e):
+        pass  # the samples are in the result's extra figures
+
+    def _on_run_finished(self, e):
+        res = e.result.to_json()
+        timing = {"seconds": res.pop("seconds"), "model_seconds": res.pop("model_seconds")}
+        res.pop("entropy_rows", None)
+        self.trace["result"] = res
+        self.trace["timing"] = timing
+        self.trace["stats"] = {"forwards": res["forwards"],
+                               "sequence_forwards": res["sequence_forwards"],
+                               "mcts_forwards": sum(it["expansion"]["forwards"]
+                                                    for it in self.trace["iterations"]
+                                                    if it["expansion"]) + (1 if self.trace["tree"] else 0)}
+        if self.trace["search"]:
+            for rec in self.trace["search"]["candidate_scores"]:
+                self.trace["tree"]["nodes"][rec["node"]]["candidate_final"] = rec.get("final")
+        if e.comparison is not None:
+            comp = e.comparison.to_json()
+            comp.pop("entropy_rows", None)
+            self.trace["timing"]["comparison_seconds"] = comp.pop("seconds")
+            comp.pop("model_seconds")
+            self.trace["comparison"]["result"] = comp
+
+    def to_json(self) -> dict:
+        return jsonable(self.trace)
+
+
+# ---------------------------------------------------------------------- files
+
+def schema() -> dict:
+    return json.loads(resources.files("medal").joinpath("trace.schema.json").read_text())
+
+
+def dumps(trace: dict) -> str:
+    return json.dumps(jsonable(trace), allow_nan=False, separators=(",", ":"))
+
+
+def write_trace(trace: dict, path: str | Path) -> None:
+    text = dumps(trace)
+    validate_trace(json.loads(text))
+    Path(path).write_text(text)
+
+
+def validate_trace(data: Any) -> dict:
+    """Check a parsed trace against the schema; :class:`TraceError` says where and what."""
+    import jsonschema
+
+    if not isinstance(data, dict) or data.get("format") != TRACE_FORMAT:
+        raise TraceError("this is not a MEDAL trace (the top-level \"format\" must be "
+                         f"\"{TRACE_FORMAT}\"); export one from the app or with --trace")
+    if data.get("version") != TRACE_VERSION:
+        raise TraceError(f"trace version {data.get('version')!r} is not supported "
+                         f"(this MEDAL Explorer reads version {TRACE_VERSION})")
+    validator = jsonschema.Draft202012Validator(schema())
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+        raise TraceError(f"invalid trace at {where}: {error.message[:300]}")
+    return data
+
+
+def loads_trace(text: str | bytes, max_bytes: int = MAX_TRACE_BYTES) -> dict:
+    """Parse and validate trace text; refuses more than ``max_bytes``."""
+    size = len(text.encode() if isinstance(text, str) else text)
+    if size > max_bytes:
+        raise TraceError(f"the trace is {size / 1e6:.1f} MB; the limit is {max_bytes / 1e6:.0f} MB")
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise TraceError(f"the file is not valid JSON ({exc}); a trace is the JSON file "
+                         "exported by the app or written by --trace") from None
+    return validate_trace(data)
+
+
+def load_trace(path: str | Path, max_bytes: int = MAX_TRACE_BYTES) -> dict:
+    path = Path(path)
+    if not path.is_file():
+        raise TraceError(f"no trace file at {path}")
+    if path.stat().st_size > max_bytes:
+        raise TraceError(f"{path} is {path.stat().st_size / 1e6:.1f} MB; the limit is "
+                         f"{max_bytes / 1e6:.0f} MB")
+    return loads_trace(path.read_bytes(), max_bytes)
