@@ -1,0 +1,97 @@
+import json
+
+import pytest
+
+from medal.errors import InputError
+from medal.tasks import COUNTDOWN, get_task
+from medal.tasks.countdown import (CountdownProblem, generate_problems, load_problems,
+                                   parse_problem, problem_from_prompt, reachable_values,
+                                   save_problems, solve, verify)
+
+P = CountdownProblem((4, 18, 13), 20)
+
+
+@pytest.mark.parametrize("answer,ok", [
+    ("(18-13)*4", True), ("4*(18-13)", True), ("(18 - 13) * 4", True),
+    ("18-13=5,5*4=20", True), ("18-13=5,4*5=20", True),
+    ("18-13*4", False),             # wrong value
+    ("(18-13)*4*1", False),         # extra number
+    ("18+2", False),                # numbers not used
+    ("(18-13)*4)", False), ("", False), ("abc", False), ("4**2", False),
+    ("18/0", False), ("__import__('os')", False), ("1" * 500, False),
+    ("18-13=5,5*4=21", False),      # wrong target
+    ("18-13=6,6*4=24", False),      # wrong arithmetic
+    ("18-13=5,5*5=25", False),      # reuses an intermediate
+    ("18-13=5", False),             # leaves a number unused
+    (None, False), (12, False),
+])
+def test_verifier(answer, ok):
+    assert verify(answer, P) is ok
+
+
+def test_verifier_exact_division():
+    p = CountdownProblem((6, 4, 3), 8)
+    assert verify("6/3*4", p)
+    assert verify("6*4/3", p)
+    assert not verify("6/4*3", p)  # 4.5, not 8
+
+
+def test_generator_makes_valid_solvable_problems():
+    problems = generate_problems(30, seed=3)
+    assert len(problems) == 30
+    for p in problems:
+        assert len(p.numbers) == 3 and all(1 <= n <= 20 for n in p.numbers)
+        assert 1 <= p.target <= 100
+        solution = solve(p)
+        assert solution is not None and verify(solution, p)
+    assert generate_problems(5, seed=3) == problems[:5]
+    four = generate_problems(3, seed=1, n_numbers=4)
+    assert all(len(p.numbers) == 4 and verify(solve(p), p) for p in four)
+
+
+def test_reachable_values_includes_brackets():
+    assert 20 in reachable_values((4, 18, 13))       # (18-13)*4 needs brackets
+    assert 0 in reachable_values((1, 2, 3))          # 1+2-3
+    assert 7 not in reachable_values((1, 1, 1))      # at most 3
+
+
+def test_jsonl_round_trip(tmp_path):
+    problems = generate_problems(4, seed=0)
+    path = tmp_path / "p.jsonl"
+    save_problems(problems, path)
+    lines = path.read_text().splitlines()
+    assert json.loads(lines[0]) == {"numbers": list(problems[0].numbers), "target": problems[0].target}
+    assert load_problems(path) == problems
+
+
+def test_load_problems_reports_the_bad_line(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"numbers": [1, 2, 3], "target": 6}\n{"numbers": [1, 2], "target": 3}\n')
+    with pytest.raises(InputError, match="line 2"):
+        load_problems(path)
+
+
+@pytest.mark.parametrize("bad", [
+    "not json", '{"numbers": [1, 2], "target": 3}', '{"numbers": [1, 2, 30], "target": 3}',
+    '{"numbers": [1, 2, 3], "target": 0}', '{"numbers": [1, 2, 3]}', '{"numbers": "123", "target": 6}',
+    '{"numbers": [1.5, 2, 3], "target": 6}', '[1, 2, 3]',
+])
+def test_parse_problem_rejects_malformed(bad):
+    with pytest.raises(InputError):
+        parse_problem(bad)
+
+
+def test_prompt_round_trip_and_decomposition():
+    prompt = COUNTDOWN.format_prompt(P)
+    assert prompt == "Use 4, 18, 13 to make 20."
+    assert problem_from_prompt(prompt) == P
+    assert problem_from_prompt("hello") is None
+    assert COUNTDOWN.prompt(P, decompose=True) == "Use 4, 18, 13 to make 20. Solve in 2 steps."
+    long = COUNTDOWN.prompt(P, decompose=True, n_subtasks=3, builtin=False)
+    assert long.count("Subtask 3:") == 2 and "Subtask 4:" not in long  # two shots, 3 subtasks
+    assert long.rstrip().endswith("Question: " + prompt)
+    five = COUNTDOWN.prompt(P, decompose=True, n_subtasks=5, builtin=False)
+    assert five.count("Subtask 5:") == 2 and "Subtask 6:" not in five
+    assert get_task("countdown") is COUNTDOWN
+    with pytest.raises(InputError):
+        get_task("sudoku-9000")

@@ -1,0 +1,78 @@
+import math
+
+import pytest
+import torch
+
+from medal.scores import (EPS, action_set, confidence_scores, cumulative_information_gain,
+                          entropy, information_gain, margin_only_scores, top2_margin, ucb)
+
+
+def test_entropy_matches_hand_computation():
+    p = torch.tensor([0.5, 0.25, 0.25])
+    expected = -(0.5 * math.log(0.5 + EPS) + 2 * 0.25 * math.log(0.25 + EPS))
+    assert entropy(p).item() == pytest.approx(expected, rel=1e-6)
+    assert entropy(torch.tensor([1.0, 0.0])).item() == pytest.approx(0.0, abs=1e-6)
+
+
+def test_confidence_score_formula():
+    probs = torch.tensor([[0.6, 0.3, 0.1]])
+    H = entropy(probs)
+    margin = top2_margin(probs)
+    s = confidence_scores(probs, H, margin, gamma=5.0)
+    h = -(0.6 * math.log(0.6 + EPS) + 0.3 * math.log(0.3 + EPS) + 0.1 * math.log(0.1 + EPS))
+    factor = math.exp(-h) / (1 + math.exp(-5.0 * 0.3))
+    assert margin.item() == pytest.approx(0.3)
+    assert s[0].tolist() == pytest.approx([0.6 * factor, 0.3 * factor, 0.1 * factor], rel=1e-5)
+
+
+def test_margin_only_scores_rank_slots_by_margin():
+    probs = torch.tensor([[0.9, 0.05], [0.5, 0.4]])
+    s = margin_only_scores(probs, top2_margin(probs))
+    assert s[0, 0].item() == pytest.approx(0.85)
+    assert s[1, 0].item() == pytest.approx(0.1)
+    assert s[1, 1].item() == pytest.approx(0.1 * 0.4 / 0.5)
+
+
+def test_action_set_takes_top_k1_per_slot_then_top_k2():
+    # slot 0 confident, slot 1 uncertain, slot 2 not eligible
+    top_probs = torch.tensor([[0.8, 0.15, 0.05], [0.4, 0.35, 0.25], [0.99, 0.01, 0.0]])
+    top_tokens = torch.tensor([[1, 2, 3], [4, 5, 6], [7, 8, 9]])
+    H = entropy(top_probs)
+    eligible = torch.tensor([True, True, False])
+    acts = action_set(top_tokens, top_probs, H, eligible, k1=2, k2=3, gamma=5.0)
+    assert len(acts) == 3
+    assert all(a.slot in (0, 1) for a in acts)
+    s = confidence_scores(top_probs, H, top2_margin(top_probs), 5.0)
+    pool = sorted([(s[i, r].item(), i, top_tokens[i, r].item()) for i in (0, 1) for r in (0, 1)],
+                  reverse=True)[:3]
+    assert [(a.slot, a.token) for a in acts] == [(i, t) for _, i, t in pool]
+    assert [a.score for a in acts] == pytest.approx([v for v, _, _ in pool])
+    # K1=1 keeps only the best token of each slot
+    acts1 = action_set(top_tokens, top_probs, H, eligible, k1=1, k2=5, gamma=5.0)
+    assert sorted((a.slot, a.token) for a in acts1) == [(0, 1), (1, 4)]
+
+
+def test_information_gain_hand_computed():
+    parent_H = torch.tensor([1.0, 2.0, 0.0, 1.0])
+    parent_masked = torch.tensor([True, True, False, True])
+    child_H = torch.tensor([0.5, 0.0, 0.0, 0.5])  # slot 1 was filled
+    r = information_gain(parent_H, parent_masked, child_H, slot=1)
+    assert r == pytest.approx((4.0 - 1.0) / 4.0)
+    # the filled slot's own entropy is excluded even if the child reports one
+    child_H2 = torch.tensor([0.5, 9.0, 0.0, 0.5])
+    assert information_gain(parent_H, parent_masked, child_H2, slot=1) == pytest.approx(0.75)
+    # a certain parent gives zero, not a division by zero
+    assert information_gain(torch.zeros(2), torch.tensor([True, True]), torch.zeros(2), 0) == 0.0
+
+
+def test_cumulative_information_gain():
+    root_H = torch.tensor([1.0, 1.0, 2.0])
+    node_H = torch.tensor([0.0, 0.5, 0.5])
+    r = cumulative_information_gain(root_H, torch.tensor([True, True, True]),
+                                    node_H, torch.tensor([False, True, True]))
+    assert r == pytest.approx((4.0 - 1.0) / 4.0)
+
+
+def test_ucb():
+    assert ucb(0.5, 10, 2, 0.1) == pytest.approx(0.5 + 0.1 * math.sqrt(math.log(10) / 2))
+    assert ucb(0.0, 10, 0, 0.1) == math.inf
