@@ -85,7 +85,7 @@ class Run:
         cfg = config or GenerationConfig()
         if prompt is None and problem is None:
             raise InputError("give a prompt or a problem")
-        if problem is not None and not isinstance(problem, tuple(_problem_types(self.task))):
+        if problem is not None and not isinstance(problem, self.task.problem_type):
             problem = self.task.parse_problem(problem)
         if problem is None:
             model.check_prompt(prompt)
@@ -183,11 +183,6 @@ class Run:
 
     def new_state(self) -> DecodeState:
         return DecodeState(answer=self.runner.initial_answer(), order=[None] * self.config.gen_length)
-
-
-def _problem_types(task: Task):
-    from .tasks.countdown import CountdownProblem
-    return (CountdownProblem,)
 
 
 # ---------------------------------------------------------------------- strategies

@@ -15,6 +15,7 @@ from .decomposition import decompose_prompt
 class Task:
     name: str
     description: str
+    problem_type: type
     parse_problem: Callable[[Any], Any]
     format_prompt: Callable[[Any], str]
     problem_from_prompt: Callable[[str], Any]
@@ -29,6 +30,7 @@ class Task:
 
     def prompt(self, problem, decompose: bool = False, n_subtasks: int = 3,
                builtin: bool = True) -> str:
+        """The model's prompt for ``problem``, with or without decomposition guidance."""
         return decompose_prompt(self.name, self.format_prompt(problem), problem,
                                 decompose=decompose, n_subtasks=n_subtasks, builtin=builtin)
 
@@ -36,6 +38,7 @@ class Task:
 COUNTDOWN = Task(
     name="countdown",
     description="Combine the numbers with + - * / (each once) to reach the target.",
+    problem_type=_cd.CountdownProblem,
     parse_problem=_cd.parse_problem,
     format_prompt=_cd.format_prompt,
     problem_from_prompt=_cd.problem_from_prompt,
