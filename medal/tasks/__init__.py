@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 from ..errors import InputError
 from . import countdown as _cd
+from . import sudoku as _sd
 from .decomposition import decompose_prompt
 
 
@@ -54,7 +55,27 @@ COUNTDOWN = Task(
     default_lc=4,
 )
 
-TASKS = {t.name: t for t in (COUNTDOWN,)}
+SUDOKU = Task(
+    name="sudoku",
+    description="Fill the 4x4 grid so every row, column and 2x2 box holds 1-4 "
+                "('.' is a blank, '/' ends a row).",
+    problem_type=_sd.SudokuProblem,
+    parse_problem=_sd.parse_problem,
+    format_prompt=_sd.format_prompt,
+    problem_from_prompt=_sd.problem_from_prompt,
+    verify=_sd.verify,
+    extract_answer=_sd.extract_answer,
+    generate=_sd.generate_problems,
+    load_problems=_sd.load_problems,
+    save_problems=_sd.save_problems,
+    example_problems=tuple(_sd.parse_problem(g) for g in (
+        "..3./3.21/.3.2/.24.", "..2./23.4/...1/1...", "4..2/23.4/..23/3...",
+        "...4/.13./2.../..2.", "..../23../..3./31.2")),
+    default_gen_length=_sd.ANSWER_LENGTH,
+    default_lc=3,
+)
+
+TASKS = {t.name: t for t in (COUNTDOWN, SUDOKU)}
 
 
 def get_task(name: str) -> Task:
@@ -81,3 +102,15 @@ def countdown_training_example(rng: random.Random, p_four: float = 0.2,
         answer = steps if decompose else expr
         if len(answer) <= max_answer:
             return COUNTDOWN.prompt(problem, decompose=decompose), answer
+
+
+def sudoku_training_example(rng: random.Random, max_answer: int = _sd.ANSWER_LENGTH,
+                            min_blanks: int = 4, max_blanks: int = 12) -> tuple[str, str]:
+    """A (prompt, answer) pair for training the built-in Sudoku model: a puzzle with a
+    unique solution and ``min_blanks``..``max_blanks`` blanks, answered with the whole
+    solved grid. No decomposition form: see :mod:`medal.tasks.decomposition`."""
+    if max_answer < _sd.ANSWER_LENGTH:
+        raise InputError(f"a Sudoku answer is {_sd.ANSWER_LENGTH} characters; "
+                         f"the model allows {max_answer}")
+    problem, solution = _sd.random_puzzle(rng, rng.randint(min_blanks, max_blanks))
+    return SUDOKU.format_prompt(problem), _sd.grid_to_rows(solution)

@@ -5,15 +5,33 @@ The prompt is augmented with a two-shot example that splits a question into N su
 
 Two families of templates:
 
-* ``builtin=True`` -- the tiny built-in models cannot read a two-shot example, so they
-  were trained on a short instruction (``Solve in 2 steps.``) answered with one subtask
-  per line-step. For Countdown the number of subtasks is fixed by the problem (one per
-  combination of two numbers); N is then recorded but not free.
-* ``builtin=False`` -- instruct LLMs (LLaDA, Dream): the paper's two-shot decomposition.
+* ``builtin=True`` -- the tiny built-in models cannot read a two-shot example, so each
+  task says in ``BUILTIN_SUFFIX`` what instruction its built-in model was trained on:
+
+  - Countdown: a short instruction (``Solve in 2 steps.``) answered with one subtask per
+    step (``18-13=5,5*4=20``). The number of subtasks is fixed by the problem (one per
+    combination of two numbers); N is then recorded but not free.
+  - Sudoku: none -- decomposition is an explicit no-op for the built-in Sudoku model.
+    Its answer is already written as its natural subtasks, one row after another
+    (``1234/3412/2143/4321``), and a diffusion model fills the rows in whatever order
+    it likes; an instruction suffix would only ask for the same 19 characters. So
+    ``medal`` and ``medal-no-decomposition`` read the same prompt there, and the
+    ablation is a no-op for this task (the trace still records ``decompose``).
+
+  A task absent from ``BUILTIN_SUFFIX`` gets no suffix.
+* ``builtin=False`` -- instruct LLMs (LLaDA, Dream): the paper's two-shot decomposition,
+  with a per-task pair of examples in ``TWO_SHOT`` (a generic pair otherwise).
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from . import countdown as _cd
+
+#: task -> the built-in model's decomposition instruction, given the effective N
+BUILTIN_SUFFIX: dict[str, Callable[[int], str]] = {
+    "countdown": _cd.decomposition_suffix,
+}
 
 TWO_SHOT = {
     "countdown": [
@@ -27,6 +45,18 @@ TWO_SHOT = {
           "Combine the result with the remaining number 2: 4 * 2 = 8.",
           "Check every number is used once and the result is 8: (10-6)*2 = 8."],
          "(10-6)*2"),
+    ],
+    "sudoku": [
+        ("Sudoku ..3./3.21/.3.2/.24.",
+         ["Fill the cells forced by their row, column and box: row 2 needs 4, so 3421.",
+          "Use the new digits to fill the other rows: 2134, then 4312.",
+          "Finish the last row and check every row, column and box holds 1-4: 1243."],
+         "2134/3421/4312/1243"),
+        ("Sudoku ...2/324./1.2./2413",
+         ["Fill the cells forced by their row, column and box: row 2 needs 1, so 3241.",
+          "Use the new digits to fill row 1: 4132.",
+          "Finish row 3 and check every row, column and box holds 1-4: 1324."],
+         "4132/3241/1324/2413"),
     ],
     "generic": [
         ("What is the sum of the first three odd numbers?",
@@ -58,8 +88,10 @@ def decompose_prompt(task: str, prompt: str, problem=None, *, decompose: bool = 
         from ..errors import InputError
         raise InputError(f"n_subtasks must be at least 1, got {n_subtasks}")
     if builtin:
-        n = effective_subtasks(task, problem, n_subtasks, builtin)
-        return prompt + _cd.decomposition_suffix(n)
+        suffix = BUILTIN_SUFFIX.get(task)
+        if suffix is None:
+            return prompt
+        return prompt + suffix(effective_subtasks(task, problem, n_subtasks, builtin))
     shots = TWO_SHOT.get(task, TWO_SHOT["generic"])
     parts = [f"Solve the problem by breaking it into {n_subtasks} subtasks, then answer.\n"]
     for question, subtasks, answer in shots:
