@@ -48,11 +48,19 @@ class DiffusionLM(ABC):
     def decode(self, ids) -> str:
         """Answer ids -> text, stopping at the end-of-sequence token."""
 
+    @property
+    def end_ids(self) -> frozenset[int]:
+        """Ids that end an answer: text after the first of them is padding. The EOS id,
+        plus end-of-turn ids for chat models (LLaDA's <|eot_id|>, Dream's <|im_end|>)."""
+        return frozenset() if self.eos_id is None else frozenset({self.eos_id})
+
     def decode_masked(self, ids, mask: str = "_") -> str:
-        """An answer in progress: masked slots shown as ``mask``, stopping at EOS."""
+        """An answer in progress: masked slots shown as ``mask``, stopping at the first
+        end token (see :attr:`end_ids`)."""
         out = []
+        ends = self.end_ids
         for i in (int(t) for t in ids):
-            if i == self.eos_id:
+            if i in ends:
                 break
             out.append(mask if i == self.mask_id else self.token_text(i))
         return "".join(out)
@@ -64,7 +72,8 @@ class DiffusionLM(ABC):
     def describe(self) -> dict:
         """Facts for the trace's run metadata."""
         return {"name": self.name, "mask_id": self.mask_id, "eos_id": self.eos_id,
-                "device": str(self.device), "builtin": self.builtin}
+                "end_ids": sorted(self.end_ids), "device": str(self.device),
+                "builtin": self.builtin}
 
     def check_prompt(self, prompt: str) -> None:
         if not isinstance(prompt, str) or not prompt.strip():
