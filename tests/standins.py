@@ -31,7 +31,8 @@ from medal.models import hf
 WORDS = ("Use to make Solve the problem by breaking it into subtasks then answer Question "
          "Subtask Answer Find two numbers whose combination gets close combine result with "
          "remaining number Check every is used once and Look for a division or subtraction "
-         "that simplifies Refine intermediate step").split()
+         "that simplifies Refine intermediate step user assistant system You are a helpful"
+         ).split()
 SYMBOLS = list("0123456789+-*/()=.,:")
 
 LLADA_SPECIALS = {"bos": "<|startoftext|>", "eos": hf.LLADA_EOS_TOKEN, "eot": hf.LLADA_EOT_TOKEN,
@@ -54,15 +55,14 @@ DREAM_CHAT_TEMPLATE = (
 # ---------------------------------------------------------------------- models
 
 class StandinConfig(PretrainedConfig):
-    """A tiny bidirectional transformer's shape; ``max_sequence_length`` as LLaDA names it."""
+    """A tiny bidirectional transformer's shape; ``max_sequence_length`` as LLaDA names it.
+    Fields as annotated class attributes: the style transformers 5 wants, and transformers
+    4 sets them from keyword arguments the same way."""
 
-    def __init__(self, vocab_size: int = 64, hidden_size: int = 32, num_heads: int = 2,
-                 max_sequence_length: int = 512, **kwargs):
-        self.vocab_size = vocab_size
-        self.hidden_size = hidden_size
-        self.num_heads = num_heads
-        self.max_sequence_length = max_sequence_length
-        super().__init__(**kwargs)
+    vocab_size: int = 64
+    hidden_size: int = 32
+    num_heads: int = 2
+    max_sequence_length: int = 512
 
 
 class StandinLLaDAConfig(StandinConfig):
@@ -135,7 +135,8 @@ def _word_level_tokenizer(specials: dict[str, str], chat_template: str, **named
     for token in list(specials.values()) + WORDS + SYMBOLS:
         vocab.setdefault(token, len(vocab))
     core = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
-    core.pre_tokenizer = pre_tokenizers.Whitespace()
+    core.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Whitespace(), pre_tokenizers.Digits(individual_digits=True)])
     core.decoder = decoders.WordPiece(prefix="##")  # joins words with spaces
     tok = PreTrainedTokenizerFast(tokenizer_object=core, unk_token="[UNK]",
                                   additional_special_tokens=list(specials.values()), **named)
@@ -184,9 +185,11 @@ def save_bert(directory, seed: int = 0) -> Path:
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [w.lower() for w in WORDS] + SYMBOLS
+    vocab += [f"##{d}" for d in "0123456789"]  # so "18" is "1", "##8"
     vocab = list(dict.fromkeys(vocab))
     (directory / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    tokenizer = BertTokenizerFast(vocab_file=str(directory / "vocab.txt"))
+    (directory / "tokenizer.json").unlink(missing_ok=True)  # a stale one would win
+    tokenizer = BertTokenizerFast.from_pretrained(directory)  # reads vocab.txt (4.x and 5.x)
     torch.manual_seed(seed)
     config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2,
                         num_attention_heads=2, intermediate_size=64,
