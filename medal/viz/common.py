@@ -47,6 +47,15 @@ def visible_token(text: str | None) -> str:
     return text.replace(" ", "␣").replace("\n", "⏎").replace("\t", "⇥")
 
 
+def run_config(trace: dict) -> dict:
+    """The run's resolved parameters ({} for an empty trace)."""
+    return (trace.get("run") or {}).get("config") or {}
+
+
+def run_info(trace: dict, key: str, default=None):
+    return (trace.get("run") or {}).get(key, default)
+
+
 def nodes_by_id(trace: dict) -> dict[int, dict]:
     tree = trace.get("tree") or {}
     return {n["id"]: n for n in tree.get("nodes", [])}
@@ -104,6 +113,30 @@ def latest_children(trace: dict) -> list[int]:
     if not its or not its[-1].get("expansion"):
         return []
     return list(its[-1]["expansion"]["children"])
+
+
+def main_phase(trace: dict) -> str | None:
+    """Which decode phase is the run's own answer (phase C, a baseline, a chosen sample)."""
+    phases = [s["phase"] for s in trace.get("decode") or []]
+    if any(p == "phase_c" or p.startswith("phase_c-") for p in phases):
+        return "phase_c"  # (phase_c-<id>: other candidates completed for comparison)
+    if "decode" in phases:
+        return "decode"
+    result = trace.get("result") or {}
+    if result.get("chosen_sample") is not None:
+        return f"sample-{result['chosen_sample']}"
+    return phases[-1] if phases else None
+
+
+def search_path(trace: dict) -> list[dict]:
+    """The nodes whose commitments start MEDAL's answer: the winner's path once chosen,
+    the current selection path before that."""
+    nodes = nodes_by_id(trace)
+    if not nodes:
+        return []
+    w = winner_id(trace)
+    ids = node_path(nodes, w) if w is not None else current_path(trace)
+    return [nodes[i] for i in ids if i in nodes]
 
 
 def lerp_colour(t: float, stops: tuple[str, ...]) -> str:

@@ -176,8 +176,10 @@ def phase_cycle_html(current: str) -> str:
     return '<div style="margin:4px 0">' + " → ".join(parts) + "</div>"
 
 
-def progress(trace: dict | None) -> tuple[float, str]:
-    """A fraction in [0, 1] and a caption: search iterations/candidates, then steps."""
+def progress(trace: dict | None, with_comparison: bool = True) -> tuple[float, str]:
+    """A fraction in [0, 1] and a caption. The search (iterations or candidates, whichever
+    is nearer its limit) and the decoding steps share the run's own part; the greedy
+    comparison (``with_comparison``) takes the last tenth."""
     if not trace or not trace.get("run"):
         return 0.0, "not started"
     if trace.get("result") is not None:
@@ -185,30 +187,33 @@ def progress(trace: dict | None) -> tuple[float, str]:
     cfg = trace["run"]["config"]
     steps_total = cfg.get("steps") or cfg.get("gen_length") or 1
     has_search = trace.get("tree") is not None
-    parts = []  # (weight, fraction)
-    caption = ""
+    own = 0.0
+    captions = []
+    decode_weight = 1.0
     if has_search:
         search_done = trace.get("search") is not None
         its = len(trace.get("iterations") or [])
         budget = cfg.get("max_iterations") or 1
         cands = len(trace["search"]["candidates"]) if search_done else _n_candidates(trace)
         need = cfg.get("candidates") or 1
-        frac = 1.0 if search_done else min(1.0, max(its / budget, cands / need))
-        parts.append((0.5, frac))
-        caption = f"search: {its} iterations, {cands}/{need} candidates"
+        own += 0.5 * (1.0 if search_done else min(1.0, max(its / budget, cands / need)))
+        decode_weight = 0.5
+        captions.append(f"search: {its} iterations, {cands}/{need} candidates")
     decode = trace.get("decode") or []
     main_steps = [s for s in decode if not s["phase"].startswith("phase_c-")]
     done_steps = len(main_steps) + (_winner_depth(trace) if has_search else 0)
     if decode or not has_search or trace.get("search"):
-        caption = caption + ("; " if caption else "") + f"decoding: step {done_steps}"
-    parts.append((0.5 if has_search else 1.0, min(1.0, done_steps / steps_total)))
+        captions.append(f"decoding: step {done_steps} of {steps_total}")
+    own += decode_weight * min(1.0, done_steps / steps_total)
     comparison = trace.get("comparison")
-    frac = sum(w * f for w, f in parts)
+    if not with_comparison:
+        return min(own, 0.999), "; ".join(captions)
+    frac = 0.9 * own
     if comparison:
         n = len(comparison.get("steps") or [])
         frac = 0.9 + 0.1 * min(1.0, n / steps_total)
-        caption += f"; greedy comparison: step {n}"
-    return min(frac, 0.999), caption
+        captions.append(f"greedy comparison: step {n} of {steps_total}")
+    return min(frac, 0.999), "; ".join(captions)
 
 
 def _n_candidates(trace: dict) -> int:

@@ -1,0 +1,137 @@
+"""What the app's buttons do, as plain functions (tested without Streamlit).
+
+* ``advance(run, "phase")``      -- one event: one MCTS phase or one decode step;
+* ``advance(run, "iteration")``  -- up to the end of the next MCTS iteration (its
+                                    backpropagation); past the search, one step;
+* ``advance(run, "end", max_seconds=...)`` -- a chunk of a run to the end, so the page
+                                    can show progress and offer Stop between chunks.
+
+:data:`PARAMETERS` lists every generation parameter the Run page offers, with its
+widget kind and help; defaults come from :class:`medal.config.GenerationConfig`.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import MISSING, dataclass, fields
+
+from ..config import SIMULATIONS, GenerationConfig
+from ..scores import SCORINGS
+
+ITERATION_STOPS = frozenset({"backpropagation", "search_finished", "candidate_chosen",
+                             "decode_step", "sample_finished", "run_finished"})
+MODES = ("phase", "iteration", "end")
+
+
+def advance(run, mode: str, *, max_seconds: float | None = None,
+            max_events: int | None = None) -> list:
+    """Step ``run`` by ``mode``; returns the events it went through ([] when finished)."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    events = []
+    t0 = time.perf_counter()
+    while True:
+        event = run.step()
+        if event is None:
+            break
+        events.append(event)
+        if mode == "phase":
+            break
+        if mode == "iteration" and event.kind in ITERATION_STOPS:
+            break
+        if max_events is not None and len(events) >= max_events:
+            break
+        if max_seconds is not None and time.perf_counter() - t0 >= max_seconds:
+            break
+    return events
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    label: str
+    kind: str                    # "int", "optional_int", "float", "bool", "choice"
+    help: str
+    group: str = "search"
+    min_value: float | None = None
+    step: float | None = None
+    choices: tuple = ()
+
+    @property
+    def default(self):
+        f = next(f for f in fields(GenerationConfig) if f.name == self.name)
+        return None if f.default is MISSING else f.default
+
+
+PARAMETERS: tuple[Parameter, ...] = (
+    Parameter("k1", "K1: tokens kept per masked slot", "int",
+              "Top-K1 tokens of every masked slot by the confidence-adjusted score enter the "
+              "pool of actions.", min_value=1),
+    Parameter("k2", "K2: actions per expansion", "int",
+              "The K2 best-scoring (slot, token) actions of the pool: the children of an "
+              "expanded node.", min_value=1),
+    Parameter("lc", "L_c: slots committed by the search", "optional_int",
+              "A node with L_c slots unmasked by the search is a candidate. Empty: the task's "
+              "default.", min_value=1),
+    Parameter("candidates", "C: candidates to collect", "int",
+              "The search stops when C distinct candidates exist.", min_value=1),
+    Parameter("gamma", "γ: margin scale", "float",
+              "In σ(γ·margin): how much a clear top-2 margin raises a slot's score.",
+              min_value=0.0, step=0.5),
+    Parameter("c", "c: UCB exploration constant", "float",
+              "Weight of the exploration bonus c·√(ln N(parent)/N(child)).", min_value=0.0,
+              step=0.05),
+    Parameter("max_iterations", "Max iterations", "int",
+              "Hard budget of MCTS iterations (the search always stops).", min_value=1),
+    Parameter("scoring", "Scoring", "choice",
+              "confidence: the paper's s = p·exp(−H)·σ(γ·margin); margin: the "
+              "'w/o confidence' ablation.", choices=SCORINGS),
+    Parameter("simulation", "Simulation fill", "choice",
+              "How a simulation completes a child: argmax or sampled tokens (no extra forward "
+              "either way).", choices=SIMULATIONS),
+    Parameter("complete_candidates", "Complete every candidate with phase C", "bool",
+              "Also decode the losing candidates, to compare their final answers."),
+    Parameter("one_per_parent", "At most one candidate per parent", "bool",
+              "More diverse candidates: siblings do not all count."),
+    Parameter("gen_length", "Answer length (slots)", "optional_int",
+              "Empty: the model's default.", group="decoding", min_value=1),
+    Parameter("steps", "Steps", "optional_int",
+              "Denoising steps. Empty: one slot per step.", group="decoding", min_value=1),
+    Parameter("block_length", "Block length", "optional_int",
+              "Semi-autoregressive blocks (LLaDA). Empty: one block.", group="decoding",
+              min_value=1),
+    Parameter("temperature", "Temperature", "float",
+              "Token sampling temperature (0: argmax).", group="decoding", min_value=0.0,
+              step=0.1),
+    Parameter("slot_temperature", "Slot temperature (phase C)", "float",
+              "Phase C samples slots ∝ softmax(s / T) (0: the best slot).", group="decoding",
+              min_value=0.0, step=0.1),
+    Parameter("eb_threshold", "EB threshold", "float",
+              "Entropy-bounded sampler: unmask while ΣH − max H ≤ this.", group="decoding",
+              min_value=0.0, step=0.1),
+    Parameter("samples", "Best-of-N samples", "int", "N for the bst5 strategy.",
+              group="decoding", min_value=1),
+    Parameter("decompose", "Task decomposition", "bool",
+              "Augment the prompt with the subtask guidance (MEDAL strategies; baselines use "
+              "the original prompt).", group="prompt"),
+    Parameter("n_subtasks", "N subtasks", "int", "Subtasks in the decomposition prompt.",
+              group="prompt", min_value=1),
+    Parameter("seed", "Seed", "int", "Seed for every random choice.", group="prompt"),
+)
+
+
+def make_config(values: dict) -> GenerationConfig:
+    """A validated config from the widgets' values (raises InputError with the fix)."""
+    known = {p.name for p in PARAMETERS}
+    return GenerationConfig(**{k: v for k, v in values.items() if k in known})
+
+
+def create_run(model, *, task: str, prompt: str, strategy: str, config: GenerationConfig):
+    """A traced run with the greedy comparison, as the app shows it."""
+    from ..engine import Run
+    return Run(model, task=task, prompt=prompt, strategy=strategy, config=config,
+               trace=True, compare_greedy=True)
+
+
+def load_options(trust_remote_code: bool) -> dict:
+    """Keyword options for ``load_model``: only the ones that are set."""
+    return {"trust_remote_code": True} if trust_remote_code else {}

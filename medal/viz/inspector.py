@@ -1,0 +1,193 @@
+"""The inspector: everything about one node or candidate, recomputable from the trace.
+
+* its sequence (masked slots visible) and its completion;
+* its action set with p, H, margin and the score s -- recomputed here from the recorded
+  figures, next to the recorded value;
+* its statistics (N, W, Q, UCB, r_IG) with the UCB and the reward recomputed;
+* for candidates: the figures the candidate choice compared, and why the winner won.
+"""
+from __future__ import annotations
+
+import math
+
+from .common import (action_label, candidate_ids, esc, finite, nodes_by_id, node_path,
+                     run_config, winner_id)
+
+
+def sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
+
+
+def confidence_score(p: float, entropy: float, margin: float, gamma: float) -> dict:
+    """s = p * exp(-H) * sigmoid(gamma * margin), with its two factors."""
+    phi_ent = math.exp(-entropy)
+    phi_mar = sigmoid(gamma * margin)
+    return {"phi_ent": phi_ent, "phi_mar": phi_mar, "s": p * phi_ent * phi_mar}
+
+
+def node_label(trace: dict, nid: int) -> str:
+    n = nodes_by_id(trace)[nid]
+    tags = []
+    if nid == winner_id(trace):
+        tags.append("★ winner")
+    elif nid in candidate_ids(trace):
+        tags.append("candidate")
+    return (f"node {nid} · {action_label(n)} · depth {n['depth']} · N={n['N']} · "
+            f"Q={n['Q']:.4f}" + (f" · {', '.join(tags)}" if tags else ""))
+
+
+def node_ids(trace: dict) -> list[int]:
+    return sorted(nodes_by_id(trace))
+
+
+def _slot_texts(nodes: dict, nid: int) -> dict[int, str]:
+    """Committed slot -> token text, from the actions along the node's path."""
+    out = {}
+    for pid in node_path(nodes, nid)[1:]:
+        a = nodes[pid]["action"]
+        out[a["slot"]] = a.get("token_text", f"#{a['token']}")
+    return out
+
+
+def _completion_text(node: dict, slot: int) -> str:
+    ids = node.get("completion_ids")
+    if not ids:
+        return "?"
+    tok = ids[slot]
+    for entry in (node.get("top") or [None] * (slot + 1))[slot] or []:
+        if entry["token"] == tok:
+            return entry["text"]
+    return f"#{tok}"
+
+
+def sequence_html(trace: dict, nid: int) -> str:
+    """The node's answer, slot by slot: committed tokens, masks, and (greyed) its
+    completion's fill for the masked slots."""
+    nodes = nodes_by_id(trace)
+    node = nodes[nid]
+    texts = _slot_texts(nodes, nid)
+    own = node["action"]["slot"] if node.get("action") else None
+
+    def cell(content: str, style: str, title: str) -> str:
+        return (f'<span title="{esc(title)}" style="display:inline-block;min-width:1.1em;'
+                f'margin:1px;padding:2px 3px;border-radius:3px;font-family:monospace;'
+                f'white-space:pre;text-align:center;{style}">{esc(content)}</span>')
+
+    seq, comp = [], []
+    for i, masked in enumerate(node["masked"]):
+        if masked:
+            seq.append(cell("_", "background:#eeeeee;color:#999", f"slot {i}: masked"))
+            comp.append(cell(_completion_text(node, i), "background:#f7f7f7;color:#888;"
+                             "font-style:italic", f"slot {i}: filled by the simulation"))
+        else:
+            text = texts.get(i, "?")
+            style = ("background:#ff7f0e;color:#fff" if i == own else
+                     "background:#3b528b;color:#fff")
+            seq.append(cell(text, style, f"slot {i}: committed"
+                            + (" by this node's action" if i == own else " on the path")))
+            comp.append(cell(text, style, f"slot {i}: committed"))
+    rows = [("sequence", seq)]
+    if node.get("completion_ids"):
+        rows.append(("completion", comp))
+    return ('<div style="line-height:2.1">' + "".join(
+        f'<div><span style="display:inline-block;width:6.5em;font-weight:600">{name}</span>'
+        + "".join(cells) + "</div>" for name, cells in rows) + "</div>")
+
+
+def action_table(trace: dict, nid: int) -> list[dict]:
+    """The node's action set (its K2 best actions), each score recomputed from p, H and
+    the margin (or, for margin-only scoring, from the margin and p / p_(1))."""
+    nodes = nodes_by_id(trace)
+    node = nodes[nid]
+    cfg = run_config(trace)
+    gamma = float(cfg.get("gamma", 5.0))
+    scoring = cfg.get("scoring", "confidence")
+    children = {(nodes[c]["action"]["slot"], nodes[c]["action"]["token"]): c
+                for c in nodes if nodes[c].get("parent") == nid and nodes[c].get("action")}
+    rows = []
+    for rank, a in enumerate(node.get("action_set") or [], start=1):
+        if scoring == "margin":
+            tops = node.get("top") or []
+            top = tops[a["slot"]] if a["slot"] < len(tops) else None
+            p1 = top[0]["p"] if top else a["p"]
+            phi_ent, phi_mar = None, None
+            s = a["margin"] * a["p"] / max(p1, 1e-8)
+        else:
+            parts = confidence_score(a["p"], a["entropy"], a["margin"], gamma)
+            phi_ent, phi_mar, s = parts["phi_ent"], parts["phi_mar"], parts["s"]
+        rows.append({
+            "rank": rank, "slot": a["slot"], "token": repr(a.get("token_text", a["token"])),
+            "token id": a["token"], "p": a["p"], "H": a["entropy"], "margin": a["margin"],
+            "exp(-H)": phi_ent, "σ(γ·margin)": phi_mar, "s (recorded)": a["score"],
+            "s (recomputed)": s, "child": children.get((a["slot"], a["token"])),
+        })
+    return rows
+
+
+def ucb_breakdown(trace: dict, nid: int) -> dict | None:
+    """The node's UCB at the latest selection that considered it, recomputed."""
+    c = float(run_config(trace).get("c", 0.1))
+    for it in reversed(trace.get("iterations") or []):
+        for level in it["selection"]["levels"]:
+            for row in level:
+                if row["node"] == nid:
+                    if row["N"] == 0:
+                        value = math.inf
+                        bonus = math.inf
+                    else:
+                        bonus = c * math.sqrt(math.log(max(row["parent_N"], 1)) / row["N"])
+                        value = row["Q"] + bonus
+                    return {"iteration": it["iteration"], "Q": row["Q"], "N": row["N"],
+                            "parent_N": row["parent_N"], "c": c, "bonus": bonus,
+                            "ucb (recorded)": row["ucb"], "ucb (recomputed)": value,
+                            "chosen": row["chosen"]}
+    return None
+
+
+def reward_breakdown(trace: dict, nid: int) -> dict | None:
+    """r_IG recomputed from the parent's and the node's recorded entropies."""
+    nodes = nodes_by_id(trace)
+    node = nodes[nid]
+    parent = nodes.get(node.get("parent"))
+    if parent is None or not node.get("action"):
+        return None
+    slot = node["action"]["slot"]
+    before = sum(h for h, m in zip(parent["entropy"], parent["masked"]) if m and h is not None)
+    after = sum(node["entropy"][j] or 0.0 for j, m in enumerate(parent["masked"])
+                if m and j != slot)
+    value = (before - after) / before if before > 0 else 0.0
+    return {"slot": slot, "parent entropy sum": before, "remaining entropy sum": after,
+            "r_ig (recomputed)": value, "r_ig (recorded)": node.get("r_ig")}
+
+
+def node_stats(trace: dict, nid: int) -> dict:
+    n = nodes_by_id(trace)[nid]
+    return {"node": nid, "parent": n.get("parent"), "depth": n["depth"],
+            "created in iteration": n.get("created_iteration"), "N": n["N"], "W": n["W"],
+            "Q": n["Q"], "UCB": finite(n.get("ucb")) if n.get("ucb") is not None else None,
+            "r_IG": n.get("r_ig"), "entropy sum": n.get("entropy_sum"),
+            "candidate": nid in candidate_ids(trace), "winner": nid == winner_id(trace),
+            "exhausted": n.get("exhausted")}
+
+
+def candidate_report(trace: dict) -> dict | None:
+    """The candidate choice: each candidate's figures, the winner and why."""
+    search = trace.get("search")
+    if not search or not search.get("candidate_scores"):
+        return None
+    win = search.get("winner")
+    rows = []
+    best = max((r["cumulative_ig"] for r in search["candidate_scores"]), default=0.0)
+    for r in search["candidate_scores"]:
+        final = r.get("final") or {}
+        rows.append({"node": r["node"], "winner": "★" if r["node"] == win else "",
+                     "depth": r.get("depth"), "cumulative IG": r["cumulative_ig"],
+                     "gap to best": best - r["cumulative_ig"],
+                     "root entropy sum": r["root_entropy_sum"],
+                     "remaining entropy sum": r["remaining_entropy_sum"],
+                     "r_IG": r.get("r_ig"), "Q": r.get("Q"), "N": r.get("N"),
+                     "sequence": r.get("sequence"),
+                     "final answer": final.get("answer") if final else None,
+                     "verified": final.get("verified") if final else None})
+    return {"winner": win, "why": search.get("why"), "stop_reason": search.get("stop_reason"),
+            "iterations": search.get("iterations"), "rows": rows}

@@ -1,0 +1,121 @@
+"""The unmasking order, MEDAL beside greedy: every answer slot as a coloured token.
+
+A token's colour is the step at which its slot was unmasked (viridis: dark = early,
+yellow = late); slots committed by the MCTS initialisation are outlined in red; slots
+after the end-of-sequence token are faded (they are not part of the answer). The order
+is read from the trace's steps, so it also shows a run in progress.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .common import (VIRIDIS, esc, lerp_colour, main_phase, run_config, run_info, search_path,
+                     text_colour_for, winner_id)
+
+
+@dataclass
+class SlotToken:
+    slot: int
+    text: str | None = None      # None while still masked
+    token: int | None = None
+    step: int | None = None      # the step at which it was unmasked
+    by_search: bool = False      # committed by the MCTS initialisation
+    after_eos: bool = False
+
+
+def slot_tokens(trace: dict, which: str = "medal") -> list[SlotToken]:
+    """Per slot: its token and the step that unmasked it (None while masked)."""
+    L = run_config(trace).get("gen_length") or 0
+    slots = [SlotToken(slot=i) for i in range(L)]
+
+    def put(slot: int, text: str, token: int, step: int, by_search: bool = False):
+        if 0 <= slot < L:
+            slots[slot] = SlotToken(slot=slot, text=text, token=token, step=step,
+                                    by_search=by_search)
+
+    if which == "greedy":
+        steps = (trace.get("comparison") or {}).get("steps") or []
+    else:
+        if winner_id(trace) is not None:
+            for node in search_path(trace)[1:]:
+                a = node["action"]
+                put(a["slot"], a.get("token_text", "?"), a["token"], node["depth"] - 1, True)
+        phase = main_phase(trace)
+        steps = [s for s in trace.get("decode") or [] if s["phase"] == phase]
+    for step in steps:
+        for s, t, text in zip(step["slots"], step["tokens"], step["token_texts"]):
+            put(s, text, t, step["step"])
+    eos = (run_info(trace, "model") or {}).get("eos_id")
+    seen_eos = False
+    for st in slots:
+        if seen_eos:
+            st.after_eos = True
+        elif eos is not None and st.token == eos:
+            seen_eos = True
+    return slots
+
+
+def orders(trace: dict, which: str = "medal") -> list[int | None]:
+    return [s.step for s in slot_tokens(trace, which)]
+
+
+def _token_span(st: SlotToken, n_steps: int) -> str:
+    if st.step is None:
+        return (f'<span title="slot {st.slot}: still masked" style="display:inline-block;'
+                f'min-width:1.1em;margin:1px;padding:2px 3px;border-radius:3px;'
+                f'background:#eeeeee;color:#999999;text-align:center">_</span>')
+    bg = lerp_colour(st.step / max(1, n_steps - 1), VIRIDIS)
+    fg = text_colour_for(bg)
+    text = st.text if st.text not in (None, "") else "∅"
+    outline = "outline:2px solid #d62728;outline-offset:-2px;" if st.by_search else ""
+    fade = "opacity:0.35;" if st.after_eos else ""
+    how = "MCTS initialisation" if st.by_search else "decoding"
+    return (f'<span title="slot {st.slot} · step {st.step} · {how}" style="display:inline-block;'
+            f'min-width:1.1em;margin:1px;padding:2px 3px;border-radius:3px;white-space:pre;'
+            f'font-family:monospace;text-align:center;background:{bg};color:{fg};{outline}{fade}">'
+            f'{esc(text)}<sub style="font-size:0.65em;opacity:0.8">{st.step}</sub></span>')
+
+
+def order_html(trace: dict) -> str:
+    """MEDAL's unmasking order above greedy's (when the trace has the comparison)."""
+    n_steps = max(1, run_config(trace).get("steps") or
+                  run_config(trace).get("gen_length") or 1)
+    rows = [(run_info(trace, "strategy", ""), slot_tokens(trace, "medal"))]
+    if trace.get("comparison"):
+        rows.append(("greedy", slot_tokens(trace, "greedy")))
+    out = ['<div class="medal-order" style="font-size:15px;line-height:2.1">']
+    for name, slots in rows:
+        tokens = "".join(_token_span(s, n_steps) for s in slots)
+        out.append('<div style="display:flex;align-items:flex-start;margin-bottom:6px">'
+                   '<div style="width:7em;flex:none;font-weight:600;padding-top:2px">'
+                   f'{esc(name)}</div><div>{tokens}</div></div>')
+    early, late = lerp_colour(0, VIRIDIS), lerp_colour(1, VIRIDIS)
+    out.append('<div style="font-size:12px;color:#555">colour: step of unmasking '
+               f'(<span style="color:{early}">■</span> first → <span style="color:{late};'
+               'text-shadow:0 0 1px #888">■</span> last, the number under each token); '
+               '<span style="outline:2px solid #d62728;outline-offset:1px">outlined</span>: '
+               'committed by the MCTS initialisation; faded: after the end of the answer</div>')
+    out.append("</div>")
+    return "".join(out)
+
+
+def order_summary(trace: dict) -> list[dict]:
+    """One row per decoder: answer, verification, forward passes and time."""
+    rows = []
+    timing = trace.get("timing") or {}
+
+    def row(name: str, res: dict | None, seconds) -> dict:
+        if res is None:
+            return {"decoder": name, "answer": "(running)", "text": "", "verified": "—",
+                    "forwards": None, "sequences": None, "seconds": None}
+        v = res.get("verified")
+        return {"decoder": name, "answer": res.get("answer", ""), "text": res.get("text", ""),
+                "verified": "✓ correct" if v else "✗ wrong" if v is False else "— (no verifier)",
+                "forwards": res.get("forwards"), "sequences": res.get("sequence_forwards"),
+                "seconds": round(seconds, 3) if isinstance(seconds, (int, float)) else None}
+
+    rows.append(row(run_info(trace, "strategy", ""), trace.get("result"), timing.get("seconds")))
+    if trace.get("comparison"):
+        rows.append(row("greedy", trace["comparison"].get("result"),
+                        timing.get("comparison_seconds")))
+    return rows

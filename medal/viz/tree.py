@@ -1,0 +1,280 @@
+"""The search tree as an interactive vis-network graph, built with pyvis, fully offline.
+
+pyvis's own HTML template links vis-network and Bootstrap from CDNs; this module uses
+pyvis for the graph (nodes, edges, options) and writes the page itself, inlining the
+vis-network JavaScript and CSS that ship inside the pyvis package. Nothing is fetched
+from outside the machine.
+
+Each node is labelled with its action (token @ slot), coloured by Q (viridis, over the
+nodes shown), sized by N; its tooltip lists N, W, Q, UCB and r_IG (HTML-escaped: token
+texts come from models and uploaded files). The current selection path, the children
+just expanded, the candidates and the winner stand out. Large trees are capped: the
+most visited nodes are kept with all their ancestors, plus everything the current
+iteration touched; the rest are summarised per parent as "+k hidden".
+"""
+from __future__ import annotations
+
+import functools
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .common import (VIRIDIS, action_label, candidate_ids, current_path, esc, fmt,
+                     latest_children, lerp_colour, nodes_by_id, node_path, winner_id)
+
+DEFAULT_MAX_NODES = 40
+
+PATH_COLOUR = "#ff7f0e"     # the current selection path
+NEW_COLOUR = "#e377c2"      # children made by the latest expansion
+CANDIDATE_COLOUR = "#d4a017"
+WINNER_COLOUR = "#d62728"
+UNVISITED = "#d9d9d9"
+
+VIS_OPTIONS = {
+    "layout": {"hierarchical": {"enabled": True, "direction": "UD", "sortMethod": "directed",
+                                "levelSeparation": 90, "nodeSpacing": 55, "treeSpacing": 70,
+                                "shakeTowards": "roots"}},
+    "physics": {"enabled": False},
+    "interaction": {"hover": True, "tooltipDelay": 80, "zoomView": True, "dragView": True,
+                    "navigationButtons": False, "keyboard": False},
+    "edges": {"arrows": {"to": {"enabled": True, "scaleFactor": 0.45}}, "smooth": False,
+              "color": {"color": "#9e9e9e"}, "width": 1.2},
+    "nodes": {"font": {"size": 16, "face": "monospace", "color": "#222222",
+                       "strokeWidth": 3, "strokeColor": "#ffffff"},
+              "borderWidth": 1.5},
+}
+
+
+@dataclass
+class TreeView:
+    """What the tree view draws: vis-network node and edge dicts, and what was capped."""
+    nodes: list[dict] = field(default_factory=list)
+    edges: list[dict] = field(default_factory=list)
+    total: int = 0          # nodes in the trace's tree
+    shown: int = 0          # of them drawn
+    q_range: tuple[float, float] | None = None
+
+    @property
+    def hidden(self) -> int:
+        return self.total - self.shown
+
+
+def visible_node_ids(trace: dict, max_nodes: int = DEFAULT_MAX_NODES) -> set[int]:
+    """Which nodes to draw: everything the current iteration touched (the selection path
+    and its new children), the candidates, the winner, then the most visited nodes --
+    always with all their ancestors -- until ``max_nodes`` (the must-shows may exceed it)."""
+    nodes = nodes_by_id(trace)
+    if not nodes:
+        return set()
+    keep: set[int] = set()
+
+    def add(nid: int) -> None:
+        keep.update(node_path(nodes, nid))
+
+    add(trace["tree"]["root"])
+    for nid in current_path(trace) + latest_children(trace) + candidate_ids(trace):
+        if nid in nodes:
+            add(nid)
+    w = winner_id(trace)
+    if w in nodes:
+        add(w)
+    if len(nodes) <= max_nodes:
+        return set(nodes)
+    for n in sorted(nodes.values(), key=lambda n: (-n["N"], n["id"])):
+        if len(keep) >= max_nodes:
+            break
+        extra = [nid for nid in node_path(nodes, n["id"]) if nid not in keep]
+        if len(keep) + len(extra) <= max_nodes:
+            keep.update(extra)
+    return keep
+
+
+def node_tooltip(node: dict, *, is_winner: bool = False, is_candidate: bool = False) -> str:
+    """Tooltip HTML for one node; every value from the trace is escaped."""
+    action = node.get("action")
+    lines = [f"<b>node {esc(node['id'])}</b> · depth {esc(node['depth'])}"
+             + (" · <b>winner</b>" if is_winner else " · candidate" if is_candidate else "")]
+    if action:
+        lines.append(f"action: token {esc(repr(action.get('token_text', action['token'])))} "
+                     f"(id {esc(action['token'])}) at slot {esc(action['slot'])}")
+    lines.append(f"N = {esc(fmt(node['N'], 0))} · W = {esc(fmt(node['W']))} · "
+                 f"Q = {esc(fmt(node['Q']))}")
+    lines.append(f"UCB = {esc(fmt(node.get('ucb')))} · "
+                 f"r<sub>IG</sub> = {esc(fmt(node.get('r_ig')))}")
+    lines.append(f"<tt>{esc(node.get('sequence', ''))}</tt>")
+    if node.get("completion"):
+        lines.append(f"completion: <tt>{esc(node['completion'])}</tt>")
+    return "<br>".join(lines)
+
+
+def tree_view(trace: dict, max_nodes: int = DEFAULT_MAX_NODES) -> TreeView:
+    """The nodes and edges to draw for ``trace`` (empty for strategies without a tree)."""
+    nodes = nodes_by_id(trace)
+    if not nodes:
+        return TreeView()
+    keep = visible_node_ids(trace, max_nodes)
+    path = set(current_path(trace))
+    path_edges = set(zip(current_path(trace), current_path(trace)[1:]))
+    new = set(latest_children(trace))
+    cands = set(candidate_ids(trace))
+    win = winner_id(trace)
+    shown = [nodes[i] for i in sorted(keep)]
+    qs = [n["Q"] for n in shown if n["N"] > 0 and n.get("parent") is not None]
+    q_lo, q_hi = (min(qs), max(qs)) if qs else (0.0, 0.0)
+    n_max = max((n["N"] for n in shown), default=1) or 1
+    view = TreeView(total=len(nodes), shown=len(shown), q_range=(q_lo, q_hi) if qs else None)
+    hidden_below: dict[int, int] = {}   # kept node -> hidden nodes in its subtrees
+    for n in nodes.values():
+        if n["id"] in keep:
+            continue
+        anchor = n.get("parent")
+        while anchor is not None and anchor not in keep:
+            anchor = nodes[anchor].get("parent")
+        if anchor is not None:
+            hidden_below[anchor] = hidden_below.get(anchor, 0) + 1
+    for n in shown:
+        nid = n["id"]
+        if n["N"] > 0:
+            t = 0.5 if q_hi <= q_lo else (n["Q"] - q_lo) / (q_hi - q_lo)
+            colour = lerp_colour(t, VIRIDIS)
+        else:
+            colour = UNVISITED
+        border = (WINNER_COLOUR if nid == win else PATH_COLOUR if nid in path else
+                  NEW_COLOUR if nid in new else CANDIDATE_COLOUR if nid in cands else "#555555")
+        shape = "star" if nid == win else "diamond" if nid in cands else "dot"
+        size = 9 + 21 * math.sqrt(max(n["N"], 0) / n_max)
+        if nid == win:
+            size = max(size, 22)
+        label = action_label(n)
+        if nid == win:
+            label = "★ " + label
+        view.nodes.append({
+            "id": nid, "label": label, "shape": shape, "size": round(size, 1),
+            "color": {"background": colour, "border": border,
+                      "highlight": {"background": colour, "border": "#000000"},
+                      "hover": {"background": colour, "border": "#000000"}},
+            "borderWidth": 4 if (nid in path or nid == win or nid in new) else
+                           2.5 if nid in cands else 1.5,
+            "shapeProperties": {"borderDashes": [5, 4] if nid in new else False},
+            "title": node_tooltip(n, is_winner=nid == win, is_candidate=nid in cands),
+        })
+        parent = n.get("parent")
+        if parent is not None and parent in keep:
+            on_path = (parent, nid) in path_edges
+            view.edges.append({"from": parent, "to": nid,
+                               **({"color": {"color": PATH_COLOUR}, "width": 4}
+                                  if on_path else {})})
+    for parent, count in sorted(hidden_below.items()):
+        hid = f"hidden-{parent}"
+        view.nodes.append({"id": hid, "label": f"+{count}", "shape": "dot", "size": 4,
+                           "color": {"background": "#eeeeee", "border": "#bbbbbb"},
+                           "font": {"size": 13, "color": "#888888"},
+                           "title": f"{count} node{'s' if count != 1 else ''} below node "
+                                    f"{parent} not drawn (fewer visits); raise the node cap "
+                                    "to see them"})
+        view.edges.append({"from": parent, "to": hid, "dashes": True,
+                           "color": {"color": "#cccccc"}})
+    return view
+
+
+# ---------------------------------------------------------------------- HTML
+
+@functools.lru_cache(maxsize=1)
+def vis_assets() -> tuple[str, str]:
+    """(JavaScript, CSS) of vis-network as bundled inside the pyvis package."""
+    import pyvis
+    lib = Path(pyvis.__file__).parent / "lib"
+    folders = sorted(lib.glob("vis-*"), key=lambda p: [int(x) if x.isdigit() else x
+                                                        for x in p.name[4:].split(".")])
+    for folder in reversed(folders):
+        js, css = folder / "vis-network.min.js", folder / "vis-network.css"
+        if js.is_file() and css.is_file():
+            return js.read_text(encoding="utf-8"), css.read_text(encoding="utf-8")
+    raise FileNotFoundError(f"no vis-network*.min.js/.css under {lib}; reinstall pyvis")
+
+
+def _script_json(value) -> str:
+    """JSON safe to place inside a <script> element."""
+    return (json.dumps(value, ensure_ascii=False)
+            .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+_PAGE = """<!DOCTYPE html>
+<html><head><meta charset="utf-8">
+<style>{css}</style>
+<style>
+html, body {{ margin: 0; padding: 0; font-family: sans-serif; background: #ffffff; }}
+#medal-tree {{ width: 100%; height: {height}px; border: 1px solid #e0e0e0; }}
+#medal-legend {{ font-size: 12px; color: #444; padding: 4px 2px; }}
+#medal-legend span.k {{ display: inline-block; margin-right: 14px; }}
+div.vis-tooltip {{ font-family: sans-serif; font-size: 12px; max-width: 460px;
+  white-space: normal; line-height: 1.35; }}
+</style>
+<script>{js}</script>
+</head><body>
+<div id="medal-tree"></div>
+<div id="medal-legend">{legend}</div>
+<script>
+(function () {{
+  var nodes = {nodes};
+  var edges = {edges};
+  var options = {options};
+  nodes.forEach(function (n) {{
+    if (typeof n.title === "string") {{
+      var d = document.createElement("div");
+      d.innerHTML = n.title;  // built from escaped text only
+      n.title = d;
+    }}
+  }});
+  var container = document.getElementById("medal-tree");
+  var network = new vis.Network(container,
+      {{nodes: new vis.DataSet(nodes), edges: new vis.DataSet(edges)}}, options);
+  network.once("afterDrawing", function () {{
+    container.setAttribute("data-drawn", "true");
+  }});
+  window.medalNetwork = network;
+}})();
+</script>
+</body></html>
+"""
+
+
+def _legend(view: TreeView) -> str:
+    lo_c, hi_c = lerp_colour(0, VIRIDIS), lerp_colour(1, VIRIDIS)
+    q = ""
+    if view.q_range:
+        q = (f"Q {esc(fmt(view.q_range[0]))} <span style='color:{lo_c}'>●</span>→"
+             f"<span style='color:{hi_c}'>●</span> {esc(fmt(view.q_range[1]))}")
+    parts = [q or "colour: Q", "size: N",
+             f"<span style='color:{PATH_COLOUR}'>━</span> current path",
+             f"<span style='color:{NEW_COLOUR}'>◌</span> just expanded",
+             f"<span style='color:{CANDIDATE_COLOUR}'>◆</span> candidate",
+             f"<span style='color:{WINNER_COLOUR}'>★</span> winner"]
+    text = "".join(f"<span class='k'>{p}</span>" for p in parts)
+    if view.hidden:
+        text += (f"<span class='k'><b>{view.hidden} node{'s' if view.hidden != 1 else ''} "
+                 f"hidden</b> (showing {view.shown} of {view.total})</span>")
+    return text
+
+
+def tree_html(trace: dict, max_nodes: int = DEFAULT_MAX_NODES, height: int = 520,
+              view: TreeView | None = None) -> str:
+    """A self-contained HTML page drawing the tree (no network access needed).
+    ``view``: a :func:`tree_view` already computed for this trace and cap."""
+    from pyvis.network import Network
+
+    view = view if view is not None else tree_view(trace, max_nodes)
+    net = Network(height=f"{height}px", width="100%", directed=True, cdn_resources="in_line")
+    for n in view.nodes:
+        net.add_node(n["id"], **{k: v for k, v in n.items() if k != "id"})
+    for e in view.edges:
+        net.add_edge(e["from"], e["to"], **{k: v for k, v in e.items()
+                                            if k not in ("from", "to")})
+    net.options = VIS_OPTIONS
+    nodes, edges, _heading, _h, _w, options = net.get_network_data()
+    js, css = vis_assets()
+    return _PAGE.format(css=css, js=js, height=height, legend=_legend(view),
+                        nodes=_script_json(nodes), edges=_script_json(edges),
+                        options=options.replace("<", "\\u003c"))

@@ -1,0 +1,365 @@
+"""The views of a run (medal.viz), built from real traces of a tiny random model."""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import math
+import re
+
+import pytest
+
+from medal.config import GenerationConfig
+from medal.engine import Run
+from medal.errors import InputError
+from medal.trace import dumps, loads_trace
+from medal.viz import (current_phase, entropy_grid, entropy_heatmap, iteration_count, order_html,
+                       order_summary, progress, trace_at_iteration, tree_html, tree_view)
+from medal.viz import controller, inspector, teaching
+from medal.viz.common import esc, nodes_by_id, node_path
+from medal.viz.order import orders
+from medal.viz.phases import PHASES, phase_cycle_html
+from medal.viz.tree import node_tooltip, visible_node_ids
+
+from viz_support import make_trace, random_model
+
+PROMPT = "Use 4, 18, 13 to make 20."
+EVIL = '<img src=x onerror="alert(1)">&'
+
+
+@pytest.fixture(scope="module")
+def trace():
+    """MEDAL that finds its C=2 candidates (L_c=2) in a few iterations."""
+    return make_trace(lc=2, candidates=2)
+
+
+@pytest.fixture(scope="module")
+def budget_trace():
+    """MEDAL whose search runs out of budget (fallback candidates) -- a bigger tree."""
+    return make_trace(max_iterations=6)
+
+
+def _run(**config):
+    return Run(random_model(), task="countdown", prompt=PROMPT, strategy="medal",
+               config=GenerationConfig(**{"lc": 2, "candidates": 2, "max_iterations": 12,
+                                          **config}),
+               trace=True, compare_greedy=True)
+
+
+def _evil(trace):
+    """The trace with every token text replaced by markup."""
+    t = copy.deepcopy(trace)
+    for n in t["tree"]["nodes"]:
+        if n["action"]:
+            n["action"]["token_text"] = EVIL
+        for a in n["action_set"]:
+            a["token_text"] = EVIL
+        n["sequence"] = EVIL
+        n["completion"] = EVIL
+    for s in t["decode"] + t["comparison"]["steps"]:
+        s["token_texts"] = [EVIL] * len(s["token_texts"])
+    t["search"]["why"] = EVIL
+    return t
+
+
+# ---------------------------------------------------------------------- tree
+def test_tree_html_is_offline_and_complete(trace):
+    html = tree_html(trace)
+    assert "vis.Network" in html and len(html) > 100_000          # vis-network inlined
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html, re.I)
+    assert "<link" not in html.lower()
+    for host in ("cdnjs", "jsdelivr", "unpkg", "googleapis", "gstatic"):
+        assert host not in html
+    view = tree_view(trace)
+    assert view.shown == view.total == len(trace["tree"]["nodes"])
+    for n in trace["tree"]["nodes"]:
+        assert f'"id": {n["id"]},' in html
+
+
+def test_tree_labels_colours_sizes_and_highlights(trace):
+    view = tree_view(trace)
+    by_id = {n["id"]: n for n in view.nodes}
+    nodes = nodes_by_id(trace)
+    assert by_id[0]["label"] == "root"
+    some = next(n for n in nodes.values() if n["action"])
+    a = some["action"]
+    assert by_id[some["id"]]["label"].endswith(f"@{a['slot']}")
+    win = trace["search"]["winner"]
+    assert by_id[win]["shape"] == "star" and by_id[win]["label"].startswith("★")
+    for c in trace["search"]["candidates"]:
+        if c != win:
+            assert by_id[c]["shape"] == "diamond"
+    # size grows with N
+    visited = sorted((n for n in nodes.values()), key=lambda n: n["N"])
+    assert by_id[visited[-1]["id"]]["size"] > by_id[visited[0]["id"]]["size"]
+    # the current path's edges stand out
+    path = trace["iterations"][-1]["selection"]["path"]
+    thick = {(e["from"], e["to"]) for e in view.edges if e.get("width") == 4}
+    assert thick == set(zip(path, path[1:]))
+    # tooltip: the statistics, escaped
+    tip = by_id[win]["title"]
+    for key in ("N =", "W =", "Q =", "UCB =", "r<sub>IG</sub>"):
+        assert key in tip
+
+
+def test_tree_tooltips_escape_token_texts(trace):
+    evil = _evil(trace)
+    node = next(n for n in evil["tree"]["nodes"] if n["action"])
+    tip = node_tooltip(node)
+    assert "<img" not in tip and "&lt;img" in tip
+    html = tree_html(evil)
+    assert "<img" not in html and 'onerror="' not in html
+
+
+def test_large_tree_is_capped_with_ancestors(budget_trace):
+    total = len(budget_trace["tree"]["nodes"])
+    assert total > 12
+    view = tree_view(budget_trace, max_nodes=12)
+    keep = visible_node_ids(budget_trace, 12)
+    assert view.shown == len(keep) and view.hidden == total - len(keep) > 0
+    nodes = nodes_by_id(budget_trace)
+    for nid in keep:                                    # every kept node's ancestors kept
+        assert set(node_path(nodes, nid)) <= keep
+    must = set(budget_trace["iterations"][-1]["selection"]["path"])
+    must |= set(budget_trace["search"]["candidates"]) | {budget_trace["search"]["winner"]}
+    assert must <= keep
+    placeholders = [n for n in view.nodes if str(n["id"]).startswith("hidden-")]
+    assert sum(int(n["label"][1:]) for n in placeholders) == view.hidden
+    assert f"{view.hidden} nodes hidden" in tree_html(budget_trace, max_nodes=12)
+
+
+# ---------------------------------------------------------------------- heatmap
+def test_entropy_grids(trace):
+    L = trace["run"]["config"]["gen_length"]
+    medal, greedy = entropy_grid(trace, "medal"), entropy_grid(trace, "greedy")
+    depth = nodes_by_id(trace)[trace["search"]["winner"]]["depth"]
+    phase_c = [s for s in trace["decode"] if s["phase"] == "phase_c"]
+    assert len(medal.rows) == depth + len(phase_c)
+    assert medal.row_labels[:depth] == [f"MCTS {d}" for d in range(depth)]
+    assert len(greedy.rows) == len(trace["comparison"]["steps"])
+    for g in (medal, greedy):
+        assert len(g.slot_labels) == len(set(g.slot_labels)) == L      # unique labels
+        assert all(lbl.split(":", 1)[0] == str(i) for i, lbl in enumerate(g.slot_labels))
+        assert all(len(r) == L for r in g.rows)
+        assert len(set(g.row_labels)) == len(g.row_labels)
+        # the first row: every slot masked; then one slot fewer per step (1 slot/step)
+        assert all(h is not None for h in g.rows[0])
+        assert [sum(h is None for h in r) for r in g.rows] == list(range(len(g.rows)))
+        # each slot is marked exactly once, in the row where it was unmasked
+        marked = [i for r in g.marks for i, m in enumerate(r) if m]
+        assert sorted(marked) == list(range(L))
+    # the search rows are the winner path's recorded entropies
+    path = node_path(nodes_by_id(trace), trace["search"]["winner"])
+    assert medal.rows[0] == nodes_by_id(trace)[path[0]]["entropy"]
+
+
+def test_entropy_heatmap_figure(trace):
+    fig = entropy_heatmap(trace)
+    heatmaps = [d for d in fig.data if d.type == "heatmap"]
+    assert len(heatmaps) == 2
+    assert fig.layout.coloraxis.cmin == 0
+    assert "http" not in json.dumps([d.to_plotly_json() for d in fig.data], default=str)
+
+
+# ---------------------------------------------------------------------- order
+def test_unmasking_order_matches_results(trace, budget_trace):
+    for t in (trace, budget_trace):
+        assert orders(t, "medal") == t["result"]["order"]
+        assert orders(t, "greedy") == t["comparison"]["result"]["order"]
+
+
+def test_order_html_and_summary(trace):
+    html = order_html(trace)
+    assert html.count('title="slot ') == 2 * trace["run"]["config"]["gen_length"]
+    assert "MCTS initialisation" in html
+    rows = order_summary(trace)
+    assert [r["decoder"] for r in rows] == ["medal", "greedy"]
+    assert rows[0]["forwards"] == trace["result"]["forwards"]
+    assert rows[0]["answer"] == trace["result"]["answer"]
+    assert rows[1]["seconds"] == pytest.approx(trace["timing"]["comparison_seconds"], abs=1e-3)
+    evil = order_html(_evil(trace))
+    assert "<img" not in evil and "&lt;img" in evil
+
+
+# ---------------------------------------------------------------------- inspector
+def test_action_scores_recompute(trace):
+    for nid in inspector.node_ids(trace):
+        for row in inspector.action_table(trace, nid):
+            assert row["s (recomputed)"] == pytest.approx(row["s (recorded)"], rel=1e-5)
+            assert row["exp(-H)"] == pytest.approx(math.exp(-row["H"]))
+
+
+def test_rewards_and_ucb_recompute(trace):
+    nodes = nodes_by_id(trace)
+    checked = 0
+    for nid, node in nodes.items():
+        r = inspector.reward_breakdown(trace, nid)
+        if node["parent"] is None:
+            assert r is None
+            continue
+        assert r["r_ig (recomputed)"] == pytest.approx(r["r_ig (recorded)"], rel=1e-4, abs=1e-6)
+        u = inspector.ucb_breakdown(trace, nid)
+        if u and u["N"]:
+            assert u["ucb (recomputed)"] == pytest.approx(u["ucb (recorded)"], rel=1e-9)
+            checked += 1
+    assert checked
+
+
+def test_inspector_views(trace):
+    win = trace["search"]["winner"]
+    assert "winner" in inspector.node_label(trace, win)
+    stats = inspector.node_stats(trace, win)
+    assert stats["winner"] and stats["candidate"] and stats["N"] == nodes_by_id(trace)[win]["N"]
+    html = inspector.sequence_html(trace, win)
+    masked = sum(nodes_by_id(trace)[win]["masked"])
+    assert html.count("masked") == masked and "completion" in html
+    report = inspector.candidate_report(trace)
+    assert report["winner"] == win and report["why"] == trace["search"]["why"]
+    assert [r["winner"] for r in report["rows"]].count("★") == 1
+    best = max(report["rows"], key=lambda r: r["cumulative IG"])
+    assert best["gap to best"] == 0
+    evil = _evil(trace)
+    assert "<img" not in inspector.sequence_html(evil, win)
+
+
+# ---------------------------------------------------------------------- phases
+def test_phase_follows_every_event():
+    run = _run()
+    assert current_phase(None).key == "not_started"
+    expected = {"run_started": "started", "root": "root", "selection": "selection",
+                "expansion": "expansion", "simulation": "simulation",
+                "backpropagation": "backpropagation", "search_finished": "search_finished",
+                "candidate_chosen": "candidate_chosen", "run_finished": "finished"}
+    seen = set()
+    last = 0.0
+    while (event := run.step()) is not None:
+        info = current_phase(run.trace)
+        if event.kind == "decode_step":
+            assert info.key == ("compare_greedy" if event.phase == "compare_greedy" else "phase_c")
+        else:
+            assert info.key == expected[event.kind]
+        assert info.title == PHASES[info.key][0] and info.explanation
+        if info.key in ("selection", "expansion", "simulation", "backpropagation"):
+            assert info.iteration == event.iteration
+            assert f">{info.title}</span>" in phase_cycle_html(info.key)
+        frac, caption = progress(run.trace)
+        assert 0.0 <= frac <= 1.0 and frac >= last - 1e-9 and caption
+        last = frac
+        seen.add(info.key)
+    assert progress(run.trace)[0] == 1.0
+    assert {"selection", "expansion", "simulation", "backpropagation", "phase_c",
+            "compare_greedy", "finished"} <= seen
+
+
+# ---------------------------------------------------------------------- replay
+def test_replay_reconstructs_the_tree_at_each_iteration():
+    run = _run()
+    snapshots = {}
+    while (event := run.step()) is not None:
+        if event.kind == "backpropagation":
+            snapshots[event.iteration] = run.trace
+    final = run.trace
+    assert iteration_count(final) == len(snapshots)
+    assert trace_at_iteration(final, len(snapshots)) is final
+    root_only = trace_at_iteration(final, 0)
+    assert len(root_only["tree"]["nodes"]) == 1 and root_only["result"] is None
+    assert current_phase(root_only).key == "root"
+    for k, live in snapshots.items():
+        replayed = trace_at_iteration(final, k)
+        if k == len(snapshots):
+            assert replayed is final      # the slider's last position: the whole run
+            continue
+        assert current_phase(replayed).key == "backpropagation"
+        want = {n["id"]: (n["N"], round(n["W"], 9)) for n in live["tree"]["nodes"]}
+        got = {n["id"]: (n["N"], round(n["W"], 9)) for n in replayed["tree"]["nodes"]}
+        assert got == want
+        tree_html(replayed), entropy_heatmap(replayed), order_html(replayed)
+
+
+# ---------------------------------------------------------------------- teaching
+def test_teaching_numbers_recompute(trace):
+    s = teaching.score_example(trace)
+    assert s["s"] == pytest.approx(s["recorded"], rel=1e-5) and "\\sigma" in s["latex"]
+    u = teaching.ucb_example(trace)
+    assert u["value"] == pytest.approx(u["recorded"]) or math.isinf(u["value"])
+    ig = teaching.information_gain_example(trace)
+    assert ig["r_ig (recomputed)"] == pytest.approx(ig["r_ig (recorded)"], rel=1e-4, abs=1e-6)
+    c = teaching.candidate_example(trace)
+    assert c["winner"] == trace["search"]["winner"]
+    p = teaching.phase_c_example(trace)
+    assert p["recomputed"] == pytest.approx(p["scores"][0], rel=1e-5)
+    a = teaching.action_set_example(trace)
+    assert len(a["actions"]) == trace["run"]["config"]["k2"]
+    assert all(teaching.FORMULAS.values())
+    for fn in (teaching.score_example, teaching.ucb_example, teaching.phase_c_example):
+        assert fn(None) is None
+
+
+# ---------------------------------------------------------------------- traces
+def test_views_render_an_uploaded_trace_identically(trace):
+    uploaded = loads_trace(dumps(trace).encode())
+    assert tree_html(uploaded) == tree_html(trace)
+    assert order_html(uploaded) == order_html(trace)
+    assert entropy_grid(uploaded) == entropy_grid(trace)
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "medal-no-mcts"])
+def test_baseline_traces_render(strategy):
+    t = make_trace(strategy)
+    assert tree_view(t).nodes == [] and t["tree"] is None
+    assert len(entropy_grid(t).rows) == t["run"]["config"]["steps"]
+    assert orders(t) == t["result"]["order"]
+    assert current_phase(t).key == "finished"
+    assert inspector.node_ids(t) == [] and teaching.score_example(t) is None
+    entropy_heatmap(t), tree_html(t), order_html(t)
+
+
+def test_block_mode_with_completed_candidates():
+    t = make_trace(lc=2, candidates=2, complete_candidates=True, block_length=7, steps=8)
+    assert any(s["phase"].startswith("phase_c-") for s in t["decode"])
+    assert orders(t) == t["result"]["order"]
+    rows = entropy_grid(t).rows
+    assert len(rows) == 2 + sum(s["phase"] == "phase_c" for s in t["decode"])
+
+
+# ---------------------------------------------------------------------- controller
+def test_advance_modes():
+    run = _run()
+    assert [e.kind for e in controller.advance(run, "phase")] == ["run_started"]
+    kinds = [e.kind for e in controller.advance(run, "iteration")]
+    assert kinds == ["root", "selection", "expansion", "simulation", "backpropagation"]
+    assert len(controller.advance(run, "end", max_events=3)) == 3
+    while controller.advance(run, "end", max_seconds=0.05):
+        pass
+    assert run.done and controller.advance(run, "phase") == []
+    with pytest.raises(ValueError):
+        controller.advance(run, "sideways")
+
+
+def test_parameters_cover_the_config():
+    names = {p.name for p in controller.PARAMETERS}
+    assert names == {f.name for f in dataclasses.fields(GenerationConfig)}
+    defaults = {p.name: p.default for p in controller.PARAMETERS}
+    assert controller.make_config(defaults) == GenerationConfig()
+    with pytest.raises(InputError, match="k1"):
+        controller.make_config({**defaults, "k1": 0})
+    # a bad combination only shows when the run resolves it against the model
+    bad = controller.make_config({**defaults, "steps": 5, "block_length": 7})
+    with pytest.raises(InputError, match="multiple of the number of blocks"):
+        controller.create_run(random_model(), task="countdown", prompt=PROMPT,
+                              strategy="medal", config=bad)
+    assert controller.load_options(False) == {}
+    assert controller.load_options(True) == {"trust_remote_code": True}
+
+
+def test_helpers():
+    assert esc('<a href="x">') == "&lt;a href=&quot;x&quot;&gt;"
+
+
+def test_measure_ui_step():
+    from medal.viz.bench import measure_ui_step
+    out = measure_ui_step(random_model(), n_steps=4,
+                          config=GenerationConfig(lc=2, candidates=2, max_iterations=4))
+    assert out["steps"] == 4 and out["mean_ms"] > 0
+    assert set(out["parts_mean_ms"]) == {"step", "trace", "tree", "heatmap", "order"}
+    assert out["max_ms"] >= out["median_ms"] > 0

@@ -1,0 +1,52 @@
+"""Shared helpers for the app and viz tests: a tiny random stand-in model and its traces.
+
+The stand-in has the built-in model's interface (character tokenizer, 28 answer slots)
+with random weights, so these tests need neither the trained assets nor much CPU.
+"""
+from __future__ import annotations
+
+import functools
+import tempfile
+
+RANDOM_SPEC = "test:random"
+
+
+@functools.lru_cache(maxsize=1)
+def random_model():
+    import torch
+
+    from medal.models.builtin import BuiltinModel
+    from medal.models.tiny import CharTokenizer, TinyConfig, TinyDLM, load_checkpoint, save_checkpoint
+
+    directory = tempfile.mkdtemp(prefix="medal-random-model-")
+    torch.manual_seed(0)
+    save_checkpoint(TinyDLM(TinyConfig(vocab_size=len(CharTokenizer()), n_layer=1, n_embd=32)),
+                    directory, {"task": "random"})
+    net, meta = load_checkpoint(directory)
+    return BuiltinModel(net, meta, "builtin:random")
+
+
+def make_trace(strategy: str = "medal", **config) -> dict:
+    """A finished run's trace (with the greedy comparison) on the random model."""
+    from medal.config import GenerationConfig
+    from medal.engine import Run
+
+    cfg = {"max_iterations": 12, **config}
+    run = Run(random_model(), task="countdown", prompt="Use 4, 18, 13 to make 20.",
+              strategy=strategy, config=GenerationConfig(**cfg), trace=True, compare_greedy=True)
+    run.finish()
+    return run.trace
+
+
+def patch_load_model(monkeypatch) -> None:
+    """Make ``medal.models.load_model`` answer RANDOM_SPEC with the random model."""
+    import medal.models
+
+    original = medal.models.load_model
+
+    def load_model(spec, **options):
+        if spec.strip() == RANDOM_SPEC:
+            return random_model()
+        return original(spec, **options)
+
+    monkeypatch.setattr(medal.models, "load_model", load_model)
