@@ -39,13 +39,14 @@ def make_trace(strategy: str = "medal", **config) -> dict:
 
 
 def patch_load_model(monkeypatch) -> None:
-    """Make ``medal.models.load_model`` answer RANDOM_SPEC with the random model."""
+    """Make ``medal.models.load_model`` answer RANDOM_SPEC (and ``RANDOM_SPEC-anything``,
+    for tests that need a fresh model-cache entry) with the random model."""
     import medal.models
 
     original = medal.models.load_model
 
     def load_model(spec, **options):
-        if spec.strip() == RANDOM_SPEC:
+        if spec.strip().startswith(RANDOM_SPEC):
             return random_model()
         return original(spec, **options)
 

@@ -1,0 +1,391 @@
+"""MEDAL Explorer -- the Run page: watch MEDAL think, step by step.
+
+Layout only: the run is driven by ``medal.viz.controller`` and every figure and HTML
+block is built by ``medal.viz`` from the trace dict -- the same dict for a live run
+(``run.trace``) and for an uploaded trace file.
+"""
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from medal.engine import STRATEGIES
+from medal.errors import MedalError, TraceError
+from medal.tasks import TASKS
+from medal.trace import MAX_TRACE_BYTES, dumps, loads_trace
+from medal.viz import (current_phase, entropy_heatmap, iteration_count, order_html,
+                       order_summary, phase_cycle_html, progress, trace_at_iteration,
+                       tree_html, tree_view)
+from medal.viz import inspector
+from medal.viz.controller import PARAMETERS, advance, create_run, load_options, make_config
+
+DEFAULT_MODEL = "builtin:countdown"
+CHUNK_SECONDS = 0.5      # "Run to end" works in chunks; Stop is honoured between them
+
+# ---------------------------------------------------------------- widget state
+# Streamlit forgets a page's widget values when another page is shown; keep a copy.
+WIDGET_DEFAULTS = {"w_model": DEFAULT_MODEL, "w_trust": False, "w_task": next(iter(TASKS)),
+                   "w_strategy": "medal", "w_source": "Live run", "w_max_nodes": 40,
+                   **{f"w_{p.name}": p.default for p in PARAMETERS}}
+
+
+def _restore_widgets() -> None:
+    saved = st.session_state.setdefault("saved_widgets", {})
+    for key, default in WIDGET_DEFAULTS.items():
+        if key not in st.session_state:
+            st.session_state[key] = saved.get(key, default)
+
+
+def _save_widgets() -> None:
+    st.session_state["saved_widgets"] = {k: st.session_state[k] for k in WIDGET_DEFAULTS
+                                         if k in st.session_state}
+    st.session_state["saved_widgets"]["w_prompt"] = st.session_state.get("w_prompt")
+
+
+@st.cache_resource(show_spinner="Loading the model…", max_entries=3)
+def cached_model(spec: str, trust_remote_code: bool):
+    from medal import models
+    return models.load_model(spec, **load_options(trust_remote_code))
+
+
+def load_model_or_error(spec: str, trust: bool):
+    """The model, or None after showing why it could not be loaded."""
+    try:
+        return cached_model(spec.strip(), trust)
+    except MedalError as exc:
+        st.error(f"Could not load model {spec!r}: {exc}")
+    except Exception as exc:  # adapters may raise anything (missing weights, OOM...)
+        st.error(f"Could not load model {spec!r}: {type(exc).__name__}: {exc}")
+    return None
+
+
+# ---------------------------------------------------------------- sidebar: settings
+def _use_example() -> None:
+    st.session_state["w_prompt"] = st.session_state["w_example"]
+
+
+def _number_widget(p, container):
+    key = f"w_{p.name}"
+    if p.kind == "bool":
+        return container.checkbox(p.label, key=key, help=p.help)
+    if p.kind == "choice":
+        return container.selectbox(p.label, p.choices, key=key, help=p.help)
+    if p.kind == "float":
+        return container.number_input(p.label, min_value=p.min_value, step=p.step or 0.1,
+                                      key=key, help=p.help, format="%.3f")
+    low = None if p.min_value is None else int(p.min_value)
+    return container.number_input(p.label, min_value=low, step=1, key=key, help=p.help,
+                                  placeholder="default" if p.kind == "optional_int" else None)
+
+
+def sidebar_settings() -> dict:
+    sb = st.sidebar
+    sb.subheader("Model")
+    spec = sb.text_input("Model spec", key="w_model",
+                         help="builtin:<task> for the shipped tiny models; other specs as "
+                              "understood by medal.models.load_model.")
+    trust = sb.checkbox("Trust remote code", key="w_trust",
+                        help="Needed by some Hugging Face checkpoints (LLaDA, Dream).")
+    if trust:
+        sb.warning("Trusting remote code runs Python code that ships with the checkpoint, "
+                   "with your permissions. Tick it only for models from a source you trust.")
+    sb.subheader("Task and prompt")
+    task_name = sb.selectbox("Task", list(TASKS), key="w_task",
+                             help="How a prompt is formatted and an answer verified.")
+    task = TASKS[task_name]
+    examples = [task.format_prompt(p) for p in task.example_problems]
+    if st.session_state.get("w_example") not in examples:
+        st.session_state["w_example"] = examples[0]
+    sb.selectbox("Example prompts", examples, key="w_example", on_change=_use_example)
+    if "w_prompt" not in st.session_state:
+        st.session_state["w_prompt"] = (st.session_state["saved_widgets"].get("w_prompt")
+                                        or examples[0])
+    prompt = sb.text_area("Prompt", key="w_prompt", height=80,
+                          help="Pick an example above or write your own.")
+    strategy = sb.selectbox("Strategy", list(STRATEGIES), key="w_strategy",
+                            help="medal: MCTS initialisation + phase C. The others are the "
+                                 "paper's baselines and ablations.")
+    groups = {"search": sb.expander("Search parameters (MEDAL)", expanded=True),
+              "decoding": sb.expander("Decoding parameters"),
+              "prompt": sb.expander("Decomposition and seed")}
+    params = {p.name: _number_widget(p, groups[p.group]) for p in PARAMETERS}
+    return {"model": spec, "trust": trust, "task": task_name, "prompt": prompt,
+            "strategy": strategy, "params": params}
+
+
+def settings_key(settings: dict) -> str:
+    return repr(sorted((k, repr(v)) for k, v in settings.items()))
+
+
+# ---------------------------------------------------------------- live run
+def start_run(settings: dict):
+    """A new Run from the settings, or None after showing what is wrong."""
+    try:
+        config = make_config(settings["params"])
+    except MedalError as exc:
+        st.error(f"Invalid parameters: {exc}")
+        return None
+    model = load_model_or_error(settings["model"], settings["trust"])
+    if model is None:
+        return None
+    try:
+        run = create_run(model, task=settings["task"], prompt=settings["prompt"],
+                         strategy=settings["strategy"], config=config)
+    except MedalError as exc:
+        st.error(f"Cannot start this run: {exc}")
+        return None
+    st.session_state["run"] = run
+    st.session_state["run_settings"] = settings_key(settings)
+    st.session_state["run_id"] = st.session_state.get("run_id", 0) + 1
+    return run
+
+
+def _request(action: str) -> None:
+    """Button callbacks run before the page: the buttons then render in the new state."""
+    if action == "stop":
+        st.session_state["running"] = False
+    elif action == "reset":
+        for key in ("run", "running", "run_settings", "last_step_ms", "pending"):
+            st.session_state.pop(key, None)
+    else:
+        st.session_state["pending"] = action
+
+
+def live_section(settings: dict) -> dict | None:
+    action = st.session_state.pop("pending", None)
+    run = st.session_state.get("run")
+    if action and run is None:
+        run = start_run(settings)
+    elif run is not None and st.session_state.get("run_settings") != settings_key(settings):
+        st.info("The settings changed since this run started: press Reset to run with them.")
+    if run is not None and action:
+        t0 = time.perf_counter()
+        if action == "end":
+            st.session_state["running"] = True
+        else:
+            advance(run, action)
+            st.session_state["last_step_ms"] = (time.perf_counter() - t0) * 1000
+    running = run is not None and st.session_state.get("running", False)
+    busy = (run is not None and run.done) or running
+    cols = st.columns(5)
+    cols[0].button("Next phase", disabled=busy, on_click=_request, args=("phase",),
+                   help="One event: one MCTS phase (selection, expansion, simulation, "
+                        "backpropagation) or one decoding step.")
+    cols[1].button("Next iteration", disabled=busy, on_click=_request, args=("iteration",),
+                   help="Up to the end of the next MCTS iteration (its backpropagation); "
+                        "past the search, one decoding step.")
+    cols[2].button("Run to end", disabled=busy, on_click=_request, args=("end",),
+                   type="primary")
+    cols[3].button("Stop", disabled=not running, on_click=_request, args=("stop",),
+                   help="Pause a run to the end; step on or run on from where it stopped.")
+    cols[4].button("Reset", on_click=_request, args=("reset",),
+                   help="Discard this run; the next step starts a new one with the current "
+                        "settings.")
+    bar = st.empty()
+    if run is None:
+        st.info("Press **Next phase**, **Next iteration** or **Run to end** to start a run "
+                "with the settings in the sidebar.")
+        return None
+    if running:
+        # In chunks: a click on Stop (or any widget) interrupts the page between two
+        # chunks, and the run resumes on the next page run unless Stop was pressed.
+        while not run.done:
+            advance(run, "end", max_seconds=CHUNK_SECONDS)
+            frac, caption = progress(run.trace)
+            bar.progress(frac, text=f"Running… {caption}. Press Stop to pause.")
+        st.session_state["running"] = False
+        st.rerun()  # draw the buttons and the views of the finished run
+    trace = run.trace
+    frac, caption = progress(trace)
+    bar.progress(1.0 if run.done else frac, text=caption)
+    return trace
+
+
+# ---------------------------------------------------------------- uploaded trace
+def upload_section() -> dict | None:
+    up = st.sidebar.file_uploader(
+        "Trace file (JSON)", type=["json"], key="w_upload",
+        help=f"A trace exported by this app or by `python -m medal generate --trace`; at "
+             f"most {MAX_TRACE_BYTES // 2**20} MB. No model is needed to inspect it.")
+    if up is None:
+        st.info("Upload a trace in the sidebar to replay and inspect it without a model.")
+        return None
+    cached = st.session_state.get("uploaded")
+    if cached and cached[0] == up.file_id:
+        trace, error = cached[1], cached[2]
+    else:
+        trace, error = None, None
+        if up.size > MAX_TRACE_BYTES:
+            error = (f"{up.name} is {up.size / 2**20:.1f} MB; traces are limited to "
+                     f"{MAX_TRACE_BYTES // 2**20} MB")
+        else:
+            try:
+                trace = loads_trace(up.getvalue(), MAX_TRACE_BYTES)
+            except TraceError as exc:
+                error = str(exc)
+        st.session_state["uploaded"] = (up.file_id, trace, error)
+    if error:
+        st.error(f"Cannot read {up.name}: {error}")
+        return None
+    st.sidebar.success(f"Loaded {up.name}: {trace['run']['strategy']} on "
+                       f"{trace['run']['model'].get('name')}")
+    return trace
+
+
+# ---------------------------------------------------------------- views
+def show_frame(html: str, height: int) -> None:
+    if hasattr(st, "iframe"):
+        st.iframe(html, height=height)
+    else:  # Streamlit < 1.52
+        import streamlit.components.v1 as components
+        components.html(html, height=height, scrolling=False)
+
+
+def phase_header(trace: dict | None) -> None:
+    info = current_phase(trace)
+    head = f"#### Phase: {info.title}"
+    if info.iteration:
+        head += f" · iteration {info.iteration}"
+    st.markdown(head)
+    if trace and trace.get("tree") and not (trace.get("decode") or trace.get("result")):
+        st.html(phase_cycle_html(info.key))
+    st.markdown(info.explanation)
+    if info.detail:
+        st.caption(info.detail)
+
+
+def replay_control(trace: dict, source_id: str) -> dict:
+    """For a finished or uploaded run: a slider back through the search iterations."""
+    n_iter = iteration_count(trace)
+    in_progress = st.session_state.get("w_source") == "Live run" and trace.get("result") is None
+    if not n_iter or in_progress:
+        return trace
+    k = st.slider("Replay: the run as it stood after iteration", 0, n_iter, n_iter,
+                  key=f"replay-{source_id}",
+                  help="Step back through the search; the last position is the whole run.")
+    return trace_at_iteration(trace, k)
+
+
+def views(shown: dict, trace: dict, source_id: str) -> None:
+    """The tabs, drawing ``shown`` (a replay position of ``trace``)."""
+    tabs = st.tabs(["Tree", "Entropy", "Unmasking order", "Inspector", "Trace file"])
+    with tabs[0]:
+        tree_tab(shown)
+    with tabs[1]:
+        st.plotly_chart(entropy_heatmap(shown), config={"displaylogo": False},
+                        key=f"heatmap-{source_id}")
+        st.caption("Entropy of every masked slot before each step (blank: already unmasked); "
+                   "the token in a cell is the one unmasked there. MEDAL's first rows are the "
+                   "search's commitments along the winner's path (during the search: the "
+                   "current path).")
+    with tabs[2]:
+        st.html(order_html(shown))
+        st.dataframe(order_summary(shown), hide_index=True)
+    with tabs[3]:
+        inspector_tab(shown)
+    with tabs[4]:
+        trace_tab(trace)
+
+
+def tree_tab(trace: dict) -> None:
+    if not trace.get("tree"):
+        st.info(f"No search tree yet: the {trace['run']['strategy']} strategy builds none, "
+                "or its search has not started.")
+        return
+    cap = st.slider("Most nodes drawn", 10, 300, step=10, key="w_max_nodes",
+                    help="Large trees keep the most visited nodes, their ancestors and "
+                         "everything the current iteration touched.")
+    view = tree_view(trace, cap)
+    show_frame(tree_html(trace, cap, height=560, view=view), height=610)
+    note = f"{view.total} nodes in the tree"
+    if view.hidden:
+        note += f"; {view.hidden} nodes hidden (showing {view.shown})"
+    st.caption(note + ". Hover a node for N, W, Q, UCB and r_IG; scroll to zoom, drag to pan.")
+
+
+def inspector_tab(trace: dict) -> None:
+    ids = inspector.node_ids(trace)
+    if not ids:
+        st.info("No search tree to inspect for this strategy.")
+        return
+    win = (trace.get("search") or {}).get("winner")
+    default = win if win in ids else ids[-1]
+    nid = st.selectbox("Node or candidate", ids, index=ids.index(default),
+                       format_func=lambda i: inspector.node_label(trace, i), key="w_inspect")
+    st.html(inspector.sequence_html(trace, nid))
+    stats = inspector.node_stats(trace, nid)
+    cols = st.columns(6)
+    for col, key in zip(cols, ("N", "W", "Q", "UCB", "r_IG", "depth")):
+        value = stats[key]
+        col.metric(key, "—" if value is None else value if isinstance(value, int)
+                   else f"{value:.4f}")
+    left, right = st.columns(2)
+    with left:
+        ucb = inspector.ucb_breakdown(trace, nid)
+        if ucb:
+            bonus = ucb["bonus"]
+            st.markdown(f"**UCB** at iteration {ucb['iteration']}: Q + c·√(ln N(parent)/N) = "
+                        f"{ucb['Q']:.4f} + {ucb['c']}·√(ln {ucb['parent_N']} / {ucb['N']}) = "
+                        + ("∞ (unvisited)" if bonus == float("inf")
+                           else f"{ucb['ucb (recomputed)']:.4f}")
+                        + (" — chosen" if ucb["chosen"] else ""))
+    with right:
+        r = inspector.reward_breakdown(trace, nid)
+        if r:
+            st.markdown(f"**r_IG** = ({r['parent entropy sum']:.3f} − "
+                        f"{r['remaining entropy sum']:.3f}) / {r['parent entropy sum']:.3f} = "
+                        f"{r['r_ig (recomputed)']:.4f} (recorded "
+                        + ("—" if r["r_ig (recorded)"] is None else f"{r['r_ig (recorded)']:.4f}")
+                        + ")")
+    st.markdown("**Action set** (what expanding this node adds; s recomputed from p, H, margin "
+                f"and γ = {trace['run']['config'].get('gamma')})")
+    rows = inspector.action_table(trace, nid)
+    if rows:
+        number_table(rows)
+    else:
+        st.caption("Empty: this node is terminal (L_c slots committed, or nothing eligible).")
+    report = inspector.candidate_report(trace)
+    if report:
+        st.markdown("**Candidate choice**")
+        if report["why"]:
+            st.info(report["why"])
+        number_table(report["rows"])
+
+
+def number_table(rows: list[dict]) -> None:
+    """A dataframe whose float columns keep 4 significant digits (scores are ~1e-4)."""
+    floats = {k for r in rows for k, v in r.items() if isinstance(v, float)}
+    st.dataframe(rows, hide_index=True, column_config={
+        k: st.column_config.NumberColumn(k, format="%.4g") for k in floats})
+
+
+def trace_tab(trace: dict) -> None:
+    text = dumps(trace)
+    st.download_button("Download trace (JSON)", text, file_name="medal-trace.json",
+                       mime="application/json", key="download_trace")
+    st.caption(f"{len(text) / 1e6:.2f} MB. Upload it later (sidebar → Uploaded trace) to replay "
+               "and inspect the run without the model.")
+
+
+# ---------------------------------------------------------------- page
+_restore_widgets()
+st.title("MEDAL Explorer")
+st.caption("Monte Carlo tree search initialisation for diffusion language models, step by "
+           "step. See *How MEDAL works* in the sidebar for the formulas.")
+source = st.sidebar.radio("Source", ["Live run", "Uploaded trace"], key="w_source",
+                          horizontal=True)
+if source == "Live run":
+    settings = sidebar_settings()
+    trace = live_section(settings)
+    source_id = f"live-{st.session_state.get('run_id', 0)}"
+else:
+    trace = upload_section()
+    source_id = f"upload-{(st.session_state.get('uploaded') or ('none',))[0]}"
+if trace is not None:
+    shown = replay_control(trace, source_id)
+    phase_header(shown)
+    if source == "Live run" and st.session_state.get("last_step_ms") is not None:
+        st.caption(f"last step: {st.session_state['last_step_ms']:.0f} ms")
+    views(shown, trace, source_id)
+_save_widgets()
