@@ -11,6 +11,7 @@ def _train(args) -> int:
     from .train import train
     info = train(task=args.task, out=args.out, steps=args.steps, batch_size=args.batch_size,
                  lr=args.lr, seed=args.seed, n_layer=args.layers, n_embd=args.width,
+                 prompt_length=args.prompt_length, answer_length=args.answer_length,
                  threads=args.threads)
     print(f"saved {args.out} ({info['training']['parameters']} parameters, "
           f"{info['training']['seconds']:.0f} s, final loss {info['training']['final_loss']})")
@@ -159,6 +160,10 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--seed", type=int, default=0, help="seed for data and initialisation")
     t.add_argument("--layers", type=int, default=4, help="transformer layers")
     t.add_argument("--width", type=int, default=128, help="embedding width")
+    t.add_argument("--prompt-length", type=int, default=None,
+                   help="prompt tokens the model reads (default: the task's; countdown 24, sudoku 26)")
+    t.add_argument("--answer-length", type=int, default=None,
+                   help="answer slots the model fills (default: the task's; countdown 28, sudoku 19)")
     t.add_argument("--threads", type=int, default=None, help="torch threads (default: all cores)")
     t.set_defaults(func=_train)
     return parser

@@ -1,6 +1,7 @@
 """Train a built-in tiny diffusion LM with the masked-diffusion objective.
 
     python -m medal train --task countdown --steps 3000 --seed 0 --out assets/countdown
+    python -m medal train --task sudoku --out assets/sudoku ...   (see its config.json)
 
 Training data is generated on the fly (never the same problem list twice), so the
 model is judged on problems it has not memorised.
@@ -17,9 +18,11 @@ from tqdm.auto import tqdm
 
 from .errors import InputError
 from .models.tiny import CharTokenizer, TinyConfig, TinyDLM, masked_diffusion_loss, save_checkpoint
-from .tasks import countdown_training_example
+from .tasks import countdown_training_example, sudoku_training_example
 
-EXAMPLE_MAKERS = {"countdown": countdown_training_example}
+EXAMPLE_MAKERS = {"countdown": countdown_training_example, "sudoku": sudoku_training_example}
+#: task -> (prompt_length, answer_length) used when train() is not given them
+DEFAULT_LENGTHS = {"countdown": (24, 28), "sudoku": (26, 19)}
 
 
 def encode_example(tok: CharTokenizer, cfg: TinyConfig, prompt: str, answer: str):
@@ -32,11 +35,15 @@ def encode_example(tok: CharTokenizer, cfg: TinyConfig, prompt: str, answer: str
 
 def train(task: str = "countdown", out: str | Path = "assets/countdown", steps: int = 3000,
           batch_size: int = 128, lr: float = 1.5e-3, seed: int = 0, n_layer: int = 4,
-          n_embd: int = 128, n_head: int = 4, prompt_length: int = 24, answer_length: int = 28,
-          threads: int | None = None, log_every: int = 100) -> dict:
+          n_embd: int = 128, n_head: int = 4, prompt_length: int | None = None,
+          answer_length: int | None = None, threads: int | None = None,
+          log_every: int = 100) -> dict:
     if task not in EXAMPLE_MAKERS:
         raise InputError(f"no training data generator for task {task!r}; "
                          f"choose one of: {', '.join(EXAMPLE_MAKERS)}")
+    default_prompt, default_answer = DEFAULT_LENGTHS[task]
+    prompt_length = prompt_length or default_prompt
+    answer_length = answer_length or default_answer
     if threads:
         torch.set_num_threads(threads)
     torch.manual_seed(seed)
@@ -74,7 +81,9 @@ def train(task: str = "countdown", out: str | Path = "assets/countdown", steps: 
         "final_loss": round(sum(losses[-log_every:]) / min(log_every, len(losses)), 4),
         "parameters": model.n_params(),
         "command": (f"python -m medal train --task {task} --steps {steps} --batch-size {batch_size} "
-                    f"--lr {lr} --seed {seed} --layers {n_layer} --width {n_embd} --out {out}"),
+                    f"--lr {lr} --seed {seed} --layers {n_layer} --width {n_embd} "
+                    f"--prompt-length {prompt_length} --answer-length {answer_length} "
+                    + (f"--threads {threads} " if threads else "") + f"--out {out}"),
     }}
     save_checkpoint(model, out, info)
     return info
