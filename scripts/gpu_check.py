@@ -53,7 +53,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", help="also time this model spec on the GPU")
     parser.add_argument("--trust-remote-code", action="store_true")
-    parser.add_argument("--gen-length", type=int, default=256, help="answer slots when timing --model")
+    parser.add_argument("--gen-length", type=int, default=256,
+                        help="answer slots when timing --model")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print(f"no CUDA GPU visible to torch {torch.__version__}; nothing to check "

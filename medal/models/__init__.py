@@ -17,7 +17,8 @@ from __future__ import annotations
 from ..errors import InputError, ModelLoadError
 from .base import DiffusionLM
 from .builtin import BuiltinModel, builtin_names
-from .hf import DEVICES, DTYPE_CHOICES, SHORTCUTS, is_hf_spec, load_hf_model  # no transformers import yet
+# .hf imports transformers only when it loads a checkpoint: the CLI stays quick
+from .hf import DEVICES, DTYPE_CHOICES, SHORTCUTS, is_hf_spec, load_hf_model
 
 __all__ = ["DiffusionLM", "BuiltinModel", "load_model", "builtin_names",
            "add_model_arguments", "model_options"]

@@ -95,8 +95,9 @@ class ModelSource:
 
 
 def is_hf_spec(spec: str) -> bool:
-    head = spec.split("@", 1)[0]
-    return head in SHORTCUTS or spec.split(":", 1)[0] in FAMILIES and ":" in spec
+    """True for a shortcut or a ``llada:``/``dream:``/``mlm:`` spec."""
+    family, sep, _ = spec.partition(":")
+    return spec.split("@", 1)[0] in SHORTCUTS or (bool(sep) and family in FAMILIES)
 
 
 def parse_spec(spec: str, revision: str | None = None) -> ModelSource:
@@ -441,7 +442,8 @@ class HFDiffusionLM(DiffusionLM):
         """The id of special token ``text`` in this tokenizer; the official id if the
         tokenizer does not know the text."""
         tid = self.tokenizer.convert_tokens_to_ids(text)
-        unknown = tid is None or (tid == self.tokenizer.unk_token_id and text != self.tokenizer.unk_token)
+        tok = self.tokenizer
+        unknown = tid is None or (tid == tok.unk_token_id and text != tok.unk_token)
         return official if unknown else int(tid)
 
     def _resolve_mask_id(self) -> int:
