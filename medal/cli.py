@@ -31,6 +31,69 @@ def _config_from_args(args):
         decompose=args.decompose if args.decompose is not None else True, n_subtasks=args.subtasks, seed=args.seed)
 
 
+SWEEPABLE = {"lc": int, "k2": int, "k1": int, "max_iterations": int, "candidates": int,
+             "c": float, "gamma": float}
+
+
+def _parse_sweep(text: str) -> tuple[str, list]:
+    name, _, values = text.partition("=")
+    if name not in SWEEPABLE or not values:
+        raise InputError(f"--sweep takes PARAM=V1,V2 with PARAM one of {', '.join(SWEEPABLE)}; "
+                         f"got {text!r}")
+    try:
+        return name, [SWEEPABLE[name](v) for v in values.split(",")]
+    except ValueError:
+        raise InputError(f"--sweep {name}: values must be numbers, got {values!r}") from None
+
+
+def _bench(args) -> int:
+    from pathlib import Path
+
+    from . import bench
+    from .models import load_model, model_options
+
+    config = _config_from_args(args)
+    strategies = bench.parse_strategies(args.strategies)
+    sweeps = [_parse_sweep(s) for s in args.sweep]
+    problems, source = bench.load_or_generate(args.task, args.problems, args.n, args.seed)
+    model = load_model(args.model or f"builtin:{args.task}", **model_options(args))
+    out = Path(args.out)
+    doc = bench.run_sharded(model, args.task, problems, strategies, config, out, source,
+                            progress=not args.no_progress)
+    if doc is None:  # a non-zero rank of a sharded run: rank 0 reports
+        return 0
+    print(bench.format_table(doc["summary"]))
+    for name, m in doc["summary"].items():
+        if "ms_per_iteration" in m:
+            print(f"{name}: {m['mean_iterations']:.1f} MCTS iterations, "
+                  f"{m['ms_per_iteration']:.1f} ms/iteration, tree bookkeeping "
+                  f"{m['bookkeeping_share']:.1%} of search time")
+    print(f"wrote {out}")
+    if args.frontier:
+        rows = [dict(m, strategy=s) for s, m in doc["summary"].items()]
+        bench.plot_html(sorted(rows, key=lambda r: r["mean_sequence_forwards"]),
+                        "mean_sequence_forwards", "accuracy",
+                        f"{args.task}: accuracy against cost", out.with_name("frontier.html"),
+                        labels=[r["strategy"] for r in sorted(rows, key=lambda r: r["mean_sequence_forwards"])])
+        print(f"wrote {out.with_name('frontier.html')}")
+    for name, values in sweeps:
+        rows = bench.sweep(model, args.task, problems, name, values, config,
+                           progress=not args.no_progress)
+        path = out.with_name(f"sweep_{name}.json")
+        bench._write(path, rows)
+        bench.plot_html(rows, "value", "accuracy", f"{args.task}: MEDAL accuracy against {name}",
+                        out.with_name(f"sweep_{name}.html"))
+        print(f"sweep {name}: " + ", ".join(f"{r['value']}: {r['accuracy']:.1%} "
+                                            f"({r['mean_sequence_forwards']:.0f} seqs)" for r in rows))
+        print(f"wrote {path} and {out.with_name(f'sweep_{name}.html')}")
+    if args.ui:
+        from .viz.bench import measure_ui_step
+        figures = measure_ui_step(model)
+        print("UI step: " + ", ".join(f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}"
+                                      for k, v in figures.items()))
+    return 0
+
+
 def _generate(args) -> int:
     import json
 
@@ -83,32 +146,8 @@ def _generate(args) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m medal", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    from .engine import ALIASES, STRATEGIES
-    from .models import add_model_arguments
-    g = sub.add_parser(
-        "generate", help="answer one prompt with MEDAL or a baseline",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-        description="Answer one prompt with MEDAL (MCTS initialisation + confidence-guided "
-                    "decoding) or a baseline; print the answer and, for tasks with a verifier, "
-                    "whether it is right.")
-    add_model_arguments(g)
-    g.add_argument("--task", default="countdown", help="task: prompt format and verifier")
-    src = g.add_mutually_exclusive_group()
-    src.add_argument("--prompt", help='prompt text, e.g. "Use 4, 18, 13 to make 20."')
-    src.add_argument("--problem", help='a structured problem, e.g. \'{"numbers": [4, 18, 13], '
-                                       '"target": 20}\'')
-    g.add_argument("--strategy", default="medal",
-                   help=f"one of: {', '.join(STRATEGIES)} (aliases: {', '.join(ALIASES)})")
-    g.add_argument("--seed", type=int, default=0, help="seed for every random choice")
-    g.add_argument("--trace", metavar="FILE", help="write the JSON trace of the run here")
-    g.add_argument("--no-compare", action="store_true",
-                   help="with --trace: skip the greedy run recorded for comparison")
-    g.add_argument("--json", action="store_true",
-                   help="print one JSON object (answer, verified, forwards, seconds, ...)")
+def add_config_arguments(g) -> None:
+    """Flags for every GenerationConfig field (generate and bench share them)."""
     s_ = g.add_argument_group("search (MEDAL)")
     s_.add_argument("--k1", type=int, default=3, help="K1: tokens kept per masked slot")
     s_.add_argument("--k2", type=int, default=5, help="K2: actions kept = children per expansion")
@@ -147,7 +186,63 @@ def build_parser() -> argparse.ArgumentParser:
     p_.add_argument("--no-decompose", dest="decompose", action="store_false",
                     help="use the original prompt")
     p_.add_argument("--subtasks", type=int, default=3, help="N: subtasks in the decomposition")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m medal", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    from .engine import ALIASES, STRATEGIES
+    from .models import add_model_arguments
+    g = sub.add_parser(
+        "generate", help="answer one prompt with MEDAL or a baseline",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        description="Answer one prompt with MEDAL (MCTS initialisation + confidence-guided "
+                    "decoding) or a baseline; print the answer and, for tasks with a verifier, "
+                    "whether it is right.")
+    add_model_arguments(g)
+    g.add_argument("--task", default="countdown", help="task: prompt format and verifier")
+    src = g.add_mutually_exclusive_group()
+    src.add_argument("--prompt", help='prompt text, e.g. "Use 4, 18, 13 to make 20."')
+    src.add_argument("--problem", help='a structured problem, e.g. \'{"numbers": [4, 18, 13], '
+                                       '"target": 20}\'')
+    g.add_argument("--strategy", default="medal",
+                   help=f"one of: {', '.join(STRATEGIES)} (aliases: {', '.join(ALIASES)})")
+    g.add_argument("--seed", type=int, default=0, help="seed for every random choice")
+    g.add_argument("--trace", metavar="FILE", help="write the JSON trace of the run here")
+    g.add_argument("--no-compare", action="store_true",
+                   help="with --trace: skip the greedy run recorded for comparison")
+    g.add_argument("--json", action="store_true",
+                   help="print one JSON object (answer, verified, forwards, seconds, ...)")
+    add_config_arguments(g)
     g.set_defaults(func=_generate)
+
+    b = sub.add_parser(
+        "bench", help="compare strategies on many problems",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        description="Run strategies on a task's problems; print accuracy (95%% Wilson CI), "
+                    "mean forwards and time; write every output and verdict to --out. "
+                    "Shard over processes with `accelerate launch --multi_gpu --num_processes 2 "
+                    "-m medal bench ...` (same results as one process).")
+    b.add_argument("--model", default=None, help="model spec (default: builtin:<task>)")
+    b.add_argument("--task", default="countdown", help="task")
+    bsrc = b.add_mutually_exclusive_group()
+    bsrc.add_argument("--problems", help="problems, one JSON object per line")
+    bsrc.add_argument("--n", type=int, help="generate this many fresh problems")
+    b.add_argument("--strategies", default=",".join(STRATEGIES),
+                   help="comma-separated strategies")
+    b.add_argument("--seed", type=int, default=0, help="base seed (problem i uses seed + i)")
+    b.add_argument("--out", default="results.json", help="results JSON")
+    b.add_argument("--sweep", action="append", default=[], metavar="PARAM=V1,V2,...",
+                   help="also sweep one MEDAL parameter (lc, k2, max_iterations, candidates, c, "
+                        "gamma, k1); writes PARAM.json and PARAM.html next to --out")
+    b.add_argument("--frontier", action="store_true",
+                   help="write frontier.html: accuracy against sequence forwards per strategy")
+    b.add_argument("--ui", action="store_true",
+                   help="also time one app UI step (engine step + render) on the model")
+    b.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_config_arguments(b)
+    b.set_defaults(func=_bench)
 
     t = sub.add_parser("train", help="train a built-in tiny diffusion LM",
                        description="Train a built-in tiny diffusion LM with the masked-diffusion "

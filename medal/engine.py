@@ -227,6 +227,8 @@ def _best_of_n(run: Run):
 def _medal(run: Run):
     """MEDAL: MCTS initialisation (L_c commitments), candidate choice, then phase C."""
     cfg = run.config
+    t_search = time.perf_counter()
+    model_before = run.runner.model_seconds
     mcts = MCTS(run.runner, cfg, run.generator)
     run.mcts = mcts
     yield mcts.root_event()
@@ -234,6 +236,9 @@ def _medal(run: Run):
         mcts.stop_reason = "exhausted"
     while not mcts.done:
         yield from mcts.iterate()
+    search_seconds = time.perf_counter() - t_search
+    search_model_seconds = run.runner.model_seconds - model_before
+    search_forwards = run.runner.forwards
     candidates = mcts.candidates if mcts.candidates else mcts.fallback_candidates()
     yield SearchFinished(reason=mcts.stop_reason, iterations=mcts.iteration,
                          candidates=[c.id for c in candidates])
@@ -280,7 +285,9 @@ def _medal(run: Run):
     for r in records:
         r["final"] = finals.get(r["node"])
     result.extra = {"winner": winner.id, "candidates": records, "stop_reason": mcts.stop_reason,
-                    "iterations": mcts.iteration, "why": why, "entropy_rows": state.entropy_rows}
+                    "iterations": mcts.iteration, "why": why, "entropy_rows": state.entropy_rows,
+                    "search_seconds": search_seconds, "search_model_seconds": search_model_seconds,
+                    "search_forwards": search_forwards}
     return result
 
 

@@ -98,6 +98,7 @@ class ModelRunner:
         ids = torch.cat([self.prompt.expand(B, -1), answers], dim=1)
         t0 = time.perf_counter()
         logits = self.model.logits(ids.to(self.model.device))[:, -L:].float()
+        logits[..., self.model.mask_id] = float("-inf")  # a slot is never "filled" with a mask
         probs = torch.softmax(logits, dim=-1)
         H = entropy(probs)
         k = min(self.top_k, probs.shape[-1])

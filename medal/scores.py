@@ -91,19 +91,21 @@ def action_set(top_tokens: torch.Tensor, top_probs: torch.Tensor, H: torch.Tenso
 
     ``top_tokens``/``top_probs``: ``[slots, k]`` sorted by probability (k >= K1; since s is
     p times a per-slot factor, the top-K1 by s are the top-K1 by p)."""
-    slots = torch.nonzero(eligible, as_tuple=False).flatten().tolist()
-    if not slots:
+    k1 = min(k1, top_probs.shape[1])
+    if not bool(eligible.any()) or k1 < 1:
         return []
-    s = slot_scores(top_probs, H, gamma, scoring)
-    margin = top2_margin(top_probs)
-    pool = []
-    for i in slots:
-        for r in range(min(k1, top_probs.shape[1])):
-            pool.append(Action(slot=i, token=int(top_tokens[i, r]), p=float(top_probs[i, r]),
-                               entropy=float(H[i]), margin=float(margin[i]),
-                               score=float(s[i, r])))
-    pool.sort(key=lambda a: (-a.score, a.slot, -a.p))
-    return pool[:k2]
+    s = slot_scores(top_probs, H, gamma, scoring)[:, :k1]
+    s = torch.where(eligible.unsqueeze(1), s, torch.full_like(s, -math.inf))
+    # stable sort on the slot-major flattening keeps ties in (slot, probability rank) order
+    order = torch.sort(s.flatten(), descending=True, stable=True).indices
+    n = min(k2, int(eligible.sum()) * k1)
+    picks = order[:n].tolist()
+    margin = top2_margin(top_probs).tolist()
+    flat_s, flat_p, flat_t = s.flatten().tolist(), top_probs[:, :k1].flatten().tolist(), \
+        top_tokens[:, :k1].flatten().tolist()
+    Hl = H.tolist()
+    return [Action(slot=j // k1, token=int(flat_t[j]), p=flat_p[j], entropy=Hl[j // k1],
+                   margin=margin[j // k1], score=flat_s[j]) for j in picks]
 
 
 def information_gain(parent_entropy: torch.Tensor, parent_masked: torch.Tensor,

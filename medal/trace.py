@@ -161,7 +161,8 @@ class TraceRecorder:
 
     def _on_run_finished(self, e):
         res = e.result.to_json()
-        timing = {"seconds": res.pop("seconds"), "model_seconds": res.pop("model_seconds")}
+        timing = {k: res.pop(k) for k in ("seconds", "model_seconds", "search_seconds",
+                                          "search_model_seconds") if k in res}
         res.pop("entropy_rows", None)
         self.trace["result"] = res
         self.trace["timing"] = timing

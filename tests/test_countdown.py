@@ -29,6 +29,12 @@ def test_verifier(answer, ok):
     assert verify(answer, P) is ok
 
 
+def test_answer_after_subtasks_is_extracted():
+    text = "Subtask 1: 18 - 13 = 5.\nSubtask 2: 5 * 4 = 20.\nAnswer: (18 - 13) * 4\n"
+    assert verify(text, P)
+    assert not verify("Subtask 1: 18 - 13 = 5.\nAnswer: 18+13", P)
+
+
 def test_verifier_exact_division():
     p = CountdownProblem((6, 4, 3), 8)
     assert verify("6/3*4", p)

@@ -88,7 +88,11 @@ def decomposition_suffix(problem_or_count) -> str:
 
 
 def extract_answer(text: str) -> str:
-    """The answer part of a completion: up to the first newline, spaces removed."""
+    """The answer part of a completion, spaces removed: what follows the last "Answer:"
+    (how instruct LLMs end a decomposed answer), else the first line."""
+    text = str(text)
+    if "answer:" in text.lower():
+        text = re.split(r"answer:", text, flags=re.IGNORECASE)[-1].strip()
     return text.split("\n", 1)[0].replace(" ", "").strip()
 
 
