@@ -7,10 +7,11 @@ built by ``medal.viz`` from a run's trace.
 """
 import streamlit as st
 
-st.set_page_config(page_title="MEDAL Explorer", layout="wide")  # no page_icon: a Material
-# icon as favicon is fetched from fonts.gstatic.com, and this app stays offline
+# No icons: Streamlit fetches a Material icon used as a page's favicon from
+# fonts.gstatic.com, and this app loads nothing from outside the machine.
+st.set_page_config(page_title="MEDAL Explorer", layout="wide")
 page = st.navigation([
-    st.Page("pages/run.py", title="Run", icon=":material/play_arrow:", default=True),
-    st.Page("pages/how_medal_works.py", title="How MEDAL works", icon=":material/functions:"),
+    st.Page("pages/run.py", title="Run", default=True),
+    st.Page("pages/how_medal_works.py", title="How MEDAL works"),
 ])
 page.run()

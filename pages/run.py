@@ -311,8 +311,11 @@ def inspector_tab(trace: dict) -> None:
         return
     win = (trace.get("search") or {}).get("winner")
     default = win if win in ids else ids[-1]
+    # a new widget once the winner is known, so that it opens on the winner
     nid = st.selectbox("Node or candidate", ids, index=ids.index(default),
-                       format_func=lambda i: inspector.node_label(trace, i), key="w_inspect")
+                       format_func=lambda i: inspector.node_label(trace, i),
+                       key=f"inspect-{win}")
+    st.markdown(f"**Node {nid}**: {inspector.node_badges(trace, nid)}")
     st.html(inspector.sequence_html(trace, nid))
     stats = inspector.node_stats(trace, nid)
     cols = st.columns(6)

@@ -207,7 +207,8 @@ def test_rewards_and_ucb_recompute(trace):
 
 def test_inspector_views(trace):
     win = trace["search"]["winner"]
-    assert "winner" in inspector.node_label(trace, win)
+    assert inspector.node_label(trace, win).startswith(f"node {win} ·")
+    assert "winning candidate" in inspector.node_badges(trace, win)
     stats = inspector.node_stats(trace, win)
     assert stats["winner"] and stats["candidate"] and stats["N"] == nodes_by_id(trace)[win]["N"]
     html = inspector.sequence_html(trace, win)

@@ -14,8 +14,11 @@ from __future__ import annotations
 import time
 from dataclasses import MISSING, dataclass, fields
 
+from .. import config as _config
 from ..config import SIMULATIONS, GenerationConfig
 from ..scores import SCORINGS
+
+_FIELDS = {f.name for f in fields(GenerationConfig)}
 
 ITERATION_STOPS = frozenset({"backpropagation", "search_finished", "candidate_chosen",
                              "decode_step", "sample_finished", "run_finished"})
@@ -62,7 +65,7 @@ class Parameter:
         return None if f.default is MISSING else f.default
 
 
-PARAMETERS: tuple[Parameter, ...] = (
+_ALL_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("k1", "K1: tokens kept per masked slot", "int",
               "Top-K1 tokens of every masked slot by the confidence-adjusted score enter the "
               "pool of actions.", min_value=1),
@@ -88,6 +91,13 @@ PARAMETERS: tuple[Parameter, ...] = (
     Parameter("simulation", "Simulation fill", "choice",
               "How a simulation completes a child: argmax or sampled tokens (no extra forward "
               "either way).", choices=SIMULATIONS),
+    Parameter("reward", "Reward", "choice",
+              "ig: the paper's information gain. ig+verifier goes beyond the paper: a "
+              "simulation (and a candidate) whose completion the task's verifier accepts "
+              "earns a bonus.", choices=getattr(_config, "REWARDS", ("ig",))),
+    Parameter("verifier_bonus", "Verifier bonus", "float",
+              "With reward ig+verifier: added when a completion verifies (beyond the paper).",
+              min_value=0.0, step=0.5),
     Parameter("complete_candidates", "Complete every candidate with phase C", "bool",
               "Also decode the losing candidates, to compare their final answers."),
     Parameter("one_per_parent", "At most one candidate per parent", "bool",
@@ -117,6 +127,8 @@ PARAMETERS: tuple[Parameter, ...] = (
               group="prompt", min_value=1),
     Parameter("seed", "Seed", "int", "Seed for every random choice.", group="prompt"),
 )
+#: the parameters this version of GenerationConfig has
+PARAMETERS = tuple(p for p in _ALL_PARAMETERS if p.name in _FIELDS)
 
 
 def make_config(values: dict) -> GenerationConfig:

@@ -26,14 +26,29 @@ def confidence_score(p: float, entropy: float, margin: float, gamma: float) -> d
 
 
 def node_label(trace: dict, nid: int) -> str:
+    """A label that never changes while the run goes on (a select box keeps its choice
+    by label): the node's id, action, depth, and whether it is deep enough (L_c) to be
+    a candidate."""
+    n = nodes_by_id(trace)[nid]
+    return (f"node {nid} · {action_label(n)} · depth {n['depth']}"
+            + (" · candidate depth" if n.get("candidate") else ""))
+
+
+def node_badges(trace: dict, nid: int) -> str:
+    """What the node is now: the winner, a candidate, on the current path..."""
     n = nodes_by_id(trace)[nid]
     tags = []
     if nid == winner_id(trace):
-        tags.append("★ winner")
+        tags.append("★ the winning candidate")
     elif nid in candidate_ids(trace):
-        tags.append("candidate")
-    return (f"node {nid} · {action_label(n)} · depth {n['depth']} · N={n['N']} · "
-            f"Q={n['Q']:.4f}" + (f" · {', '.join(tags)}" if tags else ""))
+        tags.append("a candidate")
+    if n.get("parent") is None:
+        tags.append("the root")
+    else:
+        tags.append(f"made in iteration {n.get('created_iteration')}")
+    if n.get("exhausted"):
+        tags.append("exhausted (nothing left to expand below it)")
+    return "; ".join(tags)
 
 
 def node_ids(trace: dict) -> list[int]:
