@@ -1,0 +1,278 @@
+"""End to end in a real headless browser: Debian's Chromium driven by Playwright.
+
+The app runs as ``streamlit run app.py`` in a subprocess (through ``serve_app.py``, which
+stands a random model in for ``builtin:countdown`` when the trained one is absent). The
+browser steps a search phase by phase, sees the tree drawn on its canvas inside its
+iframe and the heatmap rendered, downloads the trace and uploads it back, stops a long
+run, and opens the teaching page -- while every request to a host other than localhost
+is aborted and counted: the count must stay 0 (the app works offline).
+
+Screenshots go to ``test-artifacts/``. Needs /usr/bin/chromium (``apt-get install
+chromium``); Playwright's own browser download is never used.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+LOCAL_HOSTS = {"localhost", "127.0.0.1", "[::1]", "::1"}
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+if not Path(CHROMIUM).exists():
+    pytest.skip(f"{CHROMIUM} is missing: install Debian's Chromium (apt-get install chromium) "
+                "to run the browser test", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
+expect = sync_api.expect
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    ARTIFACTS.mkdir(exist_ok=True)
+    port = _free_port()
+    log = open(ARTIFACTS / "e2e-streamlit.log", "w")
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "MEDAL_TEST_THREADS": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "e2e" / "serve_app.py"),
+         "--server.port", str(port), "--server.address", "127.0.0.1",
+         "--server.headless", "true", "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 90
+    while True:
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            pass
+        if proc.poll() is not None or time.time() > deadline:
+            proc.kill()
+            pytest.fail(f"streamlit did not start; see {ARTIFACTS / 'e2e-streamlit.log'}")
+        time.sleep(0.5)
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class Offline:
+    """Aborts and records every request (and WebSocket) to a host that is not local."""
+
+    def __init__(self):
+        self.blocked: list[str] = []
+
+    def route(self, route):
+        url = route.request.url
+        host = urlparse(url).hostname or ""
+        if url.startswith(("data:", "blob:", "about:")) or host in LOCAL_HOSTS:
+            route.continue_()
+        else:
+            self.blocked.append(url)
+            route.abort()
+
+    def websocket(self, ws):
+        if (urlparse(ws.url).hostname or "") not in LOCAL_HOSTS:
+            self.blocked.append(ws.url)
+
+
+@pytest.fixture
+def page(browser, server):
+    """A fresh browser session on the app; fails if anything left the machine."""
+    offline = Offline()
+    context = browser.new_context(viewport={"width": 1400, "height": 1600},
+                                  accept_downloads=True)
+    context.route("**/*", offline.route)
+    pg = context.new_page()
+    pg.on("websocket", offline.websocket)
+    pg.goto(server)
+    expect(pg.get_by_role("button", name="Run to end", exact=True)).to_be_visible(
+        timeout=60_000)
+    yield pg
+    context.close()
+    assert offline.blocked == [], f"requests left the machine: {offline.blocked}"
+
+
+def shot(pg, name: str, locator=None) -> None:
+    target = locator if locator is not None else pg
+    target.screenshot(path=str(ARTIFACTS / f"e2e-{name}.png"))
+
+
+def set_number(pg, label: str, value) -> None:
+    box = pg.get_by_label(label, exact=True)
+    box.fill(str(value))
+    box.press("Enter")
+    pg.wait_for_timeout(300)
+
+
+def wait_idle(pg) -> None:
+    """Until Streamlit has finished the current page run."""
+    pg.wait_for_timeout(200)
+    expect(pg.locator('[data-testid="stStatusWidget"]')).to_have_count(0, timeout=120_000)
+
+
+def phase_is(pg, text: str, timeout: float = 60_000) -> None:
+    expect(pg.get_by_role("heading", name=f"Phase: {text}", exact=True)).to_be_visible(
+        timeout=timeout)
+
+
+def click(pg, label: str) -> None:
+    pg.get_by_role("button", name=label, exact=True).click()
+
+
+def assert_tree_drawn(pg) -> None:
+    """The tree's iframe holds a vis-network canvas with something drawn on it."""
+    frame = pg.frame_locator('iframe[srcdoc*="medal-tree"]').first
+    expect(frame.locator("#medal-tree[data-drawn=true]")).to_have_count(1, timeout=30_000)
+    canvas = frame.locator("#medal-tree canvas")
+    expect(canvas).to_have_count(1)
+    inked = canvas.evaluate("""c => {
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let n = 0;
+        for (let i = 0; i < d.length; i += 4)
+            if (d[i + 3] > 0 && (d[i] < 235 || d[i + 1] < 235 || d[i + 2] < 235)) n++;
+        return n; }""")
+    assert inked > 200, f"the tree canvas looks empty ({inked} inked pixels)"
+
+
+def open_tab(pg, name: str) -> None:
+    pg.get_by_role("tab", name=name, exact=True).click()
+    pg.wait_for_timeout(400)
+
+
+def test_step_by_step_download_upload_teach(page, tmp_path):
+    pg = page
+    set_number(pg, "L_c: slots committed by the search", 2)
+    set_number(pg, "C: candidates to collect", 2)
+    set_number(pg, "Max iterations", 20)
+    wait_idle(pg)
+    phases = ["Start", "Root evaluation", "Selection · iteration 1", "Expansion · iteration 1",
+              "Simulation · iteration 1", "Backpropagation · iteration 1"]
+    for name in phases:
+        click(pg, "Next phase")
+        phase_is(pg, name)
+        wait_idle(pg)
+        if name == "Expansion · iteration 1":
+            assert_tree_drawn(pg)
+            shot(pg, "1-expansion")
+    click(pg, "Next iteration")
+    phase_is(pg, "Backpropagation · iteration 2")
+    wait_idle(pg)
+    assert_tree_drawn(pg)
+    shot(pg, "2-iteration-2")
+
+    click(pg, "Run to end")
+    phase_is(pg, "Finished", timeout=180_000)
+    wait_idle(pg)
+    assert_tree_drawn(pg)
+    shot(pg, "3-finished-tree")
+
+    open_tab(pg, "Entropy")
+    chart = pg.locator('[data-testid="stPlotlyChart"]').first
+    expect(chart.locator(".heatmaplayer image, .hm image")).not_to_have_count(0, timeout=30_000)
+    expect(chart.get_by_text("greedy (low-confidence)")).to_be_visible()
+    shot(pg, "4-entropy", chart)
+
+    open_tab(pg, "Unmasking order")
+    expect(pg.locator(".medal-order")).to_be_visible()
+    shot(pg, "5-order")
+
+    open_tab(pg, "Inspector")
+    expect(pg.get_by_text("Candidate choice")).to_be_visible()
+    shot(pg, "6-inspector")
+
+    open_tab(pg, "Trace file")
+    with pg.expect_download() as info:
+        click(pg, "Download trace (JSON)")
+    saved = tmp_path / "e2e-trace.json"
+    info.value.save_as(saved)
+    from medal.trace import loads_trace
+    trace = loads_trace(saved.read_bytes())
+    assert trace["result"] is not None and trace["search"]["winner"] is not None
+    (ARTIFACTS / "e2e-trace.json").write_bytes(saved.read_bytes())
+
+    # a bad file first: a clear message; then the downloaded trace, replayed with no model
+    pg.get_by_text("Uploaded trace", exact=True).click()
+    wait_idle(pg)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "something else"}')
+    pg.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(bad))
+    expect(pg.get_by_text("Cannot read bad.json", exact=False)).to_be_visible(timeout=30_000)
+    expect(pg.get_by_text("not a MEDAL trace", exact=False)).to_be_visible()
+    shot(pg, "7-bad-upload")
+
+    pg.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(saved))
+    expect(pg.get_by_text("Loaded e2e-trace.json", exact=False)).to_be_visible(timeout=30_000)
+    phase_is(pg, "Finished")
+    wait_idle(pg)
+    assert_tree_drawn(pg)
+    shot(pg, "8-uploaded")
+    replay = pg.get_by_role("slider").first
+    replay.focus()
+    replay.press("Home")
+    phase_is(pg, "Root evaluation")
+    wait_idle(pg)
+    assert_tree_drawn(pg)
+    shot(pg, "9-replay-start")
+
+    pg.get_by_role("link", name="How MEDAL works").click()
+    expect(pg.get_by_role("heading", name="1. Confidence-adjusted score")).to_be_visible(
+        timeout=30_000)
+    expect(pg.locator(".katex").first).to_be_visible()
+    assert pg.locator(".katex").count() >= 8
+    expect(pg.get_by_text("Start a run on the Run page", exact=False)).to_have_count(0)
+    shot(pg, "10-teaching")
+
+
+def test_stop_pauses_a_long_run(page):
+    pg = page
+    set_number(pg, "C: candidates to collect", 500)     # unreachable: the budget decides
+    set_number(pg, "Max iterations", 400)
+    wait_idle(pg)
+    click(pg, "Run to end")
+    stop = pg.get_by_role("button", name="Stop", exact=True)
+    expect(stop).to_be_enabled(timeout=30_000)
+    expect(pg.get_by_text("Running…", exact=False)).to_be_visible(timeout=30_000)
+    shot(pg, "11-running")
+    stop.click()
+    expect(pg.get_by_role("button", name="Next phase", exact=True)).to_be_enabled(
+        timeout=30_000)
+    wait_idle(pg)
+    expect(stop).to_be_disabled()
+    expect(pg.get_by_role("heading", name="Phase: Finished", exact=True)).to_have_count(0)
+    assert_tree_drawn(pg)
+    shot(pg, "12-stopped")
+    click(pg, "Next phase")                               # and it steps on from there
+    wait_idle(pg)
+    expect(pg.get_by_role("heading", name="Phase: Finished", exact=True)).to_have_count(0)
+
