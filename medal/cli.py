@@ -23,7 +23,8 @@ def _config_from_args(args):
     return GenerationConfig(
         k1=args.k1, k2=args.k2, lc=args.lc, candidates=args.candidates, gamma=args.gamma,
         c=args.c, max_iterations=args.max_iterations, scoring=args.scoring,
-        simulation=args.simulation, complete_candidates=args.complete_candidates,
+        simulation=args.simulation, reward=args.reward, verifier_bonus=args.verifier_bonus,
+        complete_candidates=args.complete_candidates,
         one_per_parent=args.one_per_parent, gen_length=args.gen_length, steps=args.steps,
         block_length=args.block_length, temperature=args.temperature,
         slot_temperature=args.slot_temperature, eb_threshold=args.eb_threshold,
@@ -161,6 +162,11 @@ def add_config_arguments(g) -> None:
                     help="action scores: confidence-adjusted (paper) or top-2 margin only")
     s_.add_argument("--simulation", default="argmax", choices=["argmax", "sample"],
                     help="how a simulation fills the remaining masks")
+    s_.add_argument("--reward", default="ig", choices=["ig", "ig+verifier"],
+                    help="ig: the paper's information gain; ig+verifier (BEYOND the paper): "
+                         "add --verifier-bonus when a simulation's completion verifies")
+    s_.add_argument("--verifier-bonus", type=float, default=1.0,
+                    help="reward bonus for a verified completion (with --reward ig+verifier)")
     s_.add_argument("--complete-candidates", action="store_true",
                     help="complete every candidate with phase C, not only the winner")
     s_.add_argument("--one-per-parent", action="store_true",

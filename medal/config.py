@@ -9,6 +9,11 @@ does not:
 * ``c`` = 0.1: rewards are fractions of the parent's total entropy, typically 0.02-0.3
   on the built-in model; c = 0.1 keeps the exploration bonus on that scale, so the
   search goes deep enough to reach L_c within a small budget yet still branches.
+* ``reward`` = "ig": the paper's information gain. "ig+verifier" goes BEYOND the paper
+  (off by default, labelled so everywhere): for tasks with a verifier, a simulation whose
+  completion verifies earns ``verifier_bonus`` on top of r_IG, and so does a candidate in
+  the final choice. Countdown's verifier needs only the problem (no reference answer),
+  so this is legitimate test-time checking, not an oracle.
 * ``lc``: the paper's 20 is for 256-slot answers (8%); short answers take a task default
   (Countdown: 4 of 28 slots) -- see ``Task.default_lc``.
 """
@@ -20,6 +25,7 @@ from .errors import InputError
 from .scores import SCORINGS
 
 SIMULATIONS = ("argmax", "sample")
+REWARDS = ("ig", "ig+verifier")
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,8 @@ class GenerationConfig:
     max_iterations: int = 200      # hard budget of MCTS iterations
     scoring: str = "confidence"    # "confidence" (paper) or "margin" (ablation)
     simulation: str = "argmax"     # how a simulation fills the remaining masks
+    reward: str = "ig"             # "ig" (paper) or "ig+verifier" (beyond the paper, see below)
+    verifier_bonus: float = 1.0    # with "ig+verifier": added when a completion verifies
     complete_candidates: bool = False  # phase-C-complete every candidate, not just the winner
     one_per_parent: bool = False   # count at most one candidate per parent (diversity)
     # --- decoding ---
@@ -61,11 +69,13 @@ class GenerationConfig:
             v = getattr(self, name)
             need(v is None or (type(v) is int and v >= 1),
                  f"{name} must be a whole number >= 1 (or unset), got {v!r}")
-        for name in ("gamma", "c", "temperature", "slot_temperature", "eb_threshold"):
+        for name in ("gamma", "c", "temperature", "slot_temperature", "eb_threshold",
+                     "verifier_bonus"):
             v = getattr(self, name)
             need(isinstance(v, (int, float)) and v == v and abs(v) != float("inf") and v >= 0,
                  f"{name} must be a finite number >= 0, got {v!r}")
         need(self.scoring in SCORINGS, f"scoring must be one of {SCORINGS}, got {self.scoring!r}")
+        need(self.reward in REWARDS, f"reward must be one of {REWARDS}, got {self.reward!r}")
         need(self.simulation in SIMULATIONS,
              f"simulation must be one of {SIMULATIONS}, got {self.simulation!r}")
         need(type(self.seed) is int, f"seed must be a whole number, got {self.seed!r}")

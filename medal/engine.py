@@ -181,6 +181,14 @@ class Run:
                                 model_seconds=runner.model_seconds, order=state.order,
                                 extra=extra or {})
 
+    def verifier(self):
+        """answer ids -> verdict, for the beyond-the-paper "ig+verifier" reward; None when
+        the prompt is not a problem the task can check."""
+        if self.problem is None:
+            return None
+        return lambda ids: self.task.verify(self.task.extract_answer(self.model.decode(ids)),
+                                            self.problem)
+
     def new_state(self) -> DecodeState:
         return DecodeState(answer=self.runner.initial_answer(), order=[None] * self.config.gen_length)
 
@@ -229,7 +237,7 @@ def _medal(run: Run):
     cfg = run.config
     t_search = time.perf_counter()
     model_before = run.runner.model_seconds
-    mcts = MCTS(run.runner, cfg, run.generator)
+    mcts = MCTS(run.runner, cfg, run.generator, verifier=run.verifier())
     run.mcts = mcts
     yield mcts.root_event()
     if mcts.root.exhausted:
@@ -253,14 +261,19 @@ def _medal(run: Run):
                                                          ev.entropy, ev.masked),
             "root_entropy_sum": float(root.entropy[root.masked].sum()),
             "remaining_entropy_sum": float(ev.entropy[ev.masked].sum()),
-            "r_ig": c.reward, "Q": c.Q, "N": c.N,
+            "r_ig": c.r_ig, "Q": c.Q, "N": c.N, "verified": c.verified,
             "sequence": decode_masked(c.answer),
             "completion": decode_masked(c.completion) if c.completion is not None else None,
         })
-    best = max(range(len(records)), key=lambda i: (records[i]["cumulative_ig"], -i))
+    bonus = cfg.verifier_bonus if mcts.verifier is not None else 0.0
+    for r in records:
+        r["score"] = r["cumulative_ig"] + bonus * bool(r["verified"])
+    best = max(range(len(records)), key=lambda i: (records[i]["score"], -i))
     winner = candidates[best]
     others = [r for i, r in enumerate(records) if i != best]
-    why = (f"node {winner.id} has the highest cumulative information gain "
+    why = ((f"[reward ig+verifier, beyond the paper] node {winner.id}'s simulation "
+            f"{'verifies' if winner.verified else 'does not verify'}; " if bonus else "")
+           + f"node {winner.id} has the highest cumulative information gain "
            f"({records[best]['cumulative_ig']:.4f}: the search's commitments left the least "
            f"entropy on the remaining slots, {records[best]['remaining_entropy_sum']:.3f} of "
            f"{records[best]['root_entropy_sum']:.3f})"

@@ -98,7 +98,8 @@ class ModelRunner:
         ids = torch.cat([self.prompt.expand(B, -1), answers], dim=1)
         t0 = time.perf_counter()
         logits = self.model.logits(ids.to(self.model.device))[:, -L:].float()
-        logits[..., self.model.mask_id] = float("-inf")  # a slot is never "filled" with a mask
+        # a slot is never "filled" with the mask token, whatever the model predicts
+        logits = logits.index_fill(-1, torch.tensor([self.model.mask_id]), float("-inf"))
         probs = torch.softmax(logits, dim=-1)
         H = entropy(probs)
         k = min(self.top_k, probs.shape[-1])

@@ -36,7 +36,9 @@ class Node:
     depth: int
     evaluation: Evaluation
     actions: list[Action]          # this node's action set (what expanding it would add)
-    reward: float | None = None    # r_IG when it was made
+    r_ig: float | None = None      # information gain when it was made
+    verified: bool | None = None   # its completion passes the task's verifier (if asked)
+    reward: float | None = None    # what backpropagation adds: r_IG (+ verifier bonus)
     completion: torch.Tensor | None = None
     children: list["Node"] = field(default_factory=list)
     N: int = 0
@@ -64,10 +66,13 @@ class Node:
 class MCTS:
     """One search over one prompt. ``iterate()`` yields the four phase events."""
 
-    def __init__(self, runner: ModelRunner, cfg, generator: torch.Generator | None = None):
+    def __init__(self, runner: ModelRunner, cfg, generator: torch.Generator | None = None,
+                 verifier=None):
         self.runner = runner
         self.cfg = cfg
         self.generator = generator
+        # answer ids -> bool; used only with cfg.reward == "ig+verifier"
+        self.verifier = verifier if cfg.reward == "ig+verifier" else None
         self.nodes: list[Node] = []
         self.iteration = 0
         self.candidates: list[Node] = []
@@ -135,8 +140,12 @@ class MCTS:
         rewards = []
         for ch in children:
             ch.completion = ch.evaluation.completion(self.generator, temperature)
-            ch.reward = information_gain(parent.entropy, parent.masked,
-                                         ch.evaluation.entropy, ch.action.slot)
+            ch.r_ig = information_gain(parent.entropy, parent.masked,
+                                       ch.evaluation.entropy, ch.action.slot)
+            ch.reward = ch.r_ig
+            if self.verifier is not None:
+                ch.verified = bool(self.verifier(ch.completion))
+                ch.reward += self.cfg.verifier_bonus * ch.verified
             rewards.append(ch.reward)
         return rewards
 

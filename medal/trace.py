@@ -63,7 +63,7 @@ class TraceRecorder:
             "created_iteration": iteration,
             "action": (node.action.to_json(tt(node.action.token)) if node.action else None),
             "N": node.N, "W": node.W, "Q": node.Q,
-            "r_ig": node.reward,
+            "r_ig": node.r_ig, "reward": node.reward, "verified": node.verified,
             "ucb": None,
             "sequence": self.model.decode_masked(ev.answer),
             "answer_ids": ev.answer.tolist(),
@@ -81,7 +81,7 @@ class TraceRecorder:
     def _sync(self, node) -> None:
         rec = self.trace["tree"]["nodes"][node.id]
         rec.update(N=node.N, W=node.W, Q=node.Q, exhausted=node.exhausted,
-                   ucb=node.last_ucb, r_ig=node.reward)
+                   ucb=node.last_ucb, r_ig=node.r_ig, reward=node.reward, verified=node.verified)
         if node.completion is not None and rec["completion"] is None:
             rec["completion_ids"] = node.completion.tolist()
             rec["completion"] = self.model.decode_masked(node.completion)

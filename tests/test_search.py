@@ -141,3 +141,21 @@ def test_candidate_choice_is_highest_cumulative_gain(scripted):
     winner = run.mcts.nodes[best["node"]]
     committed = winner.answer != scripted.mask_id
     assert torch.equal(torch.tensor(result.answer_ids)[committed], winner.answer[committed])
+
+
+def test_verifier_reward_is_opt_in_and_adds_the_bonus(scripted):
+    def verifier(ids):
+        return int(ids[0]) == 1
+
+    search, _ = make_search(scripted, lc=2, candidates=3, max_iterations=20)
+    search.verifier = None  # the paper's reward ignores any verifier
+    assert MCTS(search.runner, search.cfg, verifier=verifier).verifier is None
+    cfg_v = GenerationConfig(lc=2, candidates=3, max_iterations=20, reward="ig+verifier",
+                             verifier_bonus=0.5).resolved(6, 3, 6)
+    search_v = MCTS(search.runner, cfg_v, verifier=verifier)
+    run_iterations(search_v, 20)
+    children = [n for n in search_v.nodes if n.parent is not None]
+    assert any(n.verified for n in children) and not all(n.verified for n in children)
+    for n in children:
+        assert n.verified == (int(n.completion[0]) == 1)
+        assert n.reward == pytest.approx(n.r_ig + 0.5 * n.verified)
