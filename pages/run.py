@@ -65,6 +65,15 @@ def _use_example() -> None:
     st.session_state["w_prompt"] = st.session_state["w_example"]
 
 
+def _task_changed() -> None:
+    """A new task: its first example prompt, and its built-in model if one was in use."""
+    task = TASKS[st.session_state["w_task"]]
+    first = task.format_prompt(task.example_problems[0])
+    st.session_state["w_example"] = st.session_state["w_prompt"] = first
+    if st.session_state.get("w_model", "").strip().startswith("builtin:"):
+        st.session_state["w_model"] = f"builtin:{task.name}"
+
+
 def _number_widget(p, container):
     key = f"w_{p.name}"
     if p.kind == "bool":
@@ -91,7 +100,7 @@ def sidebar_settings() -> dict:
         sb.warning("Trusting remote code runs Python code that ships with the checkpoint, "
                    "with your permissions. Tick it only for models from a source you trust.")
     sb.subheader("Task and prompt")
-    task_name = sb.selectbox("Task", list(TASKS), key="w_task",
+    task_name = sb.selectbox("Task", list(TASKS), key="w_task", on_change=_task_changed,
                              help="How a prompt is formatted and an answer verified.")
     task = TASKS[task_name]
     examples = [task.format_prompt(p) for p in task.example_problems]

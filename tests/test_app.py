@@ -74,6 +74,18 @@ def test_example_prompt_fills_the_prompt(app):
     assert app.text_area(key="w_prompt").value == second
 
 
+def test_changing_task_changes_prompt_and_builtin_model(app):
+    from medal.tasks import TASKS
+    if len(TASKS) < 2:
+        pytest.skip("one task only")
+    other = next(name for name in TASKS if name != app.selectbox(key="w_task").value)
+    app.selectbox(key="w_task").set_value(other).run()
+    task = TASKS[other]
+    assert app.text_area(key="w_prompt").value == task.format_prompt(task.example_problems[0])
+    assert app.text_input(key="w_model").value == f"builtin:{other}"
+    assert not app.exception
+
+
 def test_search_phase_by_phase_then_to_the_end(app):
     configure(app).run()
     seen = []
