@@ -10,6 +10,7 @@ import time
 
 import streamlit as st
 
+from medal import models
 from medal.engine import STRATEGIES
 from medal.errors import MedalError, TraceError
 from medal.tasks import TASKS
@@ -20,12 +21,15 @@ from medal.viz import (current_phase, entropy_heatmap, iteration_count, order_ht
 from medal.viz import inspector
 from medal.viz.controller import PARAMETERS, advance, create_run, load_options, make_config
 
-DEFAULT_MODEL = "builtin:countdown"
+DEFAULT_MODEL = getattr(models, "DEFAULT_MODEL", "builtin:countdown")
+DEVICES = tuple(getattr(models, "DEVICES", ("auto",)))
+DTYPES = tuple(getattr(models, "DTYPE_CHOICES", ("auto",)))
 CHUNK_SECONDS = 0.5      # "Run to end" works in chunks; Stop is honoured between them
 
 # ---------------------------------------------------------------- widget state
 # Streamlit forgets a page's widget values when another page is shown; keep a copy.
 WIDGET_DEFAULTS = {"w_model": DEFAULT_MODEL, "w_trust": False, "w_task": next(iter(TASKS)),
+                   "w_device": "auto", "w_dtype": "auto", "w_revision": "",
                    "w_strategy": "medal", "w_source": "Live run", "w_max_nodes": 40,
                    **{f"w_{p.name}": p.default for p in PARAMETERS}}
 
@@ -44,15 +48,15 @@ def _save_widgets() -> None:
 
 
 @st.cache_resource(show_spinner="Loading the model…", max_entries=3)
-def cached_model(spec: str, trust_remote_code: bool):
+def cached_model(spec: str, options: tuple):
     from medal import models
-    return models.load_model(spec, **load_options(trust_remote_code))
+    return models.load_model(spec, **dict(options))
 
 
-def load_model_or_error(spec: str, trust: bool):
+def load_model_or_error(spec: str, options: dict):
     """The model, or None after showing why it could not be loaded."""
     try:
-        return cached_model(spec.strip(), trust)
+        return cached_model(spec.strip(), tuple(sorted(options.items())))
     except MedalError as exc:
         st.error(f"Could not load model {spec!r}: {exc}")
     except Exception as exc:  # adapters may raise anything (missing weights, OOM...)
@@ -92,13 +96,24 @@ def sidebar_settings() -> dict:
     sb = st.sidebar
     sb.subheader("Model")
     spec = sb.text_input("Model spec", key="w_model",
-                         help="builtin:<task> for the shipped tiny models; other specs as "
-                              "understood by medal.models.load_model.")
+                         help="builtin:<task> for the shipped tiny models (CPU); "
+                              "llada:<hub id or dir>, dream:<hub id or dir>, mlm:<hub id or "
+                              "dir>, or a shortcut such as llada-8b-instruct (needs the "
+                              "weights on this machine).")
     trust = sb.checkbox("Trust remote code", key="w_trust",
-                        help="Needed by some Hugging Face checkpoints (LLaDA, Dream).")
+                        help="LLaDA and Dream checkpoints ship Python code that transformers "
+                             "must run to load them.")
     if trust:
         sb.warning("Trusting remote code runs Python code that ships with the checkpoint, "
-                   "with your permissions. Tick it only for models from a source you trust.")
+                   "with your permissions. Tick it only for models from a source you trust, "
+                   "ideally pinned to a revision you have read.")
+    with sb.expander("Loading options (transformers models)"):
+        device = st.selectbox("Device", DEVICES, key="w_device",
+                              help="auto: CUDA if present, else CPU.")
+        dtype = st.selectbox("Weights dtype", DTYPES, key="w_dtype",
+                             help="auto: bfloat16 on a GPU, float32 on the CPU.")
+        revision = st.text_input("Revision", key="w_revision",
+                                 help="Hub commit, branch or tag (empty: the default).")
     sb.subheader("Task and prompt")
     task_name = sb.selectbox("Task", list(TASKS), key="w_task", on_change=_task_changed,
                              help="How a prompt is formatted and an answer verified.")
@@ -119,7 +134,8 @@ def sidebar_settings() -> dict:
               "decoding": sb.expander("Decoding parameters"),
               "prompt": sb.expander("Decomposition and seed")}
     params = {p.name: _number_widget(p, groups[p.group]) for p in PARAMETERS}
-    return {"model": spec, "trust": trust, "task": task_name, "prompt": prompt,
+    options = load_options(trust, device, dtype, revision)
+    return {"model": spec, "load_options": options, "task": task_name, "prompt": prompt,
             "strategy": strategy, "params": params}
 
 
@@ -135,7 +151,7 @@ def start_run(settings: dict):
     except MedalError as exc:
         st.error(f"Invalid parameters: {exc}")
         return None
-    model = load_model_or_error(settings["model"], settings["trust"])
+    model = load_model_or_error(settings["model"], settings["load_options"])
     if model is None:
         return None
     try:

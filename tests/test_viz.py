@@ -351,6 +351,8 @@ def test_parameters_cover_the_config():
                               strategy="medal", config=bad)
     assert controller.load_options(False) == {}
     assert controller.load_options(True) == {"trust_remote_code": True}
+    assert controller.load_options(device="cpu", dtype="auto", revision=" main ") == {
+        "device": "cpu", "revision": "main"}
 
 
 def test_helpers():

@@ -144,6 +144,17 @@ def create_run(model, *, task: str, prompt: str, strategy: str, config: Generati
                trace=True, compare_greedy=True)
 
 
-def load_options(trust_remote_code: bool) -> dict:
-    """Keyword options for ``load_model``: only the ones that are set."""
-    return {"trust_remote_code": True} if trust_remote_code else {}
+def load_options(trust_remote_code: bool = False, device: str = "auto", dtype: str = "auto",
+                 revision: str | None = None) -> dict:
+    """Keyword options for ``load_model``: only the ones that differ from the defaults, so
+    a loader that does not know an option is never handed it unasked."""
+    options: dict = {}
+    if trust_remote_code:
+        options["trust_remote_code"] = True
+    if device and device != "auto":
+        options["device"] = device
+    if dtype and dtype != "auto":
+        options["dtype"] = dtype
+    if revision and revision.strip():
+        options["revision"] = revision.strip()
+    return options
