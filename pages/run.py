@@ -360,6 +360,10 @@ def inspector_tab(trace: dict) -> None:
                         + (" — chosen" if ucb["chosen"] else ""))
     with right:
         r = inspector.reward_breakdown(trace, nid)
+        if stats["reward"] is not None and stats["reward"] != stats["r_IG"]:
+            st.markdown(f"**reward** = r_IG + verifier bonus = {stats['reward']:.4f} "
+                        f"(completion verified: {stats['completion verified']}; "
+                        "the ig+verifier reward goes beyond the paper)")
         if r:
             st.markdown(f"**r_IG** = ({r['parent entropy sum']:.3f} − "
                         f"{r['remaining entropy sum']:.3f}) / {r['parent entropy sum']:.3f} = "

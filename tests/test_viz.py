@@ -366,3 +366,14 @@ def test_measure_ui_step():
     assert out["steps"] == 4 and out["mean_ms"] > 0
     assert set(out["parts_mean_ms"]) == {"step", "trace", "tree", "heatmap", "order"}
     assert out["max_ms"] >= out["median_ms"] > 0
+
+
+def test_verifier_reward_is_shown_beside_r_ig(trace):
+    node = copy.deepcopy(next(n for n in trace["tree"]["nodes"] if n["action"]))
+    assert "verifier" not in node_tooltip(node)
+    node.update(reward=node["r_ig"] + 1.0, verified=True)
+    tip = node_tooltip(node)
+    assert "verifier bonus" in tip and "verified: yes" in tip
+    t = make_trace(lc=2, candidates=2, reward="ig+verifier")
+    assert inspector.node_stats(t, t["search"]["winner"])["reward"] is not None
+    tree_html(t), order_html(t), entropy_heatmap(t)

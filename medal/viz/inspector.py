@@ -180,7 +180,8 @@ def node_stats(trace: dict, nid: int) -> dict:
     return {"node": nid, "parent": n.get("parent"), "depth": n["depth"],
             "created in iteration": n.get("created_iteration"), "N": n["N"], "W": n["W"],
             "Q": n["Q"], "UCB": finite(n.get("ucb")) if n.get("ucb") is not None else None,
-            "r_IG": n.get("r_ig"), "entropy sum": n.get("entropy_sum"),
+            "r_IG": n.get("r_ig"), "reward": n.get("reward", n.get("r_ig")),
+            "completion verified": n.get("verified"), "entropy sum": n.get("entropy_sum"),
             "candidate": nid in candidate_ids(trace), "winner": nid == winner_id(trace),
             "exhausted": n.get("exhausted")}
 

@@ -102,6 +102,11 @@ def node_tooltip(node: dict, *, is_winner: bool = False, is_candidate: bool = Fa
                  f"Q = {esc(fmt(node['Q']))}")
     lines.append(f"UCB = {esc(fmt(node.get('ucb')))} · "
                  f"r<sub>IG</sub> = {esc(fmt(node.get('r_ig')))}")
+    reward = node.get("reward")
+    if reward is not None and reward != node.get("r_ig"):   # ig+verifier (beyond the paper)
+        verified = {True: "yes", False: "no"}.get(node.get("verified"), "—")
+        lines.append(f"reward = {esc(fmt(reward))} (r<sub>IG</sub> + verifier bonus; "
+                     f"completion verified: {verified})")
     lines.append(f"<tt>{esc(node.get('sequence', ''))}</tt>")
     if node.get("completion"):
         lines.append(f"completion: <tt>{esc(node['completion'])}</tt>")
