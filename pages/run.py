@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 import streamlit as st
+from packaging.version import Version
 
 from medal import models
 from medal.engine import STRATEGIES
@@ -24,6 +25,7 @@ from medal.viz.controller import PARAMETERS, advance, create_run, load_options, 
 DEFAULT_MODEL = getattr(models, "DEFAULT_MODEL", "builtin:countdown")
 DEVICES = tuple(getattr(models, "DEVICES", ("auto",)))
 DTYPES = tuple(getattr(models, "DTYPE_CHOICES", ("auto",)))
+DEFERRED_DOWNLOAD = Version(st.__version__) >= Version("1.52")
 CHUNK_SECONDS = 0.5      # "Run to end" works in chunks; Stop is honoured between them
 
 # ---------------------------------------------------------------- widget state
@@ -393,11 +395,15 @@ def number_table(rows: list[dict]) -> None:
 
 
 def trace_tab(trace: dict) -> None:
-    text = dumps(trace)
-    st.download_button("Download trace (JSON)", text, file_name="medal-trace.json",
+    # Streamlit >= 1.52 writes the file only when the button is clicked: a large trace is
+    # then not serialised and re-sent at every step of the run.
+    data = (lambda: dumps(trace)) if DEFERRED_DOWNLOAD else dumps(trace)
+    st.download_button("Download trace (JSON)", data, file_name="medal-trace.json",
                        mime="application/json", key="download_trace")
-    st.caption(f"{len(text) / 1e6:.2f} MB. Upload it later (sidebar → Uploaded trace) to replay "
-               "and inspect the run without the model.")
+    nodes = len((trace.get("tree") or {}).get("nodes", []))
+    st.caption(f"The whole run ({nodes} tree nodes, {len(trace.get('decode') or [])} decoding "
+               "steps) as JSON. Upload it later (sidebar → Uploaded trace) to replay and "
+               "inspect it without the model.")
 
 
 # ---------------------------------------------------------------- page
