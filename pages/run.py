@@ -179,6 +179,18 @@ def _request(action: str) -> None:
         st.session_state["pending"] = action
 
 
+def step_or_error(run, mode: str, **limits) -> bool:
+    """Advance the run; on failure show why (no traceback) and stop running."""
+    try:
+        advance(run, mode, **limits)
+        return True
+    except Exception as exc:  # the model or the engine failed mid-run
+        st.session_state["running"] = False
+        detail = str(exc) if isinstance(exc, MedalError) else f"{type(exc).__name__}: {exc}"
+        st.error(f"The run failed: {detail}. Press Reset to start again.")
+        return False
+
+
 def live_section(settings: dict) -> dict | None:
     action = st.session_state.pop("pending", None)
     run = st.session_state.get("run")
@@ -190,8 +202,7 @@ def live_section(settings: dict) -> dict | None:
         t0 = time.perf_counter()
         if action == "end":
             st.session_state["running"] = True
-        else:
-            advance(run, action)
+        elif step_or_error(run, action):
             st.session_state["last_step_ms"] = (time.perf_counter() - t0) * 1000
     running = run is not None and st.session_state.get("running", False)
     busy = (run is not None and run.done) or running
@@ -218,11 +229,13 @@ def live_section(settings: dict) -> dict | None:
         # In chunks: a click on Stop (or any widget) interrupts the page between two
         # chunks, and the run resumes on the next page run unless Stop was pressed.
         while not run.done:
-            advance(run, "end", max_seconds=CHUNK_SECONDS)
+            if not step_or_error(run, "end", max_seconds=CHUNK_SECONDS):
+                break
             frac, caption = progress(run.trace)
             bar.progress(frac, text=f"Running… {caption}. Press Stop to pause.")
-        st.session_state["running"] = False
-        st.rerun()  # draw the buttons and the views of the finished run
+        else:
+            st.session_state["running"] = False
+            st.rerun()  # draw the buttons and the views of the finished run
     trace = run.trace
     frac, caption = progress(trace)
     bar.progress(1.0 if run.done else frac, text=caption)

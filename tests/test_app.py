@@ -126,6 +126,21 @@ def test_invalid_parameters_show_the_input_error(app):
     assert "run" not in app.session_state
 
 
+def test_a_failing_model_is_a_message(app, monkeypatch):
+    configure(app).run()
+    button(app, "Next iteration").click().run()
+    run = app.session_state["run"]
+
+    def broken(ids):
+        raise RuntimeError("CUDA out of memory (simulated)")
+
+    monkeypatch.setattr(run.model, "logits", broken)
+    button(app, "Run to end").click().run()
+    assert not app.exception
+    assert any("The run failed" in e.value and "out of memory" in e.value for e in app.error)
+    assert not app.session_state["running"]
+
+
 def test_model_load_errors_are_messages(app):
     app.text_input(key="w_model").set_value("builtin:no-such-model").run()
     button(app, "Next phase").click().run()
