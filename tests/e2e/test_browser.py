@@ -256,7 +256,9 @@ def test_step_by_step_download_upload_teach(page, tmp_path):
 
 def test_stop_pauses_a_long_run(page):
     pg = page
-    set_number(pg, "C: candidates to collect", 500)     # unreachable: the budget decides
+    # a search that takes seconds: C unreachable, a tree too deep to exhaust, a big budget
+    set_number(pg, "C: candidates to collect", 500)
+    set_number(pg, "L_c: slots committed by the search", 6)
     set_number(pg, "Max iterations", 400)
     wait_idle(pg)
     click(pg, "Run to end")
