@@ -20,7 +20,8 @@ from medal.viz import (current_phase, entropy_heatmap, iteration_count, order_ht
                        order_summary, phase_cycle_html, progress, trace_at_iteration,
                        tree_html, tree_view)
 from medal.viz import inspector
-from medal.viz.controller import PARAMETERS, advance, create_run, load_options, make_config
+from medal.viz.controller import (PARAMETERS, advance, app_threads, create_run, load_options,
+                                  make_config)
 
 DEFAULT_MODEL = getattr(models, "DEFAULT_MODEL", "builtin:countdown")
 DEVICES = tuple(getattr(models, "DEVICES", ("auto",)))
@@ -156,6 +157,10 @@ def start_run(settings: dict):
     model = load_model_or_error(settings["model"], settings["load_options"])
     if model is None:
         return None
+    threads = app_threads(model)
+    if threads:
+        import torch
+        torch.set_num_threads(threads)
     try:
         run = create_run(model, task=settings["task"], prompt=settings["prompt"],
                          strategy=settings["strategy"], config=config)

@@ -355,14 +355,23 @@ def test_parameters_cover_the_config():
         "device": "cpu", "revision": "main"}
 
 
+def test_app_threads():
+    assert controller.app_threads(random_model(), environ={}) == 1     # built-in: one thread
+    assert controller.app_threads(object(), environ={}) is None
+    assert controller.app_threads(object(), environ={"MEDAL_APP_THREADS": "3"}) == 3
+
+
 def test_helpers():
     assert esc('<a href="x">') == "&lt;a href=&quot;x&quot;&gt;"
 
 
 def test_measure_ui_step():
     from medal.viz.bench import measure_ui_step
-    out = measure_ui_step(random_model(), n_steps=4,
+    import torch
+    before = torch.get_num_threads()
+    out = measure_ui_step(random_model(), n_steps=4, threads=1,
                           config=GenerationConfig(lc=2, candidates=2, max_iterations=4))
+    assert torch.get_num_threads() == before and out["threads"] == 1
     assert out["steps"] == 4 and out["mean_ms"] > 0
     assert set(out["parts_mean_ms"]) == {"step", "trace", "tree", "heatmap", "order"}
     assert out["max_ms"] >= out["median_ms"] > 0

@@ -3,7 +3,9 @@ from ``run.trace`` (the tree HTML, the entropy heatmap figure, the unmasking-ord
 
     from medal.models import load_model
     from medal.viz.bench import measure_ui_step
-    print(measure_ui_step(load_model("builtin:countdown")))
+    print(measure_ui_step(load_model("builtin:countdown"), threads=1))
+
+or ``python -m medal.viz.bench builtin:countdown 60 1`` (spec, steps, threads).
 
 Goal: at most 300 ms per step on 2 CPU cores with the built-in model.
 """
@@ -20,10 +22,27 @@ PARTS = ("step", "trace", "tree", "heatmap", "order")
 def measure_ui_step(model, n_steps: int = 60, *, task: str = "countdown",
                     prompt: str | None = None, strategy: str = "medal",
                     config: GenerationConfig | None = None, max_nodes: int | None = None,
-                    warmup: int = 1) -> dict:
+                    warmup: int = 1, threads: int | None = None) -> dict:
     """Time ``n_steps`` UI steps of a traced run (with the greedy comparison, as in the
     app), from its start. Returns milliseconds: mean / median / p90 / max per step and
-    the mean of each part, plus the tree size reached."""
+    the mean of each part, plus the tree size reached.
+
+    ``threads``: torch threads while measuring (None: leave as is). The app runs the
+    built-in models on one thread (see :func:`medal.viz.controller.app_threads`)."""
+    import torch
+
+    previous = torch.get_num_threads()
+    if threads:
+        torch.set_num_threads(threads)
+    try:
+        out = _measure(model, n_steps, task, prompt, strategy, config, max_nodes, warmup)
+    finally:
+        torch.set_num_threads(previous)
+    out["threads"] = threads or previous
+    return out
+
+
+def _measure(model, n_steps, task, prompt, strategy, config, max_nodes, warmup) -> dict:
     from ..engine import Run
     from ..tasks import get_task
     from .heatmap import entropy_heatmap
@@ -83,7 +102,8 @@ def main() -> None:  # python -m medal.viz.bench [model-spec] [n_steps]
     from ..models import load_model
     spec = sys.argv[1] if len(sys.argv) > 1 else "builtin:countdown"
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 60
-    print(json.dumps(measure_ui_step(load_model(spec), n_steps=n), indent=1))
+    threads = int(sys.argv[3]) if len(sys.argv) > 3 else None
+    print(json.dumps(measure_ui_step(load_model(spec), n_steps=n, threads=threads), indent=1))
 
 
 if __name__ == "__main__":

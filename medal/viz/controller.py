@@ -144,6 +144,19 @@ def create_run(model, *, task: str, prompt: str, strategy: str, config: Generati
                trace=True, compare_greedy=True)
 
 
+def app_threads(model, environ=None) -> int | None:
+    """Torch threads for the app to run ``model`` on (None: leave torch's default).
+
+    The built-in models are tiny: one thread runs a batch of 5 in ~15 ms, while two
+    threads that share the machine's cores with the browser and the Streamlit server
+    spin-wait and are often 10-50x slower. ``MEDAL_APP_THREADS`` overrides."""
+    import os
+    value = (environ if environ is not None else os.environ).get("MEDAL_APP_THREADS")
+    if value:
+        return max(1, int(value))
+    return 1 if getattr(model, "builtin", False) else None
+
+
 def load_options(trust_remote_code: bool = False, device: str = "auto", dtype: str = "auto",
                  revision: str | None = None) -> dict:
     """Keyword options for ``load_model``: only the ones that differ from the defaults, so
