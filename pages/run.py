@@ -327,6 +327,9 @@ def views(shown: dict, trace: dict, source_id: str) -> None:
     with tabs[2]:
         st.html(order_html(shown))
         st.dataframe(order_summary(shown), hide_index=True)
+        st.caption("seconds: wall-clock time of the run, from its start to its answer -- "
+                   "for a run stepped by hand it includes the pauses between steps; model "
+                   "seconds: time inside the model's forward passes.")
     with tabs[3]:
         inspector_tab(shown)
     with tabs[4]:

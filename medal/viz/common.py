@@ -72,16 +72,16 @@ def node_path(nodes: dict[int, dict], node_id: int) -> list[int]:
     return out[::-1]
 
 
-def action_label(node: dict, max_chars: int = 12) -> str:
-    """``token @slot`` for a node made by an action (long tokens cut to ``max_chars``);
-    ``root`` for the root."""
+def action_label(node: dict, max_chars: int = 12, sep: str = " ") -> str:
+    """``token @slot`` for a node made by an action (long tokens cut to ``max_chars``;
+    ``sep`` between the two); ``root`` for the root."""
     action = node.get("action")
     if not action:
         return "root"
     token = visible_token(action.get("token_text", str(action["token"])))
     if len(token) > max_chars:
         token = token[: max_chars - 1] + "…"
-    return f"{token} @{action['slot']}"
+    return f"{token}{sep}@{action['slot']}"
 
 
 def winner_id(trace: dict) -> int | None:

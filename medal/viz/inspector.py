@@ -31,7 +31,7 @@ def node_label(trace: dict, nid: int) -> str:
     a candidate."""
     n = nodes_by_id(trace)[nid]
     return (f"node {nid} · {action_label(n)} · depth {n['depth']}"
-            + (" · candidate depth" if n.get("candidate") else ""))
+            + (" = L_c" if n.get("candidate") else ""))
 
 
 def node_badges(trace: dict, nid: int) -> str:

@@ -104,18 +104,23 @@ def order_summary(trace: dict) -> list[dict]:
     rows = []
     timing = trace.get("timing") or {}
 
-    def row(name: str, res: dict | None, seconds) -> dict:
+    def row(name: str, res: dict | None, seconds, model_seconds=None) -> dict:
         if res is None:
             return {"decoder": name, "answer": "(running)", "text": "", "verified": "—",
-                    "forwards": None, "sequences": None, "seconds": None}
+                    "forwards": None, "sequences": None, "seconds": None,
+                    "model seconds": None}
         v = res.get("verified")
         return {"decoder": name, "answer": res.get("answer", ""), "text": res.get("text", ""),
                 "verified": "✓ correct" if v else "✗ wrong" if v is False else "— (no verifier)",
                 "forwards": res.get("forwards"), "sequences": res.get("sequence_forwards"),
-                "seconds": round(seconds, 3) if isinstance(seconds, (int, float)) else None}
+                "seconds": round(seconds, 3) if isinstance(seconds, (int, float)) else None,
+                "model seconds": (round(model_seconds, 3)
+                                  if isinstance(model_seconds, (int, float)) else None)}
 
-    rows.append(row(run_info(trace, "strategy", ""), trace.get("result"), timing.get("seconds")))
+    rows.append(row(run_info(trace, "strategy", ""), trace.get("result"), timing.get("seconds"),
+                    timing.get("model_seconds")))
     if trace.get("comparison"):
+        comp = trace["comparison"].get("result") or {}
         rows.append(row("greedy", trace["comparison"].get("result"),
-                        timing.get("comparison_seconds")))
+                        timing.get("comparison_seconds"), comp.get("model_seconds")))
     return rows

@@ -151,7 +151,7 @@ def tree_view(trace: dict, max_nodes: int = DEFAULT_MAX_NODES) -> TreeView:
         size = 9 + 21 * math.sqrt(max(n["N"], 0) / n_max)
         if nid == win:
             size = max(size, 22)
-        label = action_label(n)
+        label = action_label(n, sep="\n")      # two short lines: narrower than one
         if nid == win:
             label = "★ " + label
         view.nodes.append({
