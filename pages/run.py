@@ -178,7 +178,8 @@ def _request(action: str) -> None:
     if action == "stop":
         st.session_state["running"] = False
     elif action == "reset":
-        for key in ("run", "running", "run_settings", "last_step_ms", "pending"):
+        for key in ("run", "running", "run_settings", "last_step_ms", "pending", "events",
+                    "trace_cache"):
             st.session_state.pop(key, None)
     else:
         st.session_state["pending"] = action
@@ -187,13 +188,27 @@ def _request(action: str) -> None:
 def step_or_error(run, mode: str, **limits) -> bool:
     """Advance the run; on failure show why (no traceback) and stop running."""
     try:
-        advance(run, mode, **limits)
+        events = advance(run, mode, **limits)
+        st.session_state["events"] = st.session_state.get("events", 0) + len(events)
         return True
     except Exception as exc:  # the model or the engine failed mid-run
         st.session_state["running"] = False
+        st.session_state["events"] = st.session_state.get("events", 0) + 1  # trace moved
         detail = str(exc) if isinstance(exc, MedalError) else f"{type(exc).__name__}: {exc}"
         st.error(f"The run failed: {detail}. Press Reset to start again.")
         return False
+
+
+def run_trace(run) -> dict:
+    """``run.trace``, rebuilt only when the run has moved: clicking a tab or moving a
+    slider reuses it (building it is the largest part of a UI step's cost)."""
+    key = (st.session_state.get("run_id"), st.session_state.get("events", 0))
+    cached = st.session_state.get("trace_cache")
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    trace = run.trace
+    st.session_state["trace_cache"] = (key, trace)
+    return trace
 
 
 def live_section(settings: dict) -> dict | None:
@@ -236,12 +251,12 @@ def live_section(settings: dict) -> dict | None:
         while not run.done:
             if not step_or_error(run, "end", max_seconds=CHUNK_SECONDS):
                 break
-            frac, caption = progress(run.trace)
+            frac, caption = progress(run_trace(run))
             bar.progress(frac, text=f"Running… {caption}. Press Stop to pause.")
         else:
             st.session_state["running"] = False
             st.rerun()  # draw the buttons and the views of the finished run
-    trace = run.trace
+    trace = run_trace(run)
     frac, caption = progress(trace)
     bar.progress(1.0 if run.done else frac, text=caption)
     return trace
