@@ -61,7 +61,43 @@ def run_one(model, task, problem, strategy: str, config: GenerationConfig) -> di
                 "search_forwards"):
         if key in res.extra:
             rec[key] = res.extra[key]
+    if "candidates" in res.extra:
+        rec["winner"] = res.extra["winner"]
+        rec["candidates"] = [
+            {"node": c["node"], "cumulative_ig": c["cumulative_ig"], "score": c["score"],
+             "final_verified": (c.get("final") or {}).get("verified"),
+             "final_answer": (c.get("final") or {}).get("answer")}
+            for c in res.extra["candidates"]]
     return rec
+
+
+def candidate_analysis(records: list[dict]) -> dict | None:
+    """Does the information gain pick the right candidate? Needs every candidate completed
+    (``--complete-candidates``). Reports the winner's accuracy, an oracle's (any candidate
+    right), how often the candidates differ, and how often the highest-IG candidate is a
+    right one when some but not all are."""
+    rows = [r for r in records if r.get("candidates")
+            and all(c["final_verified"] is not None for c in r["candidates"])]
+    if not rows:
+        return None
+    mixed = [r for r in rows if 0 < sum(c["final_verified"] for c in r["candidates"])
+             < len(r["candidates"])]
+    ig_right = sum(max(r["candidates"], key=lambda c: c["score"])["final_verified"] for r in mixed)
+    gap = [statistics.fmean(c["cumulative_ig"] for c in r["candidates"] if c["final_verified"])
+           - statistics.fmean(c["cumulative_ig"] for c in r["candidates"] if not c["final_verified"])
+           for r in mixed]
+    return {"problems": len(rows),
+            "winner_accuracy": statistics.fmean(bool(r["verified"]) for r in rows),
+            "oracle_accuracy": statistics.fmean(any(c["final_verified"] for c in r["candidates"])
+                                                for r in rows),
+            "distinct_final_answers": statistics.fmean(
+                len({c["final_answer"] for c in r["candidates"]}) for r in rows),
+            "mixed_problems": len(mixed),
+            "ig_picks_a_right_one_when_mixed": ig_right / len(mixed) if mixed else None,
+            "chance_when_mixed": statistics.fmean(
+                sum(c["final_verified"] for c in r["candidates"]) / len(r["candidates"])
+                for r in mixed) if mixed else None,
+            "mean_ig_gap_right_minus_wrong": statistics.fmean(gap) if gap else None}
 
 
 def summarise(records: list[dict], strategies: list[str]) -> dict:
@@ -121,6 +157,7 @@ def results_document(records, strategies, task_name, config, model_name, source,
     records = sorted(records, key=lambda r: (r["index"], strategies.index(r["strategy"])))
     return {"format": "medal-bench", "version": 1, "task": task_name, "model": model_name,
             "problems": source, "strategies": strategies, "config": config.to_json(),
+            "candidate_analysis": candidate_analysis(records),
             "processes": world,
             "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                         "medal": __version__},

@@ -29,7 +29,7 @@ def _config_from_args(args):
         block_length=args.block_length, temperature=args.temperature,
         slot_temperature=args.slot_temperature, eb_threshold=args.eb_threshold,
         samples=args.samples,
-        decompose=args.decompose if args.decompose is not None else True, n_subtasks=args.subtasks, seed=args.seed)
+        decompose=args.decompose, n_subtasks=args.subtasks, seed=args.seed)
 
 
 SWEEPABLE = {"lc": int, "k2": int, "k1": int, "max_iterations": int, "candidates": int,
@@ -69,6 +69,9 @@ def _bench(args) -> int:
             print(f"{name}: {m['mean_iterations']:.1f} MCTS iterations, "
                   f"{m['ms_per_iteration']:.1f} ms/iteration, tree bookkeeping "
                   f"{m['bookkeeping_share']:.1%} of search time")
+    if doc.get("candidate_analysis"):
+        print("candidates: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
+                                         for k, v in doc["candidate_analysis"].items()))
     print(f"wrote {out}")
     if args.frontier:
         rows = [dict(m, strategy=s) for s, m in doc["summary"].items()]
@@ -89,7 +92,7 @@ def _bench(args) -> int:
         print(f"wrote {path} and {out.with_name(f'sweep_{name}.html')}")
     if args.ui:
         from .viz.bench import measure_ui_step
-        figures = measure_ui_step(model)
+        figures = measure_ui_step(model, task=args.task, threads=1)
         print("UI step: " + ", ".join(f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}"
                                       for k, v in figures.items()))
     return 0
@@ -107,7 +110,7 @@ def _generate(args) -> int:
     config = _config_from_args(args)  # bad parameters fail before the model loads
     if args.prompt is None and args.problem is None:
         raise InputError("give --prompt TEXT or --problem JSON")
-    model = load_model(args.model, **model_options(args))
+    model = load_model(args.model or f"builtin:{args.task}", **model_options(args))
     run = Run(model, task=args.task, prompt=args.prompt, problem=args.problem,
               strategy=args.strategy, config=config, trace=bool(args.trace),
               compare_greedy=bool(args.trace) and not args.no_compare,
@@ -187,8 +190,9 @@ def add_config_arguments(g) -> None:
     d_.add_argument("--samples", type=int, default=5, help="bst5: number of samples voted on")
     p_ = g.add_argument_group("prompt")
     p_.add_argument("--decompose", dest="decompose", action="store_true", default=None,
-                    help="task decomposition prompt (default: on for MEDAL strategies, "
-                         "off for baselines)")
+                    help="task decomposition prompt (default: on for MEDAL strategies with LLMs "
+                         "as in the paper; off for baselines and for the built-in Countdown "
+                         "model, where it was measured to hurt)")
     p_.add_argument("--no-decompose", dest="decompose", action="store_false",
                     help="use the original prompt")
     p_.add_argument("--subtasks", type=int, default=3, help="N: subtasks in the decomposition")
@@ -230,7 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "mean forwards and time; write every output and verdict to --out. "
                     "Shard over processes with `accelerate launch --multi_gpu --num_processes 2 "
                     "-m medal bench ...` (same results as one process).")
-    b.add_argument("--model", default=None, help="model spec (default: builtin:<task>)")
+    add_model_arguments(b)
     b.add_argument("--task", default="countdown", help="task")
     bsrc = b.add_mutually_exclusive_group()
     bsrc.add_argument("--problems", help="problems, one JSON object per line")

@@ -53,7 +53,7 @@ class GenerationConfig:
     eb_threshold: float = 0.5      # EB sampler: unmask while sum H - max H <= this
     samples: int = 5               # Best-of-N: N
     # --- prompt ---
-    decompose: bool = True         # task decomposition (paper section 3.3)
+    decompose: bool | None = None  # task decomposition (paper 3.3); None: the task's default
     n_subtasks: int = 3            # N subtasks in the decomposition prompt
     seed: int = 0
 
@@ -79,13 +79,22 @@ class GenerationConfig:
         need(self.simulation in SIMULATIONS,
              f"simulation must be one of {SIMULATIONS}, got {self.simulation!r}")
         need(type(self.seed) is int, f"seed must be a whole number, got {self.seed!r}")
+        need(self.decompose in (None, True, False),
+             f"decompose must be true, false or unset, got {self.decompose!r}")
 
-    def resolved(self, gen_length: int, default_lc: int, max_gen_length: int | None) -> "GenerationConfig":
-        """Fill the unset lengths and check them against each other and the model."""
+    def resolved(self, gen_length: int, default_lc: int, max_gen_length: int | None,
+                 default_block: int | None = None) -> "GenerationConfig":
+        """Fill the unset lengths and check them against each other and the model.
+
+        ``default_block``: the task's semi-autoregressive block length for its built-in
+        model, used when the user sets none and it divides the answer length."""
         L = self.gen_length or gen_length
         if max_gen_length is not None and L > max_gen_length:
             raise InputError(f"gen_length {L} exceeds what this model can fill ({max_gen_length})")
-        block = self.block_length or L
+        if self.block_length is None and default_block and L % default_block == 0:
+            block = default_block
+        else:
+            block = self.block_length or L
         if block > L or L % block:
             raise InputError(f"block_length must divide gen_length ({L}); got {block}")
         n_blocks = L // block

@@ -32,7 +32,7 @@ import torch
 from .config import GenerationConfig
 from .decoding import DecodeState, decode
 from .errors import InputError
-from .events import (CandidateChosen, DecodeStep, Event, RunFinished, RunStarted, SampleFinished,
+from .events import (CandidateChosen, Event, RunFinished, RunStarted, SampleFinished,
                      SearchFinished)
 from .models.base import DiffusionLM
 from .runner import ModelRunner
@@ -92,9 +92,14 @@ class Run:
             problem = self.task.problem_from_prompt(prompt)
         self.problem = problem
         base_prompt = prompt if prompt is not None else self.task.format_prompt(problem)
-        use_decomposition = (decompose if decompose is not None else
-                             cfg.decompose and strategy in MEDAL_STRATEGIES
-                             and strategy != "medal-no-decomposition")
+        if strategy == "medal-no-decomposition":
+            decompose = False
+        if decompose is None:
+            decompose = cfg.decompose
+        if decompose is None:  # the strategy's and task's default
+            decompose = (strategy in MEDAL_STRATEGIES and strategy != "medal-no-decomposition"
+                         and (self.task.default_decompose or not model.builtin))
+        use_decomposition = decompose
         self.decompose = use_decomposition
         self.prompt = base_prompt
         self.model_prompt = decompose_prompt(self.task.name, base_prompt, problem,
@@ -104,7 +109,8 @@ class Run:
         if strategy == "medal-margin-only":
             cfg = replace(cfg, scoring="margin")
         self.config = cfg.resolved(model.default_gen_length, self.task.default_lc,
-                                   model.max_gen_length)
+                                   model.max_gen_length,
+                                   self.task.default_block_length if model.builtin else None)
         self.runner = ModelRunner(model, prompt_ids, self.config.gen_length)
         self.generator = torch.Generator().manual_seed(self.config.seed)
         self.observers = list(observers)
@@ -117,16 +123,21 @@ class Run:
         self.mcts: MCTS | None = None
         self.result: GenerationResult | None = None
         self.comparison: GenerationResult | None = None
-        self.started = time.perf_counter()
+        self._clock = 0.0          # seconds spent inside step(): pauses between steps excluded
+        self._step_started: float | None = None
         self._events = self._all_events()
 
     # ------------------------------------------------------------------ driving
     def step(self) -> Event | None:
         """Advance by one event (one MCTS phase or one decode step); None when done."""
+        self._step_started = time.perf_counter()
         try:
             event = next(self._events)
         except StopIteration:
             return None
+        finally:
+            self._clock += time.perf_counter() - self._step_started
+            self._step_started = None
         for obs in self.observers:
             obs(event)
         return event
@@ -137,6 +148,12 @@ class Run:
             if until is not None and until(event):
                 break
         return self.result
+
+    def elapsed(self) -> float:
+        """Seconds of work so far (time between steps, e.g. a user reading the app, is
+        not counted)."""
+        running = time.perf_counter() - self._step_started if self._step_started else 0.0
+        return self._clock + running
 
     @property
     def trace(self) -> dict | None:
@@ -163,7 +180,7 @@ class Run:
         """Greedy low-confidence decoding of the same prompt, for the order/entropy views."""
         runner = ModelRunner(self.model, self.runner.prompt.tolist(), self.config.gen_length)
         state = DecodeState(answer=runner.initial_answer(), order=[None] * self.config.gen_length)
-        t0 = time.perf_counter()
+        t0 = self.elapsed()
         yield from decode(runner, state, replace(self.config, temperature=0.0), "low_confidence",
                           "compare_greedy", None, self.model.token_text)
         return self._result("greedy", state, runner, t0, {"entropy_rows": state.entropy_rows})
@@ -177,7 +194,7 @@ class Run:
         return GenerationResult(strategy=strategy, answer_ids=state.answer.tolist(), text=text,
                                 answer=answer, verified=verified, forwards=runner.forwards,
                                 sequence_forwards=runner.sequences,
-                                seconds=time.perf_counter() - t0,
+                                seconds=self.elapsed() - t0,
                                 model_seconds=runner.model_seconds, order=state.order,
                                 extra=extra or {})
 
@@ -200,7 +217,7 @@ def _plain(rule: str):
         state = run.new_state()
         yield from decode(run.runner, state, run.config, rule, "decode", run.generator,
                           run.model.token_text)
-        return run._result(run.strategy, state, run.runner, run.started,
+        return run._result(run.strategy, state, run.runner, 0.0,
                            {"entropy_rows": state.entropy_rows})
     return strategy
 
@@ -218,7 +235,7 @@ def _best_of_n(run: Run):
         state = run.new_state()
         yield from decode(run.runner, state, cfg, "low_confidence", f"sample-{k}",
                           run.generator, run.model.token_text)
-        res = run._result(run.strategy, state, run.runner, run.started)
+        res = run._result(run.strategy, state, run.runner, 0.0)
         samples.append((state, res))
         yield SampleFinished(phase=f"sample-{k}", text=res.text, answer=res.answer,
                              verified=res.verified)
@@ -226,7 +243,7 @@ def _best_of_n(run: Run):
     top = max(votes.values())
     k = next(i for i, (_, res) in enumerate(samples) if votes[res.answer] == top)
     state, _ = samples[k]
-    return run._result(run.strategy, state, run.runner, run.started, {
+    return run._result(run.strategy, state, run.runner, 0.0, {
         "votes": dict(votes), "chosen_sample": k,
         "samples": [{"text": r.text, "answer": r.answer, "verified": r.verified}
                     for _, r in samples]})
@@ -235,7 +252,7 @@ def _best_of_n(run: Run):
 def _medal(run: Run):
     """MEDAL: MCTS initialisation (L_c commitments), candidate choice, then phase C."""
     cfg = run.config
-    t_search = time.perf_counter()
+    t_search = run.elapsed()
     model_before = run.runner.model_seconds
     mcts = MCTS(run.runner, cfg, run.generator, verifier=run.verifier())
     run.mcts = mcts
@@ -244,7 +261,7 @@ def _medal(run: Run):
         mcts.stop_reason = "exhausted"
     while not mcts.done:
         yield from mcts.iterate()
-    search_seconds = time.perf_counter() - t_search
+    search_seconds = run.elapsed() - t_search
     search_model_seconds = run.runner.model_seconds - model_before
     search_forwards = run.runner.forwards
     candidates = mcts.candidates if mcts.candidates else mcts.fallback_candidates()
@@ -277,7 +294,7 @@ def _medal(run: Run):
            f"({records[best]['cumulative_ig']:.4f}: the search's commitments left the least "
            f"entropy on the remaining slots, {records[best]['remaining_entropy_sum']:.3f} of "
            f"{records[best]['root_entropy_sum']:.3f})"
-           + (f"; the others: " + ", ".join(f"node {r['node']} {r['cumulative_ig']:.4f}"
+           + ("; the others: " + ", ".join(f"node {r['node']} {r['cumulative_ig']:.4f}"
                                              for r in others) if others else "; it was the only one"))
     finals = {}
     if cfg.complete_candidates:
@@ -287,13 +304,13 @@ def _medal(run: Run):
             state = _state_from_node(run, c)
             yield from decode(run.runner, state, cfg, "confidence", f"phase_c-{c.id}",
                               run.generator, run.model.token_text)
-            res = run._result(run.strategy, state, run.runner, run.started)
+            res = run._result(run.strategy, state, run.runner, 0.0)
             finals[c.id] = {"text": res.text, "answer": res.answer, "verified": res.verified}
     state = _state_from_node(run, winner)
     yield CandidateChosen(candidates=records, winner=winner.id, why=why)
     yield from decode(run.runner, state, cfg, "confidence", "phase_c", run.generator,
                       run.model.token_text)
-    result = run._result(run.strategy, state, run.runner, run.started)
+    result = run._result(run.strategy, state, run.runner, 0.0)
     finals[winner.id] = {"text": result.text, "answer": result.answer, "verified": result.verified}
     for r in records:
         r["final"] = finals.get(r["node"])

@@ -21,6 +21,7 @@ from .events import Event
 TRACE_FORMAT = "medal-trace"
 TRACE_VERSION = 1
 MAX_TRACE_BYTES = 20 * 1024 * 1024  # uploads above this are refused
+LONG_ANSWER = 64  # answers longer than this record fewer per-slot figures
 
 
 def jsonable(value: Any) -> Any:
@@ -56,6 +57,9 @@ class TraceRecorder:
         k = max(self.top_k, 2)
         masked = ev.masked.tolist()
         tt = self.model.token_text
+        # long answers (LLaDA's 256 slots): top tokens only for the slots the node's own
+        # actions touch, which is all the inspector shows; keeps traces uploadable
+        keep = {a.slot for a in node.actions} if len(masked) > LONG_ANSWER else None
         return {
             "id": node.id,
             "parent": node.parent.id if node.parent is not None else None,
@@ -73,7 +77,8 @@ class TraceRecorder:
             "entropy_sum": float(ev.entropy[ev.masked].sum()),
             "top": [[{"token": int(t), "text": tt(int(t)), "p": float(p)}
                      for t, p in zip(ev.top_tokens[i, :k].tolist(), ev.top_probs[i, :k].tolist())]
-                    if m else None for i, m in enumerate(masked)],
+                    if m and (i in keep if keep is not None else True) else None
+                    for i, m in enumerate(masked)],
             "action_set": [a.to_json(tt(a.token)) for a in node.actions],
             "candidate": node.candidate, "exhausted": node.exhausted,
         }
@@ -81,7 +86,7 @@ class TraceRecorder:
     def _sync(self, node) -> None:
         rec = self.trace["tree"]["nodes"][node.id]
         rec.update(N=node.N, W=node.W, Q=node.Q, exhausted=node.exhausted,
-                   ucb=node.last_ucb, r_ig=node.r_ig, reward=node.reward, verified=node.verified)
+                   ucb=jsonable(node.last_ucb), r_ig=node.r_ig, reward=node.reward, verified=node.verified)
         if node.completion is not None and rec["completion"] is None:
             rec["completion_ids"] = node.completion.tolist()
             rec["completion"] = self.model.decode_masked(node.completion)
@@ -108,12 +113,12 @@ class TraceRecorder:
 
     def _on_selection(self, e):
         self._iteration = {"iteration": e.iteration,
-                           "selection": {"path": e.path, "levels": e.levels},
+                           "selection": {"path": e.path, "levels": jsonable(e.levels)},
                            "expansion": None, "simulation": None, "backpropagation": None}
         self.trace["iterations"].append(self._iteration)
         for level in e.levels:
             for row in level:
-                self.trace["tree"]["nodes"][row["node"]]["ucb"] = row["ucb"]
+                self.trace["tree"]["nodes"][row["node"]]["ucb"] = jsonable(row["ucb"])
 
     def _on_expansion(self, e):
         for ch in e.children:
@@ -129,7 +134,7 @@ class TraceRecorder:
             self._sync(self._nodes[nid])
 
     def _on_backpropagation(self, e):
-        self._iteration["backpropagation"] = {"path": e.path, "updates": e.updates,
+        self._iteration["backpropagation"] = {"path": e.path, "updates": jsonable(e.updates),
                                               "new_candidates": e.new_candidates}
         for u in e.updates:
             self._sync(self._nodes[u["node"]])
@@ -144,11 +149,12 @@ class TraceRecorder:
             self._sync(node)
 
     def _on_candidate_chosen(self, e):
-        self.trace["search"].update(winner=e.winner, why=e.why, candidate_scores=e.candidates)
+        self.trace["search"].update(winner=e.winner, why=e.why,
+                                    candidate_scores=jsonable(e.candidates))
 
     def _on_decode_step(self, e):
-        step = {k: getattr(e, k) for k in ("phase", "step", "block", "slots", "tokens",
-                                           "token_texts", "scores", "entropy", "answer")}
+        step = jsonable({k: getattr(e, k) for k in ("phase", "step", "block", "slots", "tokens",
+                                                    "token_texts", "scores", "entropy", "answer")})
         if e.phase == "compare_greedy":
             comp = self.trace["comparison"] or {"strategy": "greedy", "steps": [], "result": None}
             comp["steps"].append(step)
@@ -160,7 +166,7 @@ class TraceRecorder:
         pass  # the samples are in the result's extra figures
 
     def _on_run_finished(self, e):
-        res = e.result.to_json()
+        res = jsonable(e.result.to_json())
         timing = {k: res.pop(k) for k in ("seconds", "model_seconds", "search_seconds",
                                           "search_model_seconds") if k in res}
         res.pop("entropy_rows", None)
@@ -175,14 +181,16 @@ class TraceRecorder:
             for rec in self.trace["search"]["candidate_scores"]:
                 self.trace["tree"]["nodes"][rec["node"]]["candidate_final"] = rec.get("final")
         if e.comparison is not None:
-            comp = e.comparison.to_json()
+            comp = jsonable(e.comparison.to_json())
             comp.pop("entropy_rows", None)
             self.trace["timing"]["comparison_seconds"] = comp.pop("seconds")
             comp.pop("model_seconds")
             self.trace["comparison"]["result"] = comp
 
     def to_json(self) -> dict:
-        return jsonable(self.trace)
+        """The trace so far, JSON-ready (every value was made plain as it was recorded).
+        This is the recorder's own dict, not a copy: read it, or copy before changing it."""
+        return self.trace
 
 
 # ---------------------------------------------------------------------- files

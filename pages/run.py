@@ -85,6 +85,10 @@ def _number_widget(p, container):
     key = f"w_{p.name}"
     if p.kind == "bool":
         return container.checkbox(p.label, key=key, help=p.help)
+    if p.kind == "optional_bool":
+        return container.selectbox(p.label, (None, True, False), key=key, help=p.help,
+                                   format_func=lambda v: {None: "default", True: "on",
+                                                          False: "off"}[v])
     if p.kind == "choice":
         return container.selectbox(p.label, p.choices, key=key, help=p.help)
     if p.kind == "float":

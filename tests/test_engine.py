@@ -96,14 +96,29 @@ def test_bst5_votes(tiny_model):
     assert res.answer == chosen
 
 
-def test_decomposition_switch(tiny_model):
-    on = Run(tiny_model, problem=PROBLEM, strategy="medal")
-    off = Run(tiny_model, problem=PROBLEM, strategy="medal-no-decomposition")
+def test_decomposition_switch(tiny_model, scripted):
+    # the built-in Countdown model: off by default (measured to hurt), on when asked
+    default = Run(tiny_model, problem=PROBLEM, strategy="medal")
+    on = Run(tiny_model, problem=PROBLEM, strategy="medal", config=GenerationConfig(decompose=True))
+    off = Run(tiny_model, problem=PROBLEM, strategy="medal-no-decomposition",
+              config=GenerationConfig(decompose=True))
     base = Run(tiny_model, problem=PROBLEM, strategy="greedy")
-    assert on.model_prompt.endswith("Solve in 2 steps.")
+    assert default.model_prompt == "Use 4, 18, 13 to make 20."
+    assert on.model_prompt == "Use 4, 18, 13 to make 20. Solve in 2 steps."
     assert off.model_prompt == base.model_prompt == "Use 4, 18, 13 to make 20."
     forced = Run(tiny_model, problem=PROBLEM, strategy="greedy", decompose=True)
     assert forced.model_prompt == on.model_prompt
+    # an instruct LLM follows the paper: MEDAL decomposes, the baselines do not
+    llm = Run(scripted, prompt="Use 4, 18, 13 to make 20.", strategy="medal")
+    assert "Subtask 3:" in llm.model_prompt and llm.decompose
+    assert not Run(scripted, prompt="Use 4, 18, 13 to make 20.", strategy="greedy").decompose
+
+
+def test_builtin_countdown_decodes_in_blocks_of_seven(tiny_model):
+    run = Run(tiny_model, problem=PROBLEM, strategy="greedy")
+    assert run.config.block_length == 7
+    assert Run(tiny_model, problem=PROBLEM, strategy="greedy",
+               config=GenerationConfig(block_length=28)).config.block_length == 28
 
 
 @pytest.mark.parametrize("kwargs,match", [
@@ -118,7 +133,7 @@ def test_bad_config_fails_at_construction(kwargs, match):
 @pytest.mark.parametrize("kwargs,match", [
     (dict(lc=28), "shorter than the answer"), (dict(block_length=5), "divide"),
     (dict(steps=5, block_length=7), "multiple"), (dict(gen_length=40), "exceeds"),
-    (dict(steps=29), "cannot exceed"), (dict(lc=8, block_length=7), "first block"),
+    (dict(steps=29, block_length=28), "cannot exceed"), (dict(lc=8, block_length=7), "first block"),
 ])
 def test_bad_lengths_are_explained(tiny_model, kwargs, match):
     with pytest.raises(InputError, match=match):

@@ -30,8 +30,8 @@ LOAD_OPTIONS = ("trust_remote_code", "device", "dtype", "revision", "chat_templa
 def add_model_arguments(parser) -> None:
     """The command-line flags that choose and load a model."""
     g = parser.add_argument_group("model")
-    g.add_argument("--model", default=DEFAULT_MODEL,
-                   help="model spec: builtin:<task>, llada:<hub id or dir>, dream:<hub id or "
+    g.add_argument("--model", default=None,
+                   help="model spec (default: the task's built-in model, builtin:<task>): builtin:<task>, llada:<hub id or dir>, dream:<hub id or "
                         "dir>, mlm:<hub id or dir> (optionally @<revision>), or a shortcut: "
                         "llada-8b-instruct, llada-1.5, dream-7b-instruct")
     g.add_argument("--trust-remote-code", action="store_true",

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from ..errors import InputError
+from .jsonl import load_jsonl, save_jsonl
 
 MIN_NUMBER, MAX_NUMBER = 1, 20
 MIN_TARGET, MAX_TARGET = 1, 100
@@ -281,19 +282,8 @@ def _prec(expr: str) -> int:
 # ---------------------------------------------------------------------------- JSONL
 
 def save_problems(problems: Iterable[CountdownProblem], path: str | Path) -> None:
-    with open(path, "w") as fh:
-        for p in problems:
-            fh.write(json.dumps(p.to_json()) + "\n")
+    save_jsonl(problems, path)
 
 
 def load_problems(path: str | Path) -> list[CountdownProblem]:
-    problems = []
-    with open(path) as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                problems.append(parse_problem(line))
-            except InputError as exc:
-                raise InputError(f"{path}, line {lineno}: {exc}") from None
-    return problems
+    return load_jsonl(path, parse_problem, '{"numbers": [4, 18, 13], "target": 20}')

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..errors import InputError
+from .jsonl import load_jsonl, save_jsonl
 
 SIZE, BOX = 4, 2
 CELLS = SIZE * SIZE
@@ -284,25 +285,8 @@ def verify(answer: str, problem: SudokuProblem) -> bool:
 # ---------------------------------------------------------------------------- JSONL
 
 def save_problems(problems: Iterable[SudokuProblem], path: str | Path) -> None:
-    with open(path, "w") as fh:
-        for p in problems:
-            fh.write(json.dumps(p.to_json()) + "\n")
+    save_jsonl(problems, path)
 
 
 def load_problems(path: str | Path) -> list[SudokuProblem]:
-    problems = []
-    with open(path) as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}, line {lineno}: not valid JSON ({exc.msg})") from None
-            try:
-                if not isinstance(obj, dict):
-                    raise InputError(f'each line is an object {{"grid": [16 ints]}}, got {line.strip()[:60]!r}')
-                problems.append(parse_problem(obj))
-            except InputError as exc:
-                raise InputError(f"{path}, line {lineno}: {exc}") from None
-    return problems
+    return load_jsonl(path, parse_problem, '{"grid": [16 ints]}')

@@ -52,7 +52,7 @@ def advance(run, mode: str, *, max_seconds: float | None = None,
 class Parameter:
     name: str
     label: str
-    kind: str                    # "int", "optional_int", "float", "bool", "choice"
+    kind: str                    # "int", "optional_int", "float", "bool", "optional_bool", "choice"
     help: str
     group: str = "search"
     min_value: float | None = None
@@ -107,7 +107,8 @@ _ALL_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("steps", "Steps", "optional_int",
               "Denoising steps. Empty: one slot per step.", group="decoding", min_value=1),
     Parameter("block_length", "Block length", "optional_int",
-              "Semi-autoregressive blocks (LLaDA). Empty: one block.", group="decoding",
+              "Semi-autoregressive blocks (LLaDA). Empty: the task's default for its built-in "
+              "model (Countdown: 7), else one block.", group="decoding",
               min_value=1),
     Parameter("temperature", "Temperature", "float",
               "Token sampling temperature (0: argmax).", group="decoding", min_value=0.0,
@@ -120,9 +121,10 @@ _ALL_PARAMETERS: tuple[Parameter, ...] = (
               min_value=0.0, step=0.1),
     Parameter("samples", "Best-of-N samples", "int", "N for the bst5 strategy.",
               group="decoding", min_value=1),
-    Parameter("decompose", "Task decomposition", "bool",
-              "Augment the prompt with the subtask guidance (MEDAL strategies; baselines use "
-              "the original prompt).", group="prompt"),
+    Parameter("decompose", "Task decomposition", "optional_bool",
+              "Augment the prompt with the subtask guidance. Default: on for MEDAL "
+              "strategies with LLMs (the paper); off for baselines and for the built-in "
+              "Countdown model, where it was measured to hurt.", group="prompt"),
     Parameter("n_subtasks", "N subtasks", "int", "Subtasks in the decomposition prompt.",
               group="prompt", min_value=1),
     Parameter("seed", "Seed", "int", "Seed for every random choice.", group="prompt"),
