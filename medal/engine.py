@@ -157,7 +157,8 @@ class Run:
 
     @property
     def trace(self) -> dict | None:
-        """The trace so far (None unless the run was made with ``trace=True``)."""
+        """The trace so far (None unless the run was made with ``trace=True``): the
+        recorder's live dict, updated in place as the run goes on; copy it to keep a snapshot."""
         return self.recorder.to_json() if self.recorder else None
 
     @property

@@ -258,7 +258,8 @@ def test_replay_reconstructs_the_tree_at_each_iteration():
     snapshots = {}
     while (event := run.step()) is not None:
         if event.kind == "backpropagation":
-            snapshots[event.iteration] = run.trace
+            # run.trace is the recorder's live dict: snapshot a copy
+            snapshots[event.iteration] = copy.deepcopy(run.trace)
     final = run.trace
     assert iteration_count(final) == len(snapshots)
     assert trace_at_iteration(final, len(snapshots)) is final
