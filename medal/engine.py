@@ -178,13 +178,18 @@ class Run:
         yield RunFinished(result=self.result, comparison=self.comparison)
 
     def _comparison(self):
-        """Greedy low-confidence decoding of the same prompt, for the order/entropy views."""
-        runner = ModelRunner(self.model, self.runner.prompt.tolist(), self.config.gen_length)
+        """Greedy low-confidence decoding of the same prompt, for the order/entropy views.
+
+        It shares the run's cache (states the run already evaluated, the root at least,
+        are not recomputed), and reports greedy's own cost: one forward per step."""
+        runner = self.runner.sharing_cache()
         state = DecodeState(answer=runner.initial_answer(), order=[None] * self.config.gen_length)
         t0 = self.elapsed()
         yield from decode(runner, state, replace(self.config, temperature=0.0), "low_confidence",
                           "compare_greedy", None, self.model.token_text)
-        return self._result("greedy", state, runner, t0, {"entropy_rows": state.entropy_rows})
+        result = self._result("greedy", state, runner, t0, {"entropy_rows": state.entropy_rows})
+        result.forwards = result.sequence_forwards = runner.requested  # greedy on its own
+        return result
 
     # ------------------------------------------------------------------ results
     def _result(self, strategy: str, state: DecodeState, runner: ModelRunner, t0: float,

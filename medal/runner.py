@@ -63,6 +63,7 @@ class ModelRunner:
         self.cache_hits = 0
         self.model_seconds = 0.0
         self._cache: OrderedDict[bytes, Evaluation] = OrderedDict()
+        self.requested = 0         # evaluations asked for (cached or not)
         self._cache_size = cache_size
 
     def initial_answer(self) -> torch.Tensor:
@@ -84,11 +85,20 @@ class ModelRunner:
                 if len(self._cache) > self._cache_size:
                     self._cache.popitem(last=False)
         self.cache_hits += len(answers) - len(todo)
+        self.requested += len(answers)
         out = []
         for k, a in zip(keys, answers):
             ev = self._cache.get(k)
             out.append(ev if ev is not None else self._forward(a.unsqueeze(0))[0])
         return out
+
+    def sharing_cache(self) -> "ModelRunner":
+        """A runner with its own counters over the same prompt and the same cache: a
+        second strategy on one prompt never recomputes a state the first evaluated."""
+        other = ModelRunner(self.model, self.prompt.tolist(), self.gen_length, self.top_k,
+                            self._cache_size)
+        other._cache = self._cache
+        return other
 
     def evaluate_one(self, answer: torch.Tensor) -> Evaluation:
         return self.evaluate([answer])[0]

@@ -149,3 +149,13 @@ def test_bad_prompts(tiny_model):
         Run(tiny_model, prompt="Use 4, 18, 13 to make 20 ☃", strategy="greedy")
     with pytest.raises(InputError, match="unknown strategy"):
         Run(tiny_model, prompt="Use 4, 18, 13 to make 20.", strategy="beam")
+
+
+def test_greedy_comparison_reuses_the_runs_forwards(scripted):
+    run = Run(scripted, prompt="q", strategy="medal", config=GenerationConfig(lc=2, seed=0),
+              compare_greedy=True)
+    run.finish()
+    rows = [tuple(r.tolist()) for c in scripted.calls for r in c]
+    assert len(rows) == len(set(rows)), "the comparison recomputed a state"
+    assert run.comparison.forwards == 6  # greedy's own cost: one forward per slot
+    assert run.result.forwards == run.runner.forwards
