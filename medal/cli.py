@@ -12,7 +12,8 @@ def _train(args) -> int:
     info = train(task=args.task, out=args.out, steps=args.steps, batch_size=args.batch_size,
                  lr=args.lr, seed=args.seed, n_layer=args.layers, n_embd=args.width,
                  prompt_length=args.prompt_length, answer_length=args.answer_length,
-                 threads=args.threads)
+                 threads=args.threads, decompose_share=args.decompose_share,
+                 four_share=args.four_share)
     print(f"saved {args.out} ({info['training']['parameters']} parameters, "
           f"{info['training']['seconds']:.0f} s, final loss {info['training']['final_loss']})")
     return 0
@@ -270,6 +271,11 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--answer-length", type=int, default=None,
                    help="answer slots the model fills (default: the task's; countdown 28, sudoku 19)")
     t.add_argument("--threads", type=int, default=None, help="torch threads (default: all cores)")
+    t.add_argument("--decompose-share", type=float, default=None,
+                   help="Countdown: share of training prompts in the step (decomposed) form, 0..1 "
+                        "(default 0.5)")
+    t.add_argument("--four-share", type=float, default=None,
+                   help="Countdown: share of training problems with four numbers, 0..1 (default 0.1)")
     t.set_defaults(func=_train)
     return parser
 

@@ -37,6 +37,7 @@ def train(task: str = "countdown", out: str | Path = "assets/countdown", steps: 
           batch_size: int = 128, lr: float = 1.5e-3, seed: int = 0, n_layer: int = 4,
           n_embd: int = 128, n_head: int = 4, prompt_length: int | None = None,
           answer_length: int | None = None, threads: int | None = None,
+          decompose_share: float | None = None, four_share: float | None = None,
           log_every: int = 100) -> dict:
     if task not in EXAMPLE_MAKERS:
         raise InputError(f"no training data generator for task {task!r}; "
@@ -58,10 +59,21 @@ def train(task: str = "countdown", out: str | Path = "assets/countdown", steps: 
         opt, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * min(1.0, s / steps))))
     gen = torch.Generator().manual_seed(seed)
     make = EXAMPLE_MAKERS[task]
+    data_options = {}
+    if task == "countdown":
+        # shares of the training prompts that ask for the step form / use four numbers
+        for name, value in (("p_decompose", decompose_share), ("p_four", four_share)):
+            if value is not None:
+                if not 0.0 <= value <= 1.0:
+                    raise InputError(f"{name.replace('p_', '--').replace('_', '-')}-share must lie "
+                                     f"in 0..1, got {value}")
+                data_options[name] = value
+    elif decompose_share is not None or four_share is not None:
+        raise InputError("--decompose-share and --four-share are Countdown training options")
     t0, losses = time.time(), []
     bar = tqdm(range(steps), desc=f"train {task}", unit="step")
     for step in bar:
-        rows = [encode_example(tok, cfg, *make(rng, max_answer=answer_length))
+        rows = [encode_example(tok, cfg, *make(rng, max_answer=answer_length, **data_options))
                 for _ in range(batch_size)]
         prompts = torch.tensor([r[0] for r in rows])
         answers = torch.tensor([r[1] for r in rows])
@@ -77,12 +89,15 @@ def train(task: str = "countdown", out: str | Path = "assets/countdown", steps: 
     seconds = time.time() - t0
     info = {"task": task, "training": {
         "steps": steps, "batch_size": batch_size, "lr": lr, "seed": seed,
+        "data_options": data_options,
         "seconds": round(seconds, 1), "threads": torch.get_num_threads(),
         "final_loss": round(sum(losses[-log_every:]) / min(log_every, len(losses)), 4),
         "parameters": model.n_params(),
         "command": (f"python -m medal train --task {task} --steps {steps} --batch-size {batch_size} "
                     f"--lr {lr} --seed {seed} --layers {n_layer} --width {n_embd} "
                     f"--prompt-length {prompt_length} --answer-length {answer_length} "
+                    + (f"--decompose-share {decompose_share} " if decompose_share is not None else "")
+                    + (f"--four-share {four_share} " if four_share is not None else "")
                     + (f"--threads {threads} " if threads else "") + f"--out {out}"),
     }}
     save_checkpoint(model, out, info)
