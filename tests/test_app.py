@@ -131,7 +131,7 @@ def test_a_failing_model_is_a_message(app, monkeypatch):
     button(app, "Next iteration").click().run()
     run = app.session_state["run"]
 
-    def broken(ids):
+    def broken(ids, answer_length):
         raise RuntimeError("CUDA out of memory (simulated)")
 
     monkeypatch.setattr(run.model, "logits", broken)

@@ -54,8 +54,8 @@ class BuiltinModel(DiffusionLM):
         return [self.pad_id] * (limit - len(ids)) + ids
 
     @torch.inference_mode()
-    def logits(self, ids: torch.Tensor) -> torch.Tensor:
-        return self.net(ids.to(self.device)).float()
+    def logits(self, ids: torch.Tensor, answer_length: int) -> torch.Tensor:
+        return self.net(ids.to(self.device), last=answer_length).float()
 
     def token_text(self, token_id: int) -> str:
         return self.tokenizer.token_text(token_id)
