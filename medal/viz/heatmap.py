@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .common import main_phase, run_config, run_info, search_path, visible_token, winner_id
+from .safe import plotly_text
 
 
 @dataclass
@@ -92,18 +93,23 @@ def entropy_heatmap(trace: dict, height_per_row: int = 17):
     for k, g in enumerate(grids):
         suffix = "" if k == 0 else str(k + 1)
         x0 = k * (width + gap)
+        # token texts and the strategy come from the trace: plotly renders <a>/<b> in
+        # labels, so they go in escaped (shown literally)
         data.append(go.Heatmap(
             z=g.rows or [[None] * len(g.slot_labels)],
-            x=g.slot_labels, y=g.row_labels or ["(no step yet)"],
-            text=g.marks or None, texttemplate="%{text}", textfont={"size": 10},
+            x=[plotly_text(x) for x in g.slot_labels],
+            y=[plotly_text(y) for y in g.row_labels] or ["(no step yet)"],
+            text=[[plotly_text(m) for m in row] for row in g.marks] or None,
+            texttemplate="%{text}", textfont={"size": 10},
             coloraxis="coloraxis", xgap=1, ygap=1, xaxis="x" + suffix, yaxis="y" + suffix,
-            hovertemplate="%{y}<br>slot %{x}<br>H = %{z:.3f}<extra>" + g.title + "</extra>"))
+            hovertemplate="%{y}<br>slot %{x}<br>H = %{z:.3f}<extra>" + plotly_text(g.title)
+                          + "</extra>"))
         layout["xaxis" + suffix] = {"domain": [x0, x0 + width], "anchor": "y" + suffix,
                                     "type": "category", "tickangle": -90,
                                     "tickfont": {"size": 10}, "title": {"text": "slot:token"}}
         layout["yaxis" + suffix] = {"anchor": "x" + suffix, "type": "category",
                                     "autorange": "reversed", "tickfont": {"size": 10}}
-        annotations.append({"text": g.title, "x": x0 + width / 2, "y": 1.0, "xref": "paper",
+        annotations.append({"text": plotly_text(g.title), "x": x0 + width / 2, "y": 1.0, "xref": "paper",
                             "yref": "paper", "xanchor": "center", "yanchor": "bottom",
                             "showarrow": False, "font": {"size": 14}})
     n_rows = max((len(g.rows) for g in grids), default=1)
