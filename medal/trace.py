@@ -101,6 +101,8 @@ class TraceRecorder:
             "format": TRACE_FORMAT, "version": TRACE_VERSION,
             "run": {"strategy": e.strategy, "prompt": e.prompt, "model_prompt": e.model_prompt,
                     "problem": e.problem, "config": e.config, "model": e.model,
+                    "fixed_slots": [{"slot": s, "token": t, "text": text}
+                                    for s, (t, text) in sorted(e.fixed.items())],
                     "versions": {"medal": __version__, "torch": torch.__version__,
                                  "python": platform.python_version()}},
             "tree": None, "iterations": [], "search": None, "decode": [],
@@ -178,7 +180,10 @@ class TraceRecorder:
                                                     for it in self.trace["iterations"]
                                                     if it["expansion"]) + (1 if self.trace["tree"] else 0)}
         if self.trace["search"]:
+            # the finals are known only now (the winner's phase C came after the choice)
+            finals = {r["node"]: r.get("final") for r in res.get("candidates") or []}
             for rec in self.trace["search"]["candidate_scores"]:
+                rec["final"] = finals.get(rec["node"])
                 self.trace["tree"]["nodes"][rec["node"]]["candidate_final"] = rec.get("final")
         if e.comparison is not None:
             comp = jsonable(e.comparison.to_json())
