@@ -24,6 +24,10 @@ MAX_TRACE_BYTES = 20 * 1024 * 1024  # uploads above this are refused
 LONG_ANSWER = 64  # answers longer than this record fewer per-slot figures
 
 
+def torch_nonzero(mask) -> list[int]:
+    return [i for i, m in enumerate(mask.tolist()) if m]
+
+
 def jsonable(value: Any) -> Any:
     """Plain JSON values: NaN/inf -> None, numpy/torch scalars and tensors -> numbers/lists."""
     if isinstance(value, float):
@@ -48,18 +52,27 @@ class TraceRecorder:
         self.model = model
         self.top_k = top_k
         self.trace: dict = {}
+        self._k1 = 0
+        self._block_length: int | None = None
         self._nodes: dict[int, Any] = {}
         self._iteration: dict | None = None
 
     # ------------------------------------------------------------------ nodes
     def _node_json(self, node, iteration: int) -> dict:
         ev = node.evaluation
-        k = max(self.top_k, 2)
+        # enough tokens per slot to recompute the node's action set: K1 of them (and 2
+        # for the margin), whatever K1 is
+        k = max(self.top_k, self._k1, 2)
         masked = ev.masked.tolist()
         tt = self.model.token_text
-        # long answers (LLaDA's 256 slots): top tokens only for the slots the node's own
-        # actions touch, which is all the inspector shows; keeps traces uploadable
-        keep = {a.slot for a in node.actions} if len(masked) > LONG_ANSWER else None
+        # long answers (LLaDA's 256 slots): top tokens only for the slots eligible for the
+        # node's action set (its first block with masks), which is what recomputing the
+        # action set needs; keeps traces uploadable
+        keep = None
+        if len(masked) > LONG_ANSWER:
+            from .decoding import eligible_slots
+            eligible, _ = eligible_slots(ev.masked, self._block_length or len(masked))
+            keep = set(torch_nonzero(eligible)) | {a.slot for a in node.actions}
         return {
             "id": node.id,
             "parent": node.parent.id if node.parent is not None else None,
@@ -97,6 +110,8 @@ class TraceRecorder:
 
     def _on_run_started(self, e):
         import torch
+        self._k1 = int(e.config.get("k1") or 0)
+        self._block_length = e.config.get("block_length")
         self.trace = {
             "format": TRACE_FORMAT, "version": TRACE_VERSION,
             "run": {"strategy": e.strategy, "prompt": e.prompt, "model_prompt": e.model_prompt,
@@ -127,11 +142,14 @@ class TraceRecorder:
             self._nodes[ch.id] = ch
             self.trace["tree"]["nodes"].append(self._node_json(ch, e.iteration))
         self._iteration["expansion"] = {"leaf": e.leaf, "children": [c.id for c in e.children],
-                                        "forwards": e.forwards, "cached": e.cached}
+                                        "forwards": e.forwards, "cached": e.cached,
+                                        "sequences": e.sequences}
 
     def _on_simulation(self, e):
         self._iteration["simulation"] = {"children": e.children, "rewards": e.rewards,
-                                         "completions": e.completions}
+                                         "completions": e.completions,
+                                         "forwards": e.forwards, "sequences": e.sequences,
+                                         "cache_hits": e.cache_hits}
         for nid in e.children:
             self._sync(self._nodes[nid])
 
@@ -156,7 +174,9 @@ class TraceRecorder:
 
     def _on_decode_step(self, e):
         step = jsonable({k: getattr(e, k) for k in ("phase", "step", "block", "slots", "tokens",
-                                                    "token_texts", "scores", "entropy", "answer")})
+                                                    "token_texts", "scores", "entropy", "answer",
+                                                    "forwards", "sequences", "cache_hits",
+                                                    "eligible")})
         if e.phase == "compare_greedy":
             comp = self.trace["comparison"] or {"strategy": "greedy", "steps": [], "result": None}
             comp["steps"].append(step)
@@ -176,7 +196,11 @@ class TraceRecorder:
         self.trace["timing"] = timing
         self.trace["stats"] = {"forwards": res["forwards"],
                                "sequence_forwards": res["sequence_forwards"],
+                               "cache_hits": res["cache_hits"],
+                               "standalone_forwards": res["standalone_forwards"],
+                               "standalone_sequences": res["standalone_sequences"],
                                "mcts_forwards": sum(it["expansion"]["forwards"]
+                                                    + ((it["simulation"] or {}).get("forwards") or 0)
                                                     for it in self.trace["iterations"]
                                                     if it["expansion"]) + (1 if self.trace["tree"] else 0)}
         if self.trace["search"]:
