@@ -87,8 +87,10 @@ class ModelRunner:
     """Evaluates answer states after a fixed prompt for one run."""
 
     def __init__(self, model: DiffusionLM, prompt_ids: list[int], gen_length: int,
-                 top_k: int = TOP_K, cache_size: int = 4096):
+                 top_k: int = TOP_K, cache_size: int = 4096,
+                 fixed: dict[int, int] | None = None):
         self.model = model
+        self.fixed = dict(fixed or {})  # slot -> token id that starts filled (task format)
         self.prompt = torch.tensor(prompt_ids, dtype=torch.long)
         self.gen_length = gen_length
         self.top_k = top_k
@@ -102,7 +104,11 @@ class ModelRunner:
         self._cache_size = cache_size
 
     def initial_answer(self) -> torch.Tensor:
-        return torch.full((self.gen_length,), self.model.mask_id, dtype=torch.long)
+        """All masks, except the task's fixed slots (e.g. Sudoku's row separators)."""
+        answer = torch.full((self.gen_length,), self.model.mask_id, dtype=torch.long)
+        for slot, token in self.fixed.items():
+            answer[slot] = token
+        return answer
 
     def evaluate(self, answers: list[torch.Tensor] | torch.Tensor) -> list[Evaluation]:
         """Evaluations for answer states (a list of ``[L]`` tensors or one ``[B, L]``
@@ -134,7 +140,7 @@ class ModelRunner:
         """A runner with its own counters over the same prompt and the same cache: a
         second strategy on one prompt never recomputes a state the first evaluated."""
         other = ModelRunner(self.model, self.prompt.tolist(), self.gen_length, self.top_k,
-                            self._cache_size)
+                            self._cache_size, self.fixed)
         other._cache = self._cache
         return other
 
