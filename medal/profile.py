@@ -28,8 +28,11 @@ from .config import GenerationConfig
 from .engine import Run
 
 
-def profile_one(model, task, problem, config: GenerationConfig) -> dict:
-    """MEDAL then greedy on one problem, with MEDAL's search time split (see above)."""
+def profile_one(model, task, problem, config: GenerationConfig, search_only: bool = False) -> dict:
+    """MEDAL then greedy on one problem, with MEDAL's search time split (see above).
+    ``search_only``: stop after MEDAL's search (no phase C, no greedy run); the
+    sequences of phase C and of greedy are then the configuration's decode steps (one
+    sequence per step: ``steps - L_c`` and ``steps``), an upper bound, marked so."""
     run = Run(model, task=task, problem=problem, strategy="medal", config=config)
     runner = run.runner
     run.step()  # RunStarted: nothing evaluated yet
@@ -41,6 +44,17 @@ def profile_one(model, task, problem, config: GenerationConfig) -> dict:
     model_s, scoring = runner.model_seconds - m0, runner.scoring_seconds - s0
     search_forwards, search_sequences = runner.forwards - f0, runner.sequences - q0
     iterations = run.mcts.iteration if run.mcts is not None else 0
+    if search_only:
+        steps, lc = run.config.steps, run.config.lc
+        return {"iterations": iterations, "search_seconds": search,
+                "network_seconds": model_s - scoring, "scoring_seconds": scoring,
+                "bookkeeping_seconds": search - model_s,
+                "search_forwards": search_forwards, "search_sequences": search_sequences,
+                "medal_forwards": search_forwards + steps - lc,
+                "medal_sequences": search_sequences + steps - lc,
+                "medal_seconds": float("nan"), "medal_verified": None,
+                "greedy_forwards": steps, "greedy_sequences": steps,
+                "greedy_seconds": float("nan"), "greedy_verified": None, "search_only": True}
     res = run.finish()
     t = time.perf_counter()
     greedy = Run(model, task=task, problem=problem, strategy="greedy", config=config).finish()
@@ -55,15 +69,18 @@ def profile_one(model, task, problem, config: GenerationConfig) -> dict:
             "greedy_seconds": greedy_wall, "greedy_verified": greedy.verified}
 
 
-def profile(model, task, problems, config: GenerationConfig, progress=None) -> dict:
+def profile(model, task, problems, config: GenerationConfig, progress=None,
+            search_only: bool = False) -> dict:
     """:func:`profile_one` over problems (problem i with seed ``config.seed + i``), summed."""
     from dataclasses import replace
     rows = []
     for i, p in enumerate(problems):
-        rows.append(profile_one(model, task, p, replace(config, seed=config.seed + i)))
+        rows.append(profile_one(model, task, p, replace(config, seed=config.seed + i),
+                                search_only))
         if progress:
             progress(i + 1, len(problems))
-    total = {k: sum(r[k] for r in rows) for k in rows[0] if not k.endswith("verified")}
+    total = {k: sum(r[k] for r in rows) for k in rows[0]
+             if not k.endswith("verified") and k != "search_only"}
     search = total["search_seconds"] or float("nan")
     it = total["iterations"] or float("nan")
     return {
@@ -85,6 +102,7 @@ def profile(model, task, problems, config: GenerationConfig, progress=None) -> d
         "mean_greedy_seconds": total["greedy_seconds"] / len(rows),
         "medal_correct": sum(bool(r["medal_verified"]) for r in rows),
         "greedy_correct": sum(bool(r["greedy_verified"]) for r in rows),
+        "search_only": search_only,
         "rows": rows,
     }
 
@@ -100,7 +118,9 @@ def format_profile(p: dict) -> str:
         f"{p['scoring_share']:.1%}, tree bookkeeping {p['bookkeeping_share']:.1%}",
         f"  sequences evaluated per problem: MEDAL {p['mean_medal_sequences']:.1f} (search "
         f"{p['mean_search_sequences']:.1f}), greedy {p['mean_greedy_sequences']:.1f}: "
-        f"{p['sequences_ratio']:.2f}x greedy",
+        f"{p['sequences_ratio']:.2f}x greedy"
+        + (" (search measured; phase C and greedy: one sequence per decode step, by the "
+           "configuration, not run)" if p.get("search_only") else ""),
         f"  wall time per problem: MEDAL {p['mean_medal_seconds']:.3f} s, greedy "
         f"{p['mean_greedy_seconds']:.3f} s; solved MEDAL {p['medal_correct']}, greedy "
         f"{p['greedy_correct']} of {p['problems']}",

@@ -78,6 +78,9 @@ def main(argv=None) -> int:
     parser.add_argument("--seconds", type=float, default=5.0, help="time per forwards/s figure")
     parser.add_argument("--max-iterations", type=int, default=200)
     parser.add_argument("--json", metavar="FILE", help="write every figure here")
+    parser.add_argument("--search-only", action="store_true",
+                        help="time MEDAL's search only (no phase C, no greedy run): for slow "
+                             "machines; their sequences are then the config's decode steps")
     parser.add_argument("--compare-cpu", action="store_true",
                         help="on a GPU, also decode 16 slots greedily in float32 on the CPU and "
                              "on the GPU and check the tokens agree (small models only)")
@@ -136,7 +139,7 @@ def main(argv=None) -> int:
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    figures = profile(model, "countdown", problems, config)
+    figures = profile(model, "countdown", problems, config, search_only=args.search_only)
     if device.type == "cuda":
         peak = torch.cuda.max_memory_allocated(device)
         out["peak_bytes"] = peak

@@ -70,3 +70,29 @@ def test_the_comparison_sees_a_changed_number(reference, reference_models):
     assert differences(reference["scripted-medal"], new) == [
         f"/tree/nodes/{node['id']}/reward: "
         f"{reference['scripted-medal']['tree']['nodes'][node['id']]['reward']!r} -> {node['reward']!r}"]
+
+
+def test_profile_splits_the_search_time_and_counts_sequences(tiny_model):
+    """`bench --profile`'s figures: the three parts add up to the search time, and the
+    sequence counts are the runs' own."""
+    from medal.config import GenerationConfig
+    from medal.engine import Run
+    from medal.profile import format_profile, profile
+    problems = [{"numbers": [4, 18, 13], "target": 20}, {"numbers": [3, 7, 12], "target": 33}]
+    from medal.tasks import get_task
+    task = get_task("countdown")
+    problems = [task.parse_problem(p) for p in problems]
+    cfg = GenerationConfig(seed=0, lc=3, max_iterations=20)
+    p = profile(tiny_model, "countdown", problems, cfg)
+    assert p["network_share"] + p["scoring_share"] + p["bookkeeping_share"] == pytest.approx(1)
+    assert 0 < p["bookkeeping_share"] < 1 and p["network_share"] > 0 and p["scoring_share"] > 0
+    for i, (row, problem) in enumerate(zip(p["rows"], problems)):
+        seeded = GenerationConfig(seed=i, lc=3, max_iterations=20)
+        medal = Run(tiny_model, problem=problem, strategy="medal", config=seeded).finish()
+        greedy = Run(tiny_model, problem=problem, strategy="greedy", config=seeded).finish()
+        assert row["medal_sequences"] == medal.sequence_forwards
+        assert row["greedy_sequences"] == greedy.sequence_forwards == 28  # one per step
+        assert row["iterations"] == medal.extra["iterations"]
+    assert p["sequences_ratio"] == pytest.approx(
+        sum(r["medal_sequences"] for r in p["rows"]) / sum(r["greedy_sequences"] for r in p["rows"]))
+    assert "tree bookkeeping" in format_profile(p)
