@@ -275,7 +275,7 @@ def main(results_dir="results", out="docs/RESULTS.md"):
             d.add(f"| (with a verifier, *beyond*) `--reward ig+verifier` | {pct(m['accuracy'])} | "
                   f"{ci(m)} | {m['mean_sequence_forwards']:.1f} | "
                   f"{m['accuracy'] / g['accuracy'] - 1:+.0%} | | | not verifier-free |")
-        d.add("", *RESEARCH_PROSE, "")
+        d.add("", *research_prose(results, cd, budget), "")
 
     # ------------------------------------------------------------- speed
     d.add("## Speed", "")
@@ -348,9 +348,10 @@ def claims(results: Path, cd, sd) -> list[str]:
                f"{_verdict([o2, q2])} |")
     for param, label in (("lc", "gains rise with L_c and saturate"),
                          ("k2", "K2 = 5 is best"),
-                         ("max_iterations", "accuracy against the forward budget (MCTS iterations)")):
-        cells = [sweep_text(load(results / t / f"sweep_{param}.json")) for t in ("countdown", "sudoku")]
-        out.append(f"| {label} | {cells[0]} | {cells[1]} | {SWEEP_VERDICTS.get(param, 'see text')} |")
+                         ("max_iterations", "more search (MCTS iterations) buys accuracy")):
+        sweeps = [load(results / t / f"sweep_{param}.json") for t in ("countdown", "sudoku")]
+        cells = [sweep_text(sw) for sw in sweeps]
+        out.append(f"| {label} | {cells[0]} | {cells[1]} | {sweep_verdict(param, sweeps)} |")
     c3, o3 = _cmp(cd, "medal", "medal-no-mcts")
     s3, q3 = _cmp(sd, "medal", "medal-no-mcts")
     out.append(f"| w/o MCTS (phase C alone) is worse | {c3} | {s3} | {_verdict([o3, q3])} |")
@@ -391,11 +392,112 @@ CANDIDATE_PROSE = [
     "the rest.",
 ]
 
-RESEARCH_PROSE = [
-    "(see the research notes below)",
-]
+def research_prose(results: Path, cd, budget) -> list[str]:
+    """What the research table says, computed from it."""
+    g = cd["summary"]["greedy"]
+    target = 1.2 * g["accuracy"]
+    gv = verdicts(cd, "greedy")
+    rows = []
+    for name, (label, beyond) in RESEARCH.items():
+        rd = load(results / "countdown" / "research" / f"{name}.json")
+        if rd:
+            s = rd["strategies"][0]
+            rows.append((name, label, beyond, rd["summary"][s], rd.get("candidate_analysis"),
+                         mcnemar(verdicts(rd, s), gv)))
+    out = []
+    winners = [r for r in rows if r[3]["accuracy"] >= target
+               and r[3]["mean_sequence_forwards"] <= budget]
+    if winners:
+        w = max(winners, key=lambda r: r[3]["accuracy"])
+        out.append(f"**Found:** {w[1]} reaches {pct(w[3]['accuracy'])} ({ci(w[3])}) at "
+                   f"{w[3]['mean_sequence_forwards']:.1f} sequences — "
+                   f"{w[3]['accuracy'] / g['accuracy'] - 1:+.0%} relative to greedy "
+                   f"(+{w[5][0]}/−{w[5][1]} on the same problems, p={w[5][2]:.2f}). "
+                   + ("It goes beyond the paper and stays off by default." if w[2] else ""))
+    else:
+        out.append(f"**No verifier-free configuration tried reaches the target** "
+                   f"(≥ {pct(target)} at ≤ {budget:.1f} sequences).")
+    if rows:
+        best = max(rows, key=lambda r: r[3]["accuracy"])
+        out.append("")
+        out.append(f"The most accurate of them, {best[1]}, reaches {pct(best[3]['accuracy'])} "
+                   f"({ci(best[3])}) at {best[3]['mean_sequence_forwards']:.1f} sequences: "
+                   f"{best[3]['accuracy'] / g['accuracy'] - 1:+.0%} relative to greedy, "
+                   f"+{best[5][0]}/−{best[5][1]} on the same problems (p={best[5][2]:.2f}).")
+    ceilings = [(r[1], r[4]) for r in rows if r[4]]
+    cand = (load(results / "countdown" / "candidates.json") or {}).get("candidate_analysis")
+    if cand:
+        ceilings.append(("the default MEDAL (siblings at depth L_c)", cand))
+    if ceilings:
+        out.append("")
+        out.append("Why: a verifier-free chooser can at best pick the right answer when one of "
+                   "its candidates has it. The oracle over the candidates (right when any "
+                   "candidate's rollout is right) bounds every such chooser:")
+        out.append("")
+        for label, ca in ceilings:
+            below = ca["oracle_accuracy"] < target
+            out.append(f"- {label}: oracle {pct(ca['oracle_accuracy'])}, "
+                       f"{ca['distinct_final_answers']:.2f} distinct answers among its "
+                       f"candidates; where they disagree ({ca['mixed_problems']} problems) the "
+                       f"chosen one is right "
+                       + (f"{pct(ca['ig_picks_a_right_one_when_mixed'])} of the time against "
+                          f"{pct(ca['chance_when_mixed'])} by chance"
+                          if ca.get("ig_picks_a_right_one_when_mixed") is not None else "—")
+                       + (f" — **the ceiling itself is below the target {pct(target)}**"
+                          if below else ""))
+        div = next((ca for n_, ca in ((r[0], r[4]) for r in rows) if n_ == "vote_lc1" and ca), None)
+        if cand and div:
+            out.append("")
+            out.append(f"Candidates from different first commitments (L_c = 1) "
+                       f"{'raise' if div['oracle_accuracy'] > cand['oracle_accuracy'] else 'do not raise'}"
+                       f" the ceiling: {pct(cand['oracle_accuracy'])} for the default's "
+                       f"siblings, {pct(div['oracle_accuracy'])} for them "
+                       f"({cand['distinct_final_answers']:.2f} → {div['distinct_final_answers']:.2f} "
+                       "distinct answers of 3).")
+        vf = load(results / "countdown" / "verifier.json")
+        if vf:
+            m = first_summary(vf)
+            out.append("")
+            out.append(f"For contrast, a signal that tracks correctness: with the task's verifier "
+                       f"in the reward (beyond the paper, not verifier-free) MEDAL reaches "
+                       f"{pct(m['accuracy'])} ({ci(m)}, {m['n']} problems) at "
+                       f"{m['mean_sequence_forwards']:.1f} sequences.")
+    return out
 
-SWEEP_VERDICTS = {}
+def _sweep_outcome(param, rows):
+    """'full' / 'direction' / 'no' for one task's sweep, by the Wilson intervals."""
+    by = {r["value"]: r for r in rows}
+    if param == "k2":
+        if 5 not in by:
+            return None
+        best = by[5]
+        others = [r for v, r in by.items() if v != 5]
+        if all(best["accuracy"] >= r["accuracy"] for r in others):
+            return "full" if all(best["ci95"][0] > r["ci95"][1] for r in others) else "direction"
+        return "no"
+    # lc and max_iterations: the largest setting against the smallest
+    lo, hi = by[min(by)], by[max(by)]
+    peak = max(rows, key=lambda r: r["accuracy"])
+    if peak["accuracy"] > lo["accuracy"] and peak["value"] != min(by):
+        return "full" if peak["ci95"][0] > lo["ci95"][1] and hi["ci95"][0] > lo["ci95"][1] \
+            else "direction"
+    return "no"
+
+
+def sweep_verdict(param, sweeps) -> str:
+    got = [(t, _sweep_outcome(param, sw)) for t, sw in zip(("Countdown", "Sudoku"), sweeps)
+           if sw]
+    got = [(t, o) for t, o in got if o is not None]
+    if not got:
+        return "not run"
+    if all(o == "full" for _, o in got):
+        return "**reproduced**"
+    if any(o != "no" for _, o in got):
+        return ("**partly** (in the paper's direction on "
+                + " and ".join(t for t, o in got if o != "no")
+                + ", intervals overlap)" if not any(o == "full" for _, o in got)
+                else "**partly**")
+    return "**not reproduced**"
 
 
 if __name__ == "__main__":
