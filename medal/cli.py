@@ -295,7 +295,25 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--four-share", type=float, default=None,
                    help="Countdown: share of training problems with four numbers, 0..1 (default 0.1)")
     t.set_defaults(func=_train)
+
+    x = sub.add_parser("export", help="write a trace as one self-contained HTML page",
+                       description="Write a trace (from --trace or the app) as one HTML file "
+                                   "with the tree, heatmap, order, candidates and inspector, "
+                                   "stepped phase by phase; it needs no server and no network.")
+    x.add_argument("trace", help="trace JSON file")
+    x.add_argument("out", help="HTML file to write")
+    x.set_defaults(func=_export)
     return parser
+
+
+def _export(args) -> int:
+    from .trace import load_trace
+    from .viz.export import write_html
+
+    trace = load_trace(args.trace)
+    path = write_html(trace, args.out)
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB): open it in any browser")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -48,6 +48,21 @@ REWARDS = ("ig", "ig+verifier")
 CANDIDATE_CHOICES = ("search", "rollout", "vote")
 SCORING_SCOPES = ("search", "all")
 
+#: The range (inclusive) the engine accepts for every numeric parameter. The CLI, the app
+#: and the trace gate all apply these (through GenerationConfig); the bounds keep every
+#: run finite in time and memory (e.g. answers of at most 4096 slots, 100 samples).
+RANGES: dict[str, tuple] = {
+    "k1": (1, 1000), "k2": (1, 1000), "lc": (1, 4096), "candidates": (1, 1000),
+    "gamma": (0, 1_000_000), "c": (0, 1_000_000), "max_iterations": (1, 100_000),
+    "verifier_bonus": (0, 1_000_000), "gen_length": (1, 4096), "steps": (1, 4096),
+    "block_length": (1, 4096), "temperature": (0, 100), "slot_temperature": (0, 100),
+    "eb_threshold": (0, 1_000_000), "samples": (1, 100), "n_subtasks": (1, 16),
+    "seed": (0, 4_294_967_295),
+}
+#: a sampling temperature is 0 (argmax) or at least this: below it softmax(x / T)
+#: overflows float32 and sampling fails
+MIN_TEMPERATURE = 1e-3
+
 
 @dataclass(frozen=True)
 class GenerationConfig:
@@ -112,6 +127,14 @@ class GenerationConfig:
              "set slot_temperature (sample slots) or pair_temperature (sample (slot, token) "
              "pairs), not both")
         need(type(self.seed) is int, f"seed must be a whole number, got {self.seed!r}")
+        for name, (low, high) in RANGES.items():
+            v = getattr(self, name, None)
+            need(v is None or low <= v <= high,
+                 f"{name} must be between {low} and {high}, got {v!r}")
+        for name in ("temperature", "slot_temperature"):
+            v = getattr(self, name)
+            need(v == 0 or v >= MIN_TEMPERATURE,
+                 f"{name} must be 0 (argmax) or at least {MIN_TEMPERATURE:g}, got {v!r}")
         need(self.decompose in (None, True, False),
              f"decompose must be true, false or unset, got {self.decompose!r}")
 

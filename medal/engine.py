@@ -126,7 +126,8 @@ class Run:
         self.config = cfg.resolved(model.default_gen_length, self.task.default_lc,
                                    model.max_gen_length,
                                    self.task.default_block_length if model.builtin else None)
-        self.runner = ModelRunner(model, prompt_ids, self.config.gen_length)
+        self.fixed = fixed_slots(model, self.task, self.config.gen_length)
+        self.runner = ModelRunner(model, prompt_ids, self.config.gen_length, fixed=self.fixed)
         self.generator = torch.Generator().manual_seed(self.config.seed)
         self.observers = list(observers)
         self.recorder = None
@@ -185,7 +186,8 @@ class Run:
     def _all_events(self) -> Iterator[Event]:
         yield RunStarted(strategy=self.strategy, prompt=self.prompt, model_prompt=self.model_prompt,
                          config=self.config.to_json(), model=self.model.describe(),
-                         problem=self.problem.to_json() if self.problem is not None else None)
+                         problem=self.problem.to_json() if self.problem is not None else None,
+                         fixed={s: (t, self.model.token_text(t)) for s, t in self.fixed.items()})
         self.result = yield from STRATEGIES[self.strategy](self)
         if self.compare_greedy:
             self.comparison = yield from self._comparison()
@@ -232,6 +234,21 @@ class Run:
 
     def new_state(self) -> DecodeState:
         return DecodeState(answer=self.runner.initial_answer(), order=[None] * self.config.gen_length)
+
+
+def fixed_slots(model: DiffusionLM, task: Task, gen_length: int) -> dict[int, int]:
+    """The task's fixed answer slots (:attr:`Task.answer_template`) as token ids. Only for
+    the character-level built-in models, where slot i is character i of the answer; an
+    LLM's tokenizer does not place a character at a known slot, so there: none."""
+    if task.answer_template is None or not model.builtin:
+        return {}
+    tokenizer = getattr(model, "tokenizer", None)
+    out = {}
+    for slot, text in task.answer_template(gen_length).items():
+        ids = tokenizer.encode(text) if tokenizer is not None else []
+        if len(ids) == 1 and 0 <= slot < gen_length:
+            out[slot] = ids[0]
+    return out
 
 
 # ---------------------------------------------------------------------- strategies
@@ -293,6 +310,7 @@ def _medal(run: Run):
                          candidates=[c.id for c in candidates])
     root = mcts.root.evaluation
     decode_masked = run.model.decode_masked
+    verify = run.verifier()
     records = []
     for c in candidates:
         ev = c.evaluation
@@ -305,6 +323,9 @@ def _medal(run: Run):
             "r_ig": c.r_ig, "Q": c.Q, "N": c.N, "verified": c.verified,
             "sequence": decode_masked(c.answer),
             "completion": decode_masked(c.completion) if c.completion is not None else None,
+            # the task's verdict on that one-shot completion (None: no verifier here)
+            "completion_verified": (verify(c.completion) if verify is not None
+                                    and c.completion is not None else None),
         })
     bonus = cfg.verifier_bonus if mcts.verifier is not None else 0.0
     finals = {}
@@ -379,6 +400,7 @@ def _medal(run: Run):
                       run.model.token_text)
     result = run._result(run.strategy, state, run.runner, 0.0)
     finals[winner.id] = {"text": result.text, "answer": result.answer, "verified": result.verified}
+    finals.update(_display_finals(run, [c for c in candidates if c.id not in finals]))
     for r in records:
         r["final"] = finals.get(r["node"])
     result.extra = {"winner": winner.id, "candidates": records, "stop_reason": mcts.stop_reason,
@@ -387,6 +409,33 @@ def _medal(run: Run):
                     "search_forwards": search_forwards,
                     "candidate_choice": cfg.candidate_choice}
     return result
+
+
+#: answers up to this many slots get every losing candidate completed for display
+DISPLAY_COMPLETION_MAX_SLOTS = 64
+
+
+def _display_finals(run: Run, losers: list) -> dict[int, dict]:
+    """Each losing candidate completed by phase C, so the candidate table can show what it
+    would have answered. Done after the run's answer, on a runner that shares the cache
+    but keeps its own counters (the run's cost and its random stream are untouched), and
+    without events (no phase-C steps of losers in the trace). Skipped for long answers
+    (LLaDA's 256 slots: that many forwards per candidate) -- ``complete_candidates``
+    decodes them as part of the run instead."""
+    if not losers or run.config.gen_length > DISPLAY_COMPLETION_MAX_SLOTS:
+        return {}
+    runner = run.runner.sharing_cache()
+    out = {}
+    for c in losers:
+        state = _state_from_node(run, c)
+        generator = torch.Generator().manual_seed(run.config.seed * 100_003 + c.id)
+        for _ in decode(runner, state, run.config, "confidence", f"phase_c-{c.id}",
+                        generator, run.model.token_text):
+            pass
+        res = run._result(run.strategy, state, runner, 0.0)
+        out[c.id] = {"text": res.text, "answer": res.answer, "verified": res.verified,
+                     "display_only": True}
+    return out
 
 
 def _state_from_node(run: Run, node) -> DecodeState:

@@ -22,6 +22,8 @@ class RunStarted(Event):
     config: dict
     model: dict
     problem: dict | None
+    #: answer slots filled from the start by the task's format: slot -> (token id, text)
+    fixed: dict = field(default_factory=dict)
 
     def __post_init__(self):
         self.kind = "run_started"

@@ -116,6 +116,8 @@ class TraceRecorder:
             "format": TRACE_FORMAT, "version": TRACE_VERSION,
             "run": {"strategy": e.strategy, "prompt": e.prompt, "model_prompt": e.model_prompt,
                     "problem": e.problem, "config": e.config, "model": e.model,
+                    "fixed_slots": [{"slot": s, "token": t, "text": text}
+                                    for s, (t, text) in sorted(e.fixed.items())],
                     "versions": {"medal": __version__, "torch": torch.__version__,
                                  "python": platform.python_version()}},
             "tree": None, "iterations": [], "search": None, "decode": [],
@@ -202,7 +204,10 @@ class TraceRecorder:
                                                     for it in self.trace["iterations"]
                                                     if it["expansion"]) + (1 if self.trace["tree"] else 0)}
         if self.trace["search"]:
+            # the finals are known only now (the winner's phase C came after the choice)
+            finals = {r["node"]: r.get("final") for r in res.get("candidates") or []}
             for rec in self.trace["search"]["candidate_scores"]:
+                rec["final"] = finals.get(rec["node"])
                 self.trace["tree"]["nodes"][rec["node"]]["candidate_final"] = rec.get("final")
         if e.comparison is not None:
             comp = jsonable(e.comparison.to_json())
@@ -234,41 +239,37 @@ def write_trace(trace: dict, path: str | Path) -> None:
 
 
 def validate_trace(data: Any) -> dict:
-    """Check a parsed trace against the schema; :class:`TraceError` says where and what."""
-    import jsonschema
-
-    if not isinstance(data, dict) or data.get("format") != TRACE_FORMAT:
-        raise TraceError("this is not a MEDAL trace (the top-level \"format\" must be "
-                         f"\"{TRACE_FORMAT}\"); export one from the app or with --trace")
-    if data.get("version") != TRACE_VERSION:
-        raise TraceError(f"trace version {data.get('version')!r} is not supported "
-                         f"(this MEDAL Explorer reads version {TRACE_VERSION})")
-    validator = jsonschema.Draft202012Validator(schema())
-    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
-    if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
-        raise TraceError(f"invalid trace at {where}: {error.message[:300]}")
-    return data
+    """Check a parsed trace: the schema, then its meaning (:mod:`medal.trace_check`).
+    Raises only :class:`TraceError`, which says where (a JSON path) and what."""
+    from .trace_check import check
+    return check(data)
 
 
 def loads_trace(text: str | bytes, max_bytes: int = MAX_TRACE_BYTES) -> dict:
-    """Parse and validate trace text; refuses more than ``max_bytes``."""
-    size = len(text.encode() if isinstance(text, str) else text)
+    """The one gate for trace text: parse with limits, validate, return the trace.
+
+    Refuses more than ``max_bytes``. Raises only :class:`TraceError`; a trace it returns
+    is fit to render in every view."""
+    from .trace_check import parse
+    if not isinstance(text, (str, bytes, bytearray)):
+        raise TraceError(f"a trace is JSON text, not {type(text).__name__}")
+    size = len(text)  # a character is at least one byte: no need to encode a huge text
+    if isinstance(text, str) and size <= max_bytes:
+        size = len(text.encode("utf-8", "surrogatepass"))
     if size > max_bytes:
         raise TraceError(f"the trace is {size / 1e6:.1f} MB; the limit is {max_bytes / 1e6:.0f} MB")
-    try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise TraceError(f"the file is not valid JSON ({exc}); a trace is the JSON file "
-                         "exported by the app or written by --trace") from None
-    return validate_trace(data)
+    return validate_trace(parse(bytes(text) if isinstance(text, bytearray) else text))
 
 
 def load_trace(path: str | Path, max_bytes: int = MAX_TRACE_BYTES) -> dict:
     path = Path(path)
-    if not path.is_file():
-        raise TraceError(f"no trace file at {path}")
-    if path.stat().st_size > max_bytes:
-        raise TraceError(f"{path} is {path.stat().st_size / 1e6:.1f} MB; the limit is "
-                         f"{max_bytes / 1e6:.0f} MB")
-    return loads_trace(path.read_bytes(), max_bytes)
+    try:
+        if not path.is_file():
+            raise TraceError(f"no trace file at {path}")
+        if path.stat().st_size > max_bytes:
+            raise TraceError(f"{path} is {path.stat().st_size / 1e6:.1f} MB; the limit is "
+                             f"{max_bytes / 1e6:.0f} MB")
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise TraceError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return loads_trace(raw, max_bytes)

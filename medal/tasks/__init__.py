@@ -33,6 +33,11 @@ class Task:
     #: whether MEDAL strategies decompose the prompt for the built-in model by default
     #: (instruct LLMs always follow the paper: on)
     default_decompose: bool = True
+    #: answer slots whose text is fixed by the task's format, given the answer length:
+    #: ``{slot: text}`` (e.g. Sudoku's ``/`` row separators). For character-level models
+    #: (the built-in ones) these slots start filled instead of masked, so neither the
+    #: search nor the decoder spends a step on them. None: every slot starts masked.
+    answer_template: Callable[[int], dict[int, str]] | None = None
 
     def prompt(self, problem, decompose: bool = False, n_subtasks: int = 3,
                builtin: bool = True) -> str:
@@ -85,6 +90,7 @@ SUDOKU = Task(
         "...4/.13./2.../..2.", "..../23../..3./31.2")),
     default_gen_length=_sd.ANSWER_LENGTH,
     default_lc=3,
+    answer_template=_sd.answer_template,
 )
 
 TASKS = {t.name: t for t in (COUNTDOWN, SUDOKU)}

@@ -126,6 +126,12 @@ def _eval_expression(expr: str) -> tuple[Fraction, list[int]] | None:
         return None
 
 
+def expression_value(expr: str) -> str | None:
+    """The exact value of an expression as text (``20``, ``7/2``), None if it has none."""
+    result = _eval_expression(expr)
+    return None if result is None else str(result[0])
+
+
 _BINOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
            ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a / b}
 _STEP_RE = re.compile(r"^(\d+)([+\-*/])(\d+)=(\d+)$")
