@@ -3,7 +3,9 @@ the ``python -m medal export`` command. (Opening it in Chromium with the network
 blocked: tests/e2e/test_views.py.)"""
 from __future__ import annotations
 
+import base64
 import copy
+import gzip
 import json
 import re
 import subprocess
@@ -31,8 +33,9 @@ def trace():
 
 
 def _data(html: str) -> dict:
-    m = re.search(r'<script id="medal-data" type="application/json">(.*?)</script>', html, re.S)
-    return json.loads(m.group(1))
+    m = re.search(r'<script id="medal-data" type="application/gzip;base64">(.*?)</script>',
+                  html, re.S)
+    return json.loads(gzip.decompress(base64.b64decode(m.group(1))))
 
 
 def test_timeline_has_every_event(trace):
