@@ -5,14 +5,16 @@ Everything is inlined: the trace's views precomputed per timeline position by th
 functions the app uses, vis-network from the installed pyvis package and plotly.js from
 the installed plotly package. A teacher can put the file on a course page; an engineer
 can attach it to a bug report. Every string from the trace reaches the page either
-HTML-escaped (the views' fragments) or as JSON data set with ``textContent``; JSON inside
-``<script>`` has ``<``, ``>`` and ``&`` escaped, so a token cannot close the element.
+HTML-escaped (the views' fragments) or as data set with ``textContent``; the data travel
+gzipped and base64-encoded inside a ``<script>`` element, so no token can close it.
 
     python -m medal export trace.json out.html
 """
 from __future__ import annotations
 
+import base64
 import functools
+import gzip
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -185,13 +187,6 @@ def plotly_js() -> str:
     return path.read_text(encoding="utf-8")
 
 
-def _script_json(value) -> str:
-    """JSON safe inside a <script> element."""
-    return (json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-            .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
-
-
 def _inline_js(code: str) -> str:
     """A library's code, safe inside <script>: no literal ``</script`` can end it early."""
     return code.replace("</script", "<\\/script")
@@ -210,9 +205,14 @@ def export_html(trace: dict) -> str:
             "vis_options": VIS_OPTIONS}
     vis_js, vis_css = vis_assets()
     title = f"MEDAL trace: {meta['strategy']} on {meta['prompt']}"
+    # the views repeat themselves from one position to the next: gzip shrinks them ~20x
+    # (the browser inflates them with its built-in DecompressionStream; no library)
+    packed = base64.b64encode(gzip.compress(json.dumps(
+        data, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8"),
+        mtime=0)).decode("ascii")
     return (_PAGE.replace("{{TITLE}}", esc(title[:200]))
             .replace("{{VIS_CSS}}", vis_css.replace("</style", "<\\/style"))
-            .replace("{{DATA}}", _script_json(data))
+            .replace("{{DATA}}", packed)
             .replace("{{VIS_JS}}", _inline_js(vis_js))
             .replace("{{PLOTLY_JS}}", _inline_js(plotly_js())))
 
@@ -288,11 +288,17 @@ div.vis-tooltip { font-size: 12px; max-width: 420px; white-space: normal; }
 </main>
 <script>{{PLOTLY_JS}}</script>
 <script>{{VIS_JS}}</script>
-<script id="medal-data" type="application/json">{{DATA}}</script>
+<script id="medal-data" type="application/gzip;base64">{{DATA}}</script>
 <script>
-(function () {
+function medalUnpack() {
+  var b64 = document.getElementById("medal-data").textContent.trim();
+  var bin = atob(b64), bytes = new Uint8Array(bin.length);
+  for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return new Response(stream).text().then(JSON.parse);
+}
+medalUnpack().then(function (data) {
   "use strict";
-  var data = JSON.parse(document.getElementById("medal-data").textContent);
   var frames = data.frames, cards = data.inspector;
   var pos = frames.length - 1, timer = null, selected = null;
   function el(id) { return document.getElementById(id); }
@@ -465,7 +471,10 @@ div.vis-tooltip { font-size: 12px; max-width: 420px; white-space: normal; }
   show(pos);
   var winnerCard = Object.keys(cards).filter(function (k) { return cards[k].badges.indexOf("winning") >= 0; })[0];
   if (winnerCard !== undefined) inspect(Number(winnerCard));
-})();
+}).catch(function (err) {
+  document.getElementById("title").textContent =
+    "This browser cannot open the page (" + err + "); use a current Chromium, Firefox or Safari.";
+});
 </script>
 </body></html>
 """
