@@ -72,9 +72,9 @@ def _bench(args) -> int:
             print(f"{name}: {m['mean_iterations']:.1f} MCTS iterations, "
                   f"{m['ms_per_iteration']:.1f} ms/iteration, tree bookkeeping "
                   f"{m['bookkeeping_share']:.1%} of search time")
-    if doc.get("candidate_analysis"):
+    for analysis in (doc.get("candidate_analysis_by_strategy") or {}).values():
         print("candidates: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
-                                         for k, v in doc["candidate_analysis"].items()))
+                                         for k, v in analysis.items()))
     print(f"wrote {out}")
     if args.frontier:
         rows = [dict(m, strategy=s) for s, m in doc["summary"].items()]

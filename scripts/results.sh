@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Reproduces every figure in docs/RESULTS.md, then regenerates it (scripts/results_md.py).
 # Usage: bash scripts/results.sh [N] [M]
-#   N: fresh problems per task for the headline tables, the candidate analysis and the
-#      research runs (default 300)
+#   N: fresh problems per task for the headline tables (with the candidate analysis) and
+#      the research runs (default 300)
 #   M: problems for the paper's options, the parameter sweeps and the decomposition and
 #      verifier checks (default N)
 # The runs go one after another, most important first, in one process with one thread (the
@@ -48,8 +48,6 @@ meta sudoku
 {
   # headline tables
   bench countdown $CD/results.json "$N" --strategies $ALL --frontier
-  # is the information gain picking the right candidate? (every candidate completed)
-  bench countdown $CD/candidates.json "$N" --strategies medal --complete-candidates
   # research: a search that beats greedy without a verifier? (issue 11, item 4)
   bench countdown $R/vote_lc1_s8.json "$N" --strategies medal --candidate-choice vote --lc 1 --steps 8
   bench countdown $R/paper_t0.json "$N" --strategies medal --candidate-choice rollout \
@@ -61,7 +59,6 @@ meta sudoku
   bench countdown $O/rollout_choice.json "$M" --strategies medal --candidate-choice rollout
   bench countdown $O/sim_rollout.json "$M" --strategies medal --simulation rollout --rollout-steps 3
   bench countdown $O/margin_all.json "$M" --strategies medal-margin-only --scoring-scope all
-  bench sudoku $SD/candidates.json "$N" --strategies medal --complete-candidates
   # the parameter sweeps (the paper's figures)
   bench countdown $CD/sweeps.json "$M" --strategies medal \
       --sweep lc=1,2,4,6 --sweep k2=1,3,5,10 --sweep max_iterations=1,2,4,8,32
