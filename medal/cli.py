@@ -13,7 +13,8 @@ def _train(args) -> int:
                  lr=args.lr, seed=args.seed, n_layer=args.layers, n_embd=args.width,
                  prompt_length=args.prompt_length, answer_length=args.answer_length,
                  threads=args.threads, decompose_share=args.decompose_share,
-                 four_share=args.four_share)
+                 four_share=args.four_share, uniform_target_share=args.uniform_target_share,
+                 init=args.init)
     print(f"saved {args.out} ({info['training']['parameters']} parameters, "
           f"{info['training']['seconds']:.0f} s, final loss {info['training']['final_loss']})")
     return 0
@@ -294,6 +295,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default 0.5)")
     t.add_argument("--four-share", type=float, default=None,
                    help="Countdown: share of training problems with four numbers, 0..1 (default 0.1)")
+    t.add_argument("--uniform-target-share", type=float, default=None,
+                   help="Countdown: share of three-number problems drawn like the test problems "
+                        "(target uniform over the reachable ones), 0..1 (default 0)")
+    t.add_argument("--init", default=None,
+                   help="go on training from this checkpoint directory (a later stage of a "
+                        "recipe; its architecture must match --layers/--width)")
     t.set_defaults(func=_train)
 
     x = sub.add_parser("export", help="write a trace as one self-contained HTML page",
