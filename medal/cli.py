@@ -63,6 +63,13 @@ def _bench(args) -> int:
     problems, source = bench.load_or_generate(args.task, args.problems, args.n, args.seed)
     model = load_model(args.model or f"builtin:{args.task}", **model_options(args))
     out = Path(args.out)
+    if args.profile:
+        from .profile import format_profile, profile
+        figures = profile(model, args.task, problems, config)
+        print(format_profile(figures))
+        bench._write(out, figures)
+        print(f"wrote {out}")
+        return 0
     doc = bench.run_sharded(model, args.task, problems, strategies, config, out, source,
                             progress=not args.no_progress)
     if doc is None:  # a non-zero rank of a sharded run: rank 0 reports
@@ -271,6 +278,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--ui", action="store_true",
                    help="also time one app UI step (engine step + render) on the model")
     b.add_argument("--no-progress", action="store_true", help="no progress bar")
+    b.add_argument("--profile", action="store_true",
+                   help="instead: MEDAL and greedy on each problem, MEDAL's search time split "
+                        "into network, scoring and tree bookkeeping, sequences against greedy "
+                        "(see medal/profile.py)")
     add_config_arguments(b)
     b.set_defaults(func=_bench)
 
