@@ -24,8 +24,10 @@ def _config_from_args(args):
     return GenerationConfig(
         k1=args.k1, k2=args.k2, lc=args.lc, candidates=args.candidates, gamma=args.gamma,
         c=args.c, max_iterations=args.max_iterations, scoring=args.scoring,
-        simulation=args.simulation, reward=args.reward, verifier_bonus=args.verifier_bonus,
-        complete_candidates=args.complete_candidates,
+        simulation=args.simulation, rollout_steps=args.rollout_steps, reward=args.reward,
+        verifier_bonus=args.verifier_bonus, complete_candidates=args.complete_candidates,
+        candidate_choice=args.candidate_choice, scoring_scope=args.scoring_scope,
+        pair_temperature=args.pair_temperature,
         one_per_parent=args.one_per_parent, gen_length=args.gen_length, steps=args.steps,
         block_length=args.block_length, temperature=args.temperature,
         slot_temperature=args.slot_temperature, eb_threshold=args.eb_threshold,
@@ -70,9 +72,9 @@ def _bench(args) -> int:
             print(f"{name}: {m['mean_iterations']:.1f} MCTS iterations, "
                   f"{m['ms_per_iteration']:.1f} ms/iteration, tree bookkeeping "
                   f"{m['bookkeeping_share']:.1%} of search time")
-    if doc.get("candidate_analysis"):
+    for analysis in (doc.get("candidate_analysis_by_strategy") or {}).values():
         print("candidates: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
-                                         for k, v in doc["candidate_analysis"].items()))
+                                         for k, v in analysis.items()))
     print(f"wrote {out}")
     if args.frontier:
         rows = [dict(m, strategy=s) for s, m in doc["summary"].items()]
@@ -164,8 +166,21 @@ def add_config_arguments(g) -> None:
     s_.add_argument("--max-iterations", type=int, default=200, help="hard budget of MCTS iterations")
     s_.add_argument("--scoring", default="confidence", choices=["confidence", "margin"],
                     help="action scores: confidence-adjusted (paper) or top-2 margin only")
-    s_.add_argument("--simulation", default="argmax", choices=["argmax", "sample"],
-                    help="how a simulation fills the remaining masks")
+    s_.add_argument("--simulation", default="argmax", choices=["argmax", "sample", "rollout"],
+                    help="how a simulation fills the remaining masks: one fill from the "
+                         "child's forward (argmax or sampled), or rollout: an iterative DLM "
+                         "rollout of --rollout-steps steps (the paper's reading; its forwards "
+                         "are counted)")
+    s_.add_argument("--rollout-steps", type=int, default=3,
+                    help="k: DLM steps per rollout simulation (with --simulation rollout)")
+    s_.add_argument("--candidate-choice", default="search", choices=["search", "rollout", "vote"],
+                    help="search: the winner has the highest cumulative IG of the search's "
+                         "commitments; rollout (the paper's text): every candidate is rolled "
+                         "out by phase C and scored by its rollout's IG; vote (BEYOND the "
+                         "paper): the answer most rollouts agree on")
+    s_.add_argument("--scoring-scope", default="search", choices=["search", "all"],
+                    help="where --scoring margin applies: the search only (the paper's "
+                         "ablation) or also phase C")
     s_.add_argument("--reward", default="ig", choices=["ig", "ig+verifier"],
                     help="ig: the paper's information gain; ig+verifier (BEYOND the paper): "
                          "add --verifier-bonus when a simulation's completion verifies")
@@ -186,6 +201,9 @@ def add_config_arguments(g) -> None:
                     help="token sampling temperature (0: argmax; bst5 uses 1 when 0)")
     d_.add_argument("--slot-temperature", type=float, default=0.0,
                     help="phase C: sample slots ~ softmax(score / T) (0: most confident)")
+    d_.add_argument("--pair-temperature", type=float, default=0.0,
+                    help="phase C: sample (slot, token) pairs ~ Softmax(s / T) over each "
+                         "eligible slot's top-K1 tokens (the paper's Algorithm 2: T = 1; 0: off)")
     d_.add_argument("--eb-threshold", type=float, default=0.5,
                     help="EB sampler: unmask while sum(H) - max(H) <= this")
     d_.add_argument("--samples", type=int, default=5, help="bst5: number of samples voted on")

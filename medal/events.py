@@ -54,6 +54,7 @@ class Expanded(Event):
     children: list[Any]        # new search.Node objects
     forwards: int              # model calls this expansion cost (0 or 1)
     cached: int                # children whose state was already evaluated
+    sequences: int = 0         # sequences the forward evaluated (children not cached)
 
     def __post_init__(self):
         self.kind = "expansion"
@@ -65,6 +66,9 @@ class Simulated(Event):
     children: list[int]
     rewards: list[float]
     completions: list[str]
+    forwards: int = 0          # model calls the simulations cost (rollout simulation only)
+    sequences: int = 0         # sequences those calls evaluated
+    cache_hits: int = 0        # rollout states already evaluated
 
     def __post_init__(self):
         self.kind = "simulation"
@@ -112,6 +116,10 @@ class DecodeStep(Event):
     scores: list[float]        # the ranking value of each unmasked slot
     entropy: list[float | None]  # every slot's entropy before this step (None: unmasked)
     answer: str                # the answer text after this step (masks as _)
+    forwards: int = 0          # model calls this step ran (0: its state was cached)
+    sequences: int = 0         # sequences those calls evaluated
+    cache_hits: int = 0        # evaluations answered from the cache
+    eligible: dict | None = None  # every eligible slot's figures: slots, p, margin, score, entropy
 
     def __post_init__(self):
         self.kind = "decode_step"

@@ -49,6 +49,40 @@ class Evaluation:
         return self.top_tokens.gather(1, idx).squeeze(1)
 
 
+#: largest chunk of logits scored at once (elements): bounds the float32 copies that
+#: softmax and entropy make, whatever the batch, answer length and vocabulary
+SCORE_CHUNK = 1 << 25
+
+
+def score_logits(logits: torch.Tensor, mask_id: int, top_k: int
+                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Answer logits ``[B, L, V]`` -> (entropy ``[B, L]``, top probabilities and top
+    tokens ``[B, L, k]``), all computed on the logits' own device.
+
+    The mask token is never a prediction (its logit is set to -inf first). Rows are
+    scored in chunks of at most :data:`SCORE_CHUNK` elements, so the float32 softmax of
+    a 152k-token vocabulary never exists for the whole batch at once; each row's figures
+    are the same whatever the chunking."""
+    B, L, V = logits.shape
+    k = min(top_k, V)
+    flat = logits.reshape(B * L, V)
+    rows = max(1, SCORE_CHUNK // max(V, 1))
+    H, P, T = [], [], []
+    for start in range(0, B * L, rows):
+        x = flat[start:start + rows]
+        x = x.float() if x.dtype != torch.float32 else x.clone()
+        x[:, mask_id] = float("-inf")   # in place, on the device: no index tensor to move
+        probs = torch.softmax(x, dim=-1)
+        del x
+        H.append(entropy(probs))
+        p, t = probs.topk(k, dim=-1)
+        P.append(p)
+        T.append(t)
+        del probs
+    cat = (lambda parts: parts[0]) if len(H) == 1 else torch.cat
+    return (cat(H).view(B, L), cat(P).view(B, L, k), cat(T).view(B, L, k))
+
+
 class ModelRunner:
     """Evaluates answer states after a fixed prompt for one run."""
 
@@ -63,7 +97,8 @@ class ModelRunner:
         self.forwards = 0          # batched model calls (NFE)
         self.sequences = 0         # sequences those calls covered
         self.cache_hits = 0
-        self.model_seconds = 0.0
+        self.model_seconds = 0.0   # the model call: forward, scoring, copy of the figures
+        self.scoring_seconds = 0.0  # of which: softmax, entropy, top-k and the copy back
         self._cache: OrderedDict[bytes, Evaluation] = OrderedDict()
         self.requested = 0         # evaluations asked for (cached or not)
         self._cache_size = cache_size
@@ -75,8 +110,11 @@ class ModelRunner:
             answer[slot] = token
         return answer
 
-    def evaluate(self, answers: list[torch.Tensor]) -> list[Evaluation]:
-        """Evaluations for answer states; the uncached ones in one batched forward."""
+    def evaluate(self, answers: list[torch.Tensor] | torch.Tensor) -> list[Evaluation]:
+        """Evaluations for answer states (a list of ``[L]`` tensors or one ``[B, L]``
+        tensor); the uncached ones in one batched forward."""
+        if isinstance(answers, torch.Tensor):
+            answers = list(answers.unbind(0))
         keys = [a.numpy().tobytes() for a in answers]
         todo = {}
         for k, a in zip(keys, answers):
@@ -110,22 +148,27 @@ class ModelRunner:
         return self.evaluate([answer])[0]
 
     def _forward(self, answers: torch.Tensor) -> list[Evaluation]:
+        """One forward of the model on ``answers`` (CPU, ``[B, L]``). Everything the model
+        returns stays on its device: only the top-k tokens and probabilities and the
+        per-slot entropies come back to the CPU."""
         B, L = answers.shape
+        device = self.model.device
         ids = torch.cat([self.prompt.expand(B, -1), answers], dim=1)
         t0 = time.perf_counter()
-        logits = self.model.logits(ids.to(self.model.device))[:, -L:].float()
-        # a slot is never "filled" with the mask token, whatever the model predicts
-        logits = logits.index_fill(-1, torch.tensor([self.model.mask_id]), float("-inf"))
-        probs = torch.softmax(logits, dim=-1)
-        H = entropy(probs)
-        k = min(self.top_k, probs.shape[-1])
-        top_probs, top_tokens = probs.topk(k, dim=-1)
+        logits = self.model.logits(ids.to(device), L)
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        t1 = time.perf_counter()
+        H, top_probs, top_tokens = score_logits(logits, self.model.mask_id, self.top_k)
+        del logits
         H, top_probs, top_tokens = H.cpu(), top_probs.cpu(), top_tokens.cpu()
-        self.model_seconds += time.perf_counter() - t0
+        t2 = time.perf_counter()
+        self.model_seconds += t2 - t0
+        self.scoring_seconds += t2 - t1
         self.forwards += 1
         self.sequences += B
         masked = answers == self.model.mask_id
-        return [Evaluation(answer=answers[b].clone(), masked=masked[b],
-                           entropy=torch.where(masked[b], H[b], torch.zeros_like(H[b])),
-                           top_tokens=top_tokens[b], top_probs=top_probs[b])
-                for b in range(B)]
+        H = torch.where(masked, H, torch.zeros_like(H))
+        return [Evaluation(answer=a, masked=m, entropy=h, top_tokens=t, top_probs=p)
+                for a, m, h, t, p in zip(answers.clone().unbind(0), masked.unbind(0),
+                                         H.unbind(0), top_tokens.unbind(0), top_probs.unbind(0))]

@@ -134,3 +134,28 @@ def ucb(q: float, n_parent: int, n_child: int, c: float) -> float:
     if n_child == 0:
         return math.inf
     return q + c * math.sqrt(math.log(max(n_parent, 1)) / n_child)
+
+
+def rollout_information_gain(parent_entropy: torch.Tensor, parent_masked: torch.Tensor,
+                             fill_entropy: torch.Tensor, child_masked: torch.Tensor) -> float:
+    """r_IG with a rollout simulation: the child's remaining slots M' count the entropy
+    each had when the rollout filled it, ``(sum H_parent(M) - sum H_fill(M')) / sum
+    H_parent(M)``. A one-step rollout fills every slot from the child's own forward, so
+    this equals :func:`information_gain` there."""
+    before = float(parent_entropy[parent_masked].sum())
+    after = float(fill_entropy[child_masked].sum())
+    return (before - after) / before if before > 0 else 0.0
+
+
+def rollout_path_gain(entropy_rows: list[list[float | None]]) -> float:
+    """Information gain of a completed rollout (the candidate choice on full rollouts):
+    the mean over its steps of r_IG = (sum H_t(M_t) - sum H_{t+1}(M_{t+1})) / sum H_t(M_t),
+    where row t holds every slot's entropy before step t (None: unmasked). The last step
+    (nothing left to predict) is not counted; 0 when there is no such step."""
+    gains = []
+    for now, nxt in zip(entropy_rows, entropy_rows[1:]):
+        before = sum(h for h in now if h is not None)
+        after = sum(h for h in nxt if h is not None)
+        if before > 0:
+            gains.append((before - after) / before)
+    return sum(gains) / len(gains) if gains else 0.0

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .decoding import eligible_slots
+from .decoding import eligible_slots, rollout
 from .events import Backpropagated, Expanded, RootEvaluated, Selected, Simulated
 from .runner import Evaluation, ModelRunner
-from .scores import Action, action_set, information_gain, ucb
+from .scores import Action, action_set, information_gain, rollout_information_gain, ucb
 
 
 @dataclass(eq=False)
@@ -77,6 +77,7 @@ class MCTS:
         self.iteration = 0
         self.candidates: list[Node] = []
         self.stop_reason: str | None = None
+        self.last_simulation = {"forwards": 0, "sequences": 0, "cache_hits": 0}
         self.root = self._make_node(None, None, runner.evaluate_one(runner.initial_answer()))
 
     # ------------------------------------------------------------------ helpers
@@ -128,26 +129,46 @@ class MCTS:
             answers.append(child)
         before = self.runner.forwards
         hits_before = self.runner.cache_hits
+        seqs_before = self.runner.sequences
         evs = self.runner.evaluate(answers)
         children = [self._make_node(leaf, a, ev) for a, ev in zip(leaf.actions, evs)]
         leaf.children = children
+        self.last_expansion_sequences = self.runner.sequences - seqs_before
         return children, self.runner.forwards - before, self.runner.cache_hits - hits_before
 
     def simulate(self, leaf: Node, children: list[Node]) -> list[float]:
-        """Each child's completion and information-gain reward (no forward)."""
+        """Each child's completion and information-gain reward (no forward; with
+        simulation "rollout", k-1 batched forwards, counted in ``self.last_simulation``)."""
         temperature = 1.0 if self.cfg.simulation == "sample" else 0.0
         parent = leaf.evaluation
         rewards = []
-        for ch in children:
-            ch.completion = ch.evaluation.completion(self.generator, temperature)
-            ch.r_ig = information_gain(parent.entropy, parent.masked,
-                                       ch.evaluation.entropy, ch.action.slot)
+        rolled = self._rollouts(children) if self.cfg.simulation == "rollout" else None
+        for i, ch in enumerate(children):
+            if rolled is not None:
+                ch.completion = rolled[0][i]
+                ch.r_ig = rollout_information_gain(parent.entropy, parent.masked, rolled[1][i],
+                                                   ch.evaluation.masked)
+            else:
+                ch.completion = ch.evaluation.completion(self.generator, temperature)
+                ch.r_ig = information_gain(parent.entropy, parent.masked,
+                                           ch.evaluation.entropy, ch.action.slot)
             ch.reward = ch.r_ig
             if self.verifier is not None:
                 ch.verified = bool(self.verifier(ch.completion))
                 ch.reward += self.cfg.verifier_bonus * ch.verified
             rewards.append(ch.reward)
         return rewards
+
+    def _rollouts(self, children: list[Node]):
+        """The paper's simulation as an option: a k-step DLM rollout of every child."""
+        r = self.runner
+        before = (r.forwards, r.sequences, r.cache_hits)
+        out = rollout(r, [ch.evaluation for ch in children], self.cfg.rollout_steps,
+                      self.cfg.block_length, self.cfg.gamma, self.cfg.scoring)
+        self.last_simulation = {"forwards": r.forwards - before[0],
+                                "sequences": r.sequences - before[1],
+                                "cache_hits": r.cache_hits - before[2]}
+        return out
 
     def backpropagate(self, path: list[Node], children: list[Node]) -> list[dict]:
         """Each child's reward: +r to W and +1 to N on the child and on every path node."""
@@ -191,11 +212,12 @@ class MCTS:
         yield Selected(iteration=it, path=[n.id for n in path], levels=levels)
         children, forwards, cached = self.expand(leaf)
         yield Expanded(iteration=it, leaf=leaf.id, children=children, forwards=forwards,
-                       cached=cached)
+                       cached=cached, sequences=self.last_expansion_sequences)
         rewards = self.simulate(leaf, children)
         decode = self.runner.model.decode_masked
         yield Simulated(iteration=it, children=[c.id for c in children], rewards=rewards,
-                        completions=[decode(c.completion) for c in children])
+                        completions=[decode(c.completion) for c in children],
+                        **(self.last_simulation if self.cfg.simulation == "rollout" else {}))
         updates = self.backpropagate(path, children)
         fresh = self._collect(children)
         if len(self.candidates) >= self.cfg.candidates:

@@ -11,7 +11,7 @@ import time
 import streamlit as st
 from packaging.version import Version
 
-from medal import models
+from medal import models, serving
 from medal.engine import STRATEGIES
 from medal.errors import MedalError, TraceError
 from medal.tasks import TASKS
@@ -20,6 +20,7 @@ from medal.viz import (current_phase, entropy_heatmap, iteration_count, order_ht
                        order_summary, phase_cycle_html, progress, trace_at_iteration,
                        tree_html, tree_view)
 from medal.viz import inspector
+from medal.viz.safe import md
 # --- issue 10b views (candidates, task views, examples, export) ---
 from medal.viz import board as task_board
 from medal.viz import candidates as cand_view
@@ -37,8 +38,8 @@ CHUNK_SECONDS = 0.5      # "Run to end" works in chunks; Stop is honoured betwee
 
 # ---------------------------------------------------------------- widget state
 # Streamlit forgets a page's widget values when another page is shown; keep a copy.
-WIDGET_DEFAULTS = {"w_model": DEFAULT_MODEL, "w_trust": False, "w_task": next(iter(TASKS)),
-                   "w_device": "auto", "w_dtype": "auto", "w_revision": "",
+WIDGET_DEFAULTS = {"w_model": DEFAULT_MODEL, "w_task": next(iter(TASKS)),
+                   "w_device": "auto", "w_dtype": "auto",
                    "w_strategy": "medal", "w_source": "Live run", "w_max_nodes": 40,
                    "w_padding": False,
                    **{f"w_{p.name}": p.default for p in PARAMETERS}}
@@ -57,21 +58,44 @@ def _save_widgets() -> None:
     st.session_state["saved_widgets"]["w_prompt"] = st.session_state.get("w_prompt")
 
 
+# ---------------------------------------------------------------- model (operator's list)
+# Which models a visitor may load and whether remote code may run are the server
+# operator's settings (medal/serving.py: environment or flags at start), never a widget's.
+SERVING = serving.current()
+serving.keep_on_machine()
+
+
 @st.cache_resource(show_spinner="Loading the model…", max_entries=3)
 def cached_model(spec: str, options: tuple):
-    from medal import models
-    return models.load_model(spec, **dict(options))
+    return serving.load_allowed_model(SERVING, spec, dict(options))
 
 
 def load_model_or_error(spec: str, options: dict):
-    """The model, or None after showing why it could not be loaded."""
+    """The model, or None after showing why it could not be loaded (one message for a
+    model that is not on the list and one that fails: the page reveals no server files)."""
     try:
-        return cached_model(spec.strip(), tuple(sorted(options.items())))
+        return cached_model(serving.check_model(SERVING, spec), tuple(sorted(options.items())))
     except MedalError as exc:
-        st.error(f"Could not load model {spec!r}: {exc}")
-    except Exception as exc:  # adapters may raise anything (missing weights, OOM...)
-        st.error(f"Could not load model {spec!r}: {type(exc).__name__}: {exc}")
+        st.error(md(f"Could not load the model: {exc}"))
     return None
+
+
+def model_settings(sb) -> tuple[str, dict]:
+    """The model picker: a model from the operator's list, device and dtype; a read-only
+    line says whether remote code is allowed."""
+    allowed = SERVING.models
+    if st.session_state.get("w_model") not in allowed:
+        st.session_state["w_model"] = DEFAULT_MODEL if DEFAULT_MODEL in allowed else allowed[0]
+    spec = sb.selectbox("Model", allowed, key="w_model",
+                        help="The models this server offers: the built-in tiny models (CPU) "
+                             "and any the operator added (MEDAL_MODELS).")
+    sb.caption(SERVING.remote_code_line())
+    with sb.expander("Loading options (transformers models)"):
+        device = st.selectbox("Device", DEVICES, key="w_device",
+                              help="auto: CUDA if present, else CPU.")
+        dtype = st.selectbox("Weights dtype", DTYPES, key="w_dtype",
+                             help="auto: bfloat16 on a GPU, float32 on the CPU.")
+    return spec, serving.load_options(SERVING, device, dtype)
 
 
 # ---------------------------------------------------------------- sidebar: settings
@@ -84,7 +108,8 @@ def _task_changed() -> None:
     task = TASKS[st.session_state["w_task"]]
     first = task.format_prompt(task.example_problems[0])
     st.session_state["w_example"] = st.session_state["w_prompt"] = first
-    if st.session_state.get("w_model", "").strip().startswith("builtin:"):
+    if (st.session_state.get("w_model", "").strip().startswith("builtin:")
+            and f"builtin:{task.name}" in SERVING.models):
         st.session_state["w_model"] = f"builtin:{task.name}"
 
 
@@ -109,25 +134,7 @@ def _number_widget(p, container):
 def sidebar_settings() -> dict:
     sb = st.sidebar
     sb.subheader("Model")
-    spec = sb.text_input("Model spec", key="w_model",
-                         help="builtin:<task> for the shipped tiny models (CPU); "
-                              "llada:<hub id or dir>, dream:<hub id or dir>, mlm:<hub id or "
-                              "dir>, or a shortcut such as llada-8b-instruct (needs the "
-                              "weights on this machine).")
-    trust = sb.checkbox("Trust remote code", key="w_trust",
-                        help="LLaDA and Dream checkpoints ship Python code that transformers "
-                             "must run to load them.")
-    if trust:
-        sb.warning("Trusting remote code runs Python code that ships with the checkpoint, "
-                   "with your permissions. Tick it only for models from a source you trust, "
-                   "ideally pinned to a revision you have read.")
-    with sb.expander("Loading options (transformers models)"):
-        device = st.selectbox("Device", DEVICES, key="w_device",
-                              help="auto: CUDA if present, else CPU.")
-        dtype = st.selectbox("Weights dtype", DTYPES, key="w_dtype",
-                             help="auto: bfloat16 on a GPU, float32 on the CPU.")
-        revision = st.text_input("Revision", key="w_revision",
-                                 help="Hub commit, branch or tag (empty: the default).")
+    spec, options = model_settings(sb)
     sb.subheader("Task and prompt")
     task_name = sb.selectbox("Task", list(TASKS), key="w_task", on_change=_task_changed,
                              help="How a prompt is formatted and an answer verified.")
@@ -148,7 +155,6 @@ def sidebar_settings() -> dict:
               "decoding": sb.expander("Decoding parameters"),
               "prompt": sb.expander("Decomposition and seed")}
     params = {p.name: _number_widget(p, groups[p.group]) for p in PARAMETERS}
-    options = load_options(trust, device, dtype, revision)
     return {"model": spec, "load_options": options, "task": task_name, "prompt": prompt,
             "strategy": strategy, "params": params}
 
@@ -162,8 +168,9 @@ def start_run(settings: dict):
     """A new Run from the settings, or None after showing what is wrong."""
     try:
         config = make_config(settings["params"])
+        serving.check_limits(SERVING, config)
     except MedalError as exc:
-        st.error(f"Invalid parameters: {exc}")
+        st.error(md(f"Invalid parameters: {exc}"))
         return None
     model = load_model_or_error(settings["model"], settings["load_options"])
     if model is None:
@@ -176,7 +183,7 @@ def start_run(settings: dict):
         run = create_run(model, task=settings["task"], prompt=settings["prompt"],
                          strategy=settings["strategy"], config=config)
     except MedalError as exc:
-        st.error(f"Cannot start this run: {exc}")
+        st.error(md(f"Cannot start this run: {exc}"))
         return None
     st.session_state["run"] = run
     st.session_state["run_settings"] = settings_key(settings)
@@ -206,7 +213,7 @@ def step_or_error(run, mode: str, **limits) -> bool:
         st.session_state["running"] = False
         st.session_state["events"] = st.session_state.get("events", 0) + 1  # trace moved
         detail = str(exc) if isinstance(exc, MedalError) else f"{type(exc).__name__}: {exc}"
-        st.error(f"The run failed: {detail}. Press Reset to start again.")
+        st.error(md(f"The run failed: {detail}. Press Reset to start again."))
         return False
 
 
@@ -297,10 +304,10 @@ def upload_section() -> dict | None:
                 error = str(exc)
         st.session_state["uploaded"] = (up.file_id, trace, error)
     if error:
-        st.error(f"Cannot read {up.name}: {error}")
+        st.error(md(f"Cannot read {up.name}: {error}"))
         return None
-    st.sidebar.success(f"Loaded {up.name}: {trace['run']['strategy']} on "
-                       f"{trace['run']['model'].get('name')}")
+    st.sidebar.success(md(f"Loaded {up.name}: {trace['run']['strategy']} on "
+                          f"{trace['run']['model'].get('name')}"))
     return trace
 
 
@@ -363,7 +370,7 @@ def phase_header(trace: dict | None) -> None:
         st.html(phase_cycle_html(info.key))
     st.markdown(info.explanation)
     if info.detail:
-        st.caption(info.detail)
+        st.caption(md(info.detail))  # the run's own tokens and answer: text, not Markdown
 
 
 def replay_control(trace: dict, source_id: str) -> dict:
@@ -447,7 +454,7 @@ def candidates_tab(trace: dict) -> None:
 
 def tree_tab(trace: dict) -> None:
     if not trace.get("tree"):
-        st.info(f"No search tree yet: the {trace['run']['strategy']} strategy builds none, "
+        st.info(f"No search tree yet: the {md(trace['run']['strategy'])} strategy builds none, "
                 "or its search has not started.")
         return
     cap = st.slider("Most nodes drawn", 10, 300, step=10, key="w_max_nodes",
@@ -513,7 +520,7 @@ def inspector_tab(trace: dict) -> None:
     if report:
         st.markdown("**Candidate choice**")
         if report["why"]:
-            st.info(report["why"])
+            st.info(md(report["why"]))
         number_table(report["rows"])
 
 

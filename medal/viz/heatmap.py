@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from .common import main_phase, run_config, run_info, search_path, visible_token, winner_id
 from .order import answer_end
+from .safe import plotly_text
 
 CELL_CHARS = 3   # characters of a token shown inside a cell
 
@@ -113,13 +114,17 @@ def entropy_heatmap(trace: dict, height_per_row: int = 17, show_padding: bool = 
     for k, g in enumerate(grids):
         suffix = "" if k == 0 else str(k + 1)
         x0 = k * (width + gap)
+        # token texts and the strategy come from the trace: plotly renders <a>/<b> in
+        # labels, so they go in escaped (shown literally)
         data.append(go.Heatmap(
             z=g.rows or [[None] * len(g.slot_labels)],
-            x=g.slot_labels, y=g.row_labels or ["(no step yet)"],
-            text=g.marks or None, texttemplate="%{text}",
-            textfont={"size": 11 if len(g.slots) <= 20 else 9},
+            x=[plotly_text(x) for x in g.slot_labels],
+            y=[plotly_text(y) for y in g.row_labels] or ["(no step yet)"],
+            text=[[plotly_text(m) for m in row] for row in g.marks] or None,
+            texttemplate="%{text}", textfont={"size": 11 if len(g.slots) <= 20 else 9},
             coloraxis="coloraxis", xgap=1, ygap=1, xaxis="x" + suffix, yaxis="y" + suffix,
-            hovertemplate="%{y}<br>slot %{x}<br>H = %{z:.3f}<extra>" + g.title + "</extra>"))
+            hovertemplate="%{y}<br>slot %{x}<br>H = %{z:.3f}<extra>" + plotly_text(g.title)
+                          + "</extra>"))
         title = "slot / token" + (f" ({g.hidden} padding slots hidden)" if g.hidden else "")
         layout["xaxis" + suffix] = {"domain": [x0, x0 + width], "anchor": "y" + suffix,
                                     "type": "category", "tickangle": 0, "automargin": True,
@@ -127,7 +132,7 @@ def entropy_heatmap(trace: dict, height_per_row: int = 17, show_padding: bool = 
         layout["yaxis" + suffix] = {"anchor": "x" + suffix, "type": "category",
                                     "autorange": "reversed", "tickfont": {"size": 10},
                                     "automargin": True}
-        annotations.append({"text": g.title, "x": x0 + width / 2, "y": 1.0, "xref": "paper",
+        annotations.append({"text": plotly_text(g.title), "x": x0 + width / 2, "y": 1.0, "xref": "paper",
                             "yref": "paper", "xanchor": "center", "yanchor": "bottom",
                             "showarrow": False, "font": {"size": 14}})
     n_rows = max((len(g.rows) for g in grids), default=1)

@@ -147,12 +147,16 @@ def order_summary(trace: dict) -> list[dict]:
     def row(name: str, res: dict | None, seconds, model_seconds=None) -> dict:
         if res is None:
             return {"decoder": name, "answer": "(running)", "text": "", "verified": "—",
-                    "forwards": None, "sequences": None, "seconds": None,
+                    "forwards": None, "sequences": None, "cache hits": None,
+                    "standalone forwards": None, "seconds": None,
                     "model seconds": None}
         v = res.get("verified")
         return {"decoder": name, "answer": res.get("answer", ""), "text": res.get("text", ""),
                 "verified": "✓ correct" if v else "✗ wrong" if v is False else "— (no verifier)",
                 "forwards": res.get("forwards"), "sequences": res.get("sequence_forwards"),
+                "cache hits": res.get("cache_hits"),
+                # what it would cost on its own (the greedy comparison shares the run's cache)
+                "standalone forwards": res.get("standalone_forwards", res.get("forwards")),
                 "seconds": round(seconds, 3) if isinstance(seconds, (int, float)) else None,
                 "model seconds": (round(model_seconds, 3)
                                   if isinstance(model_seconds, (int, float)) else None)}
