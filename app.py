@@ -17,5 +17,6 @@ st.set_page_config(page_title="MEDAL Explorer", layout="wide")
 page = st.navigation([
     st.Page("pages/run.py", title="Run", default=True),
     st.Page("pages/how_medal_works.py", title="How MEDAL works"),
+    st.Page("pages/benchmark.py", title="Benchmark"),
 ])
 page.run()

@@ -159,9 +159,16 @@ def bench(model, task_name: str, problems: list, strategies: list[str],
 
 def results_document(records, strategies, task_name, config, model_name, source, world=1) -> dict:
     records = sorted(records, key=lambda r: (r["index"], strategies.index(r["strategy"])))
+    by_strategy = {}
+    for s in strategies:
+        a = candidate_analysis([r for r in records if r["strategy"] == s])
+        if a is not None:
+            by_strategy[s] = {"strategy": s, **a}
     return {"format": "medal-bench", "version": 1, "task": task_name, "model": model_name,
             "problems": source, "strategies": strategies, "config": config.to_json(),
-            "candidate_analysis": candidate_analysis(records),
+            # per strategy: the candidates of medal and medal-margin-only are not pooled
+            "candidate_analysis_by_strategy": by_strategy,
+            "candidate_analysis": next(iter(by_strategy.values()), None),
             "processes": world,
             "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                         "medal": __version__},

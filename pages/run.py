@@ -21,7 +21,14 @@ from medal.viz import (current_phase, entropy_heatmap, iteration_count, order_ht
                        tree_html, tree_view)
 from medal.viz import inspector
 from medal.viz.safe import md
-from medal.viz.controller import PARAMETERS, advance, app_threads, create_run, make_config
+# --- issue 10b views (candidates, task views, examples, export) ---
+from medal.viz import board as task_board
+from medal.viz import candidates as cand_view
+from medal.viz.examples import list_examples, load_example
+from medal.viz.export import export_html
+# --- end issue 10b ---
+from medal.viz.controller import (PARAMETERS, advance, app_threads, create_run, load_options,
+                                  make_config)
 
 DEFAULT_MODEL = getattr(models, "DEFAULT_MODEL", "builtin:countdown")
 DEVICES = tuple(getattr(models, "DEVICES", ("auto",)))
@@ -34,6 +41,7 @@ CHUNK_SECONDS = 0.5      # "Run to end" works in chunks; Stop is honoured betwee
 WIDGET_DEFAULTS = {"w_model": DEFAULT_MODEL, "w_task": next(iter(TASKS)),
                    "w_device": "auto", "w_dtype": "auto",
                    "w_strategy": "medal", "w_source": "Live run", "w_max_nodes": 40,
+                   "w_padding": False,
                    **{f"w_{p.name}": p.default for p in PARAMETERS}}
 
 
@@ -303,6 +311,46 @@ def upload_section() -> dict | None:
     return trace
 
 
+# ---------------------------------------------------------------- issue 10b: examples
+def _open_example(name: str) -> None:
+    st.session_state["w_source"] = "Example"
+    st.session_state["example_name"] = name
+
+
+def example_buttons(container) -> None:
+    """One click opens a shipped example trace (from any source)."""
+    shipped = list_examples()
+    if not shipped:
+        return
+    box = container.expander("Open an example run", expanded=True)
+    for ex in shipped:
+        box.button(ex.title, key=f"example-{ex.name}", help=ex.description,
+                   on_click=_open_example, args=(ex.name,), width="stretch")
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _example_trace(name: str) -> dict:
+    return load_example(next(e for e in list_examples() if e.name == name))
+
+
+def example_section() -> dict | None:
+    """The example chosen with :func:`example_buttons`, replayed like an uploaded trace."""
+    shipped = {e.name: e for e in list_examples()}
+    name = st.session_state.get("example_name")
+    if name not in shipped:
+        st.info("Pick an example run in the sidebar.")
+        return None
+    try:
+        trace = _example_trace(name)
+    except MedalError as exc:
+        st.error(f"Cannot open the example {name}: {exc}")
+        return None
+    st.sidebar.success(f"Example: {shipped[name].title}")
+    st.caption(shipped[name].description)
+    return trace
+# ---------------------------------------------------------------- end issue 10b: examples
+
+
 # ---------------------------------------------------------------- views
 def show_frame(html: str, height: int) -> None:
     if hasattr(st, "iframe"):
@@ -339,26 +387,69 @@ def replay_control(trace: dict, source_id: str) -> dict:
 
 def views(shown: dict, trace: dict, source_id: str) -> None:
     """The tabs, drawing ``shown`` (a replay position of ``trace``)."""
-    tabs = st.tabs(["Tree", "Entropy", "Unmasking order", "Inspector", "Trace file"])
+    tabs = st.tabs(["Tree", "Answer", "Candidates", "Entropy", "Unmasking order", "Inspector",
+                    "Trace file"])
     with tabs[0]:
         tree_tab(shown)
-    with tabs[1]:
-        st.plotly_chart(entropy_heatmap(shown), config={"displaylogo": False},
-                        key=f"heatmap-{source_id}")
+    with tabs[1]:   # --- issue 10b: the view shaped like the task ---
+        task_tab(shown)
+    with tabs[2]:   # --- issue 10b: the candidate comparison ---
+        candidates_tab(shown)
+    with tabs[3]:
+        # --- issue 10b: padding after the answer hidden unless asked for ---
+        padding = st.toggle("Show the padding after the end of the answer", key="w_padding",
+                            help="Slots after the first end-of-sequence token are padding; "
+                                 "they are hidden by default.")
+        st.plotly_chart(entropy_heatmap(shown, show_padding=padding),
+                        config={"displaylogo": False}, key=f"heatmap-{source_id}")
         st.caption("Entropy of every masked slot before each step (blank: already unmasked); "
                    "the token in a cell is the one unmasked there. MEDAL's first rows are the "
                    "search's commitments along the winner's path (during the search: the "
                    "current path).")
-    with tabs[2]:
+    with tabs[4]:
         st.html(order_html(shown))
         st.dataframe(order_summary(shown), hide_index=True)
         st.caption("seconds: wall-clock time of the run, from its start to its answer -- "
                    "for a run stepped by hand it includes the pauses between steps; model "
                    "seconds: time inside the model's forward passes.")
-    with tabs[3]:
+    with tabs[5]:
         inspector_tab(shown)
-    with tabs[4]:
+    with tabs[6]:
         trace_tab(trace)
+
+
+# ---------------------------------------------------------------- issue 10b: views
+def task_tab(trace: dict) -> None:
+    html = task_board.task_view_html(trace)
+    if html is None:
+        st.info("This task has no dedicated view: see the unmasking order.")
+        return
+    st.html(html)
+
+
+def candidates_tab(trace: dict) -> None:
+    rows = cand_view.candidate_rows(trace)
+    if not rows:
+        st.info("The candidate comparison appears once the search has chosen a candidate "
+                "(MEDAL strategies only).")
+        return
+    tie = cand_view.near_tie(trace)
+    if tie:
+        st.warning(tie)
+    wins = cand_view.winners_by(trace)
+    st.dataframe([{"rule": k, "would pick": v} for k, v in wins.items()], hide_index=True)
+    st.plotly_chart(cand_view.candidate_bars(trace), config={"displaylogo": False},
+                    key="candidate-bars")
+    st.dataframe([r.as_table_row() for r in rows], hide_index=True)
+    st.caption("final answer: the candidate completed by phase C (the winner's is the run's "
+               "answer; the losers' are completed after the run for display, their cost not "
+               "counted); rollout: the one-shot completion the simulation scored. "
+               f"A near tie is flagged when the runner-up's cumulative IG is within "
+               f"{cand_view.NEAR_TIE:.0%} of the winner's.")
+    if trace["search"].get("why"):
+        with st.expander("Why the winner won (the engine's account)"):
+            st.text(trace["search"]["why"])
+# ---------------------------------------------------------------- end issue 10b: views
 
 
 def tree_tab(trace: dict) -> None:
@@ -446,6 +537,16 @@ def trace_tab(trace: dict) -> None:
     data = (lambda: dumps(trace)) if DEFERRED_DOWNLOAD else dumps(trace)
     st.download_button("Download trace (JSON)", data, file_name="medal-trace.json",
                        mime="application/json", key="download_trace")
+    # --- issue 10b: the same run as one self-contained web page ---
+    page = (lambda: export_html(trace)) if DEFERRED_DOWNLOAD else None
+    if trace.get("result") is not None and page is not None:
+        st.download_button("Download as a web page (HTML)", page, file_name="medal-trace.html",
+                           mime="text/html", key="download_html",
+                           help="One HTML file with the tree, heatmap, order, candidates and "
+                                "inspector, stepped phase by phase; it opens in any browser "
+                                "with no server and no network (also: python -m medal export "
+                                "trace.json out.html).")
+    # --- end issue 10b ---
     nodes = len((trace.get("tree") or {}).get("nodes", []))
     st.caption(f"The whole run ({nodes} tree nodes, {len(trace.get('decode') or [])} decoding "
                "steps) as JSON. Upload it later (sidebar → Uploaded trace) to replay and "
@@ -457,9 +558,13 @@ _restore_widgets()
 st.title("MEDAL Explorer")
 st.caption("Monte Carlo tree search initialisation for diffusion language models, step by "
            "step. See *How MEDAL works* in the sidebar for the formulas.")
-source = st.sidebar.radio("Source", ["Live run", "Uploaded trace"], key="w_source",
+source = st.sidebar.radio("Source", ["Live run", "Uploaded trace", "Example"], key="w_source",
                           horizontal=True)
-if source == "Live run":
+example_buttons(st.sidebar)   # --- issue 10b ---
+if source == "Example":       # --- issue 10b ---
+    trace = example_section()
+    source_id = f"example-{st.session_state.get('example_name')}"
+elif source == "Live run":
     settings = sidebar_settings()
     trace = live_section(settings)
     source_id = f"live-{st.session_state.get('run_id', 0)}"

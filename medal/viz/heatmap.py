@@ -45,7 +45,8 @@ def entropy_grid(trace: dict, which: str = "medal", show_padding: bool = False) 
     rows: list[list[float | None]] = []
     labels: list[str] = []
     marks: list[list[str]] = []
-    final: dict[int, str] = {}
+    final: dict[int, str] = {f["slot"]: visible_token(f["text"])
+                             for f in run_info(trace, "fixed_slots") or []}
 
     def add_row(entropy, label, slots, texts):
         row = list(entropy)[:L] + [None] * max(0, L - len(entropy))
