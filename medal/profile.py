@@ -121,10 +121,10 @@ def format_profile(p: dict) -> str:
         f"{p['sequences_ratio']:.2f}x greedy"
         + (" (search measured; phase C and greedy: one sequence per decode step, by the "
            "configuration, not run)" if p.get("search_only") else ""),
+    ] + ([] if p.get("search_only") else [
         f"  wall time per problem: MEDAL {p['mean_medal_seconds']:.3f} s, greedy "
         f"{p['mean_greedy_seconds']:.3f} s; solved MEDAL {p['medal_correct']}, greedy "
-        f"{p['greedy_correct']} of {p['problems']}",
-    ])
+        f"{p['greedy_correct']} of {p['problems']}"]))
 
 
 GiB = 1024 ** 3
