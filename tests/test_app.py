@@ -107,7 +107,7 @@ def test_search_phase_by_phase_then_to_the_end(app):
     assert "Q = W/N" in text            # the phase is explained
     button(app, "Next iteration").click().run()
     assert phase(app) == "Backpropagation · iteration 2"
-    assert len(app.tabs) == 5
+    assert len(app.tabs) == 7   # Tree, Answer, Candidates, Entropy, Order, Inspector, Trace file
     button(app, "Run to end").click().run()
     assert not app.exception and not app.error
     assert phase(app) == "Finished"
@@ -218,7 +218,7 @@ def test_uploaded_trace_is_replayed_without_a_model(app):
     upload(app, "run.json", dumps(trace).encode())
     assert not app.error
     assert phase(app) == "Finished"
-    assert len(app.tabs) == 5
+    assert len(app.tabs) == 7   # Tree, Answer, Candidates, Entropy, Order, Inspector, Trace file
     replay = next(s for s in app.slider if s.label.startswith("Replay"))
     assert replay.max == len(trace["iterations"])
     replay.set_value(0).run()
