@@ -149,3 +149,20 @@ def test_page_shows_trace_strings_as_text(monkeypatch):
     shown = [e.value for e in (*at.markdown, *at.caption, *at.info, *at.success)]
     assert any("14\\*3\\*2" in v for v in shown)           # the answer, as typed
     assert not any("![pic](" in v or "[here](" in v for v in shown)
+
+
+def test_page_refuses_a_run_beyond_the_operators_limit(monkeypatch):
+    pytest.importorskip("streamlit")
+    from streamlit.testing.v1 import AppTest
+
+    from viz_support import RANDOM_SPEC, patch_load_model
+    patch_load_model(monkeypatch)
+    monkeypatch.setenv("MEDAL_MODELS", RANDOM_SPEC)
+    monkeypatch.setenv("MEDAL_MAX_ITERATIONS", "5")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at.selectbox(key="w_model").set_value(RANDOM_SPEC)
+    at.number_input(key="w_max_iterations").set_value(12)
+    next(b for b in at.button if b.label == "Next phase").click().run()
+    assert not at.exception
+    assert any("limit of 5" in e.value for e in at.error)
+    assert "run" not in at.session_state
