@@ -93,9 +93,9 @@ def test_operator_limits_refuse_big_requests():
     with pytest.raises(InputError, match="limit of 20"):
         serving.check_limits(s, GenerationConfig(max_iterations=21))
     with pytest.raises(InputError, match="limit of 256"):
-        serving.check_limits(s, GenerationConfig(gen_length=1000, steps=1000))
+        serving.check_limits(s, GenerationConfig(gen_length=1000, steps=1000, max_iterations=5))
     with pytest.raises(InputError, match="samples"):
-        serving.check_limits(s, GenerationConfig(samples=11))
+        serving.check_limits(s, GenerationConfig(samples=11, max_iterations=5))
     serving.check_problems(s, 50)
     with pytest.raises(InputError, match="problems"):
         serving.check_problems(s, 51)
@@ -126,8 +126,10 @@ def test_markdown_escaping_shows_text_as_typed():
     assert md("14*3*2") == "14\\*3\\*2"
     hostile = "![x](http://127.0.0.1:9/a.png) [link](http://evil) <img src=x> :red[x] $x$"
     out = md(hostile)
-    for construct in ("![", "](", "[link]", "<img", ":red[", "$x"):
-        assert construct not in out
+    import re
+    # every character that could open a link, image, tag, directive or formula is escaped
+    assert not re.search(r"(?<!\\)[\[\]<>!$*`]", out), out
+    assert not re.search(r"(?<!\\):\S", out), out
     assert md("gen_length must be 1..4096: got 5") == "gen_length must be 1..4096: got 5"
 
 
