@@ -93,9 +93,9 @@ def test_operator_limits_refuse_big_requests():
     with pytest.raises(InputError, match="limit of 20"):
         serving.check_limits(s, GenerationConfig(max_iterations=21))
     with pytest.raises(InputError, match="limit of 256"):
-        serving.check_limits(s, GenerationConfig(gen_length=1000, steps=1000))
+        serving.check_limits(s, GenerationConfig(gen_length=1000, steps=1000, max_iterations=5))
     with pytest.raises(InputError, match="samples"):
-        serving.check_limits(s, GenerationConfig(samples=11))
+        serving.check_limits(s, GenerationConfig(samples=11, max_iterations=5))
     serving.check_problems(s, 50)
     with pytest.raises(InputError, match="problems"):
         serving.check_problems(s, 51)
@@ -126,8 +126,10 @@ def test_markdown_escaping_shows_text_as_typed():
     assert md("14*3*2") == "14\\*3\\*2"
     hostile = "![x](http://127.0.0.1:9/a.png) [link](http://evil) <img src=x> :red[x] $x$"
     out = md(hostile)
-    for construct in ("![", "](", "[link]", "<img", ":red[", "$x"):
-        assert construct not in out
+    import re
+    # every character that could open a link, image, tag, directive or formula is escaped
+    assert not re.search(r"(?<!\\)[\[\]<>!$*`]", out), out
+    assert not re.search(r"(?<!\\):\S", out), out
     assert md("gen_length must be 1..4096: got 5") == "gen_length must be 1..4096: got 5"
 
 
@@ -149,3 +151,20 @@ def test_page_shows_trace_strings_as_text(monkeypatch):
     shown = [e.value for e in (*at.markdown, *at.caption, *at.info, *at.success)]
     assert any("14\\*3\\*2" in v for v in shown)           # the answer, as typed
     assert not any("![pic](" in v or "[here](" in v for v in shown)
+
+
+def test_page_refuses_a_run_beyond_the_operators_limit(monkeypatch):
+    pytest.importorskip("streamlit")
+    from streamlit.testing.v1 import AppTest
+
+    from viz_support import RANDOM_SPEC, patch_load_model
+    patch_load_model(monkeypatch)
+    monkeypatch.setenv("MEDAL_MODELS", RANDOM_SPEC)
+    monkeypatch.setenv("MEDAL_MAX_ITERATIONS", "5")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at.selectbox(key="w_model").set_value(RANDOM_SPEC)
+    at.number_input(key="w_max_iterations").set_value(12)
+    next(b for b in at.button if b.label == "Next phase").click().run()
+    assert not at.exception
+    assert any("limit of 5" in e.value for e in at.error)
+    assert "run" not in at.session_state

@@ -238,10 +238,13 @@ def test_every_intermediate_trace_of_every_strategy_passes(task, prompt):
     from medal.engine import STRATEGIES, Run
     from medal.tasks import TASKS
     from viz_support import random_model
-    if prompt is None:
+    model = random_model()
+    if prompt is None:  # the random stand-in reads Countdown-length prompts only
+        from medal.models.builtin import BuiltinModel
+        model = BuiltinModel.load(task)
         prompt = TASKS[task].format_prompt(TASKS[task].example_problems[0])
     for strategy in STRATEGIES:
-        run = Run(random_model(), task=task, prompt=prompt, strategy=strategy,
+        run = Run(model, task=task, prompt=prompt, strategy=strategy,
                   config=GenerationConfig(max_iterations=4, samples=2), trace=True,
                   compare_greedy=True)
         while run.step() is not None:
