@@ -16,6 +16,13 @@ does not:
   so this is legitimate test-time checking, not an oracle.
 * ``lc``: the paper's 20 is for 256-slot answers (8%); short answers take a task default
   (Countdown: 4 of 28 slots) -- see ``Task.default_lc``.
+* ``logits_eos_inf`` / ``confidence_eos_eot_inf``: the options of LLaDA's ``generate.py``
+  of the same names, for every model. The first sets the model's EOS logit to -inf before
+  anything is computed from the logits (LLaDA used it for code: answers run to their full
+  length). The second gives slots whose proposed token is an end token (EOS, or the
+  turn's end: LLaDA ``<|eot_id|>``, Dream ``<|im_end|>``) the lowest priority, so they
+  are unmasked after every other slot of their block -- in phase C, the baselines and
+  MEDAL's action sets alike. Both off by default, as in LLaDA.
 """
 from __future__ import annotations
 
@@ -52,6 +59,10 @@ class GenerationConfig:
     slot_temperature: float = 0.0  # phase C: sample slots ~ softmax(s / T) (0: best slot)
     eb_threshold: float = 0.5      # EB sampler: unmask while sum H - max H <= this
     samples: int = 5               # Best-of-N: N
+    # --- LLaDA's generate.py options (off by default, as there) ---
+    logits_eos_inf: bool = False   # the EOS logit is -inf: no slot is ever filled with EOS
+    confidence_eos_eot_inf: bool = False  # slots whose token is an end token (EOS, EOT /
+    #                                       <|im_end|>) are unmasked last (confidence -inf)
     # --- prompt ---
     decompose: bool | None = None  # task decomposition (paper 3.3); None: the task's default
     n_subtasks: int = 3            # N subtasks in the decomposition prompt
@@ -79,6 +90,10 @@ class GenerationConfig:
         need(self.simulation in SIMULATIONS,
              f"simulation must be one of {SIMULATIONS}, got {self.simulation!r}")
         need(type(self.seed) is int, f"seed must be a whole number, got {self.seed!r}")
+        for name in ("logits_eos_inf", "confidence_eos_eot_inf", "complete_candidates",
+                     "one_per_parent"):
+            v = getattr(self, name)
+            need(isinstance(v, bool), f"{name} must be true or false, got {v!r}")
         need(self.decompose in (None, True, False),
              f"decompose must be true, false or unset, got {self.decompose!r}")
 

@@ -111,7 +111,9 @@ class Run:
         self.config = cfg.resolved(model.default_gen_length, self.task.default_lc,
                                    model.max_gen_length,
                                    self.task.default_block_length if model.builtin else None)
-        self.runner = ModelRunner(model, prompt_ids, self.config.gen_length)
+        suppress = ((model.eos_id,) if self.config.logits_eos_inf and model.eos_id is not None
+                    else ())
+        self.runner = ModelRunner(model, prompt_ids, self.config.gen_length, suppress=suppress)
         self.generator = torch.Generator().manual_seed(self.config.seed)
         self.observers = list(observers)
         self.recorder = None

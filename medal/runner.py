@@ -53,8 +53,10 @@ class ModelRunner:
     """Evaluates answer states after a fixed prompt for one run."""
 
     def __init__(self, model: DiffusionLM, prompt_ids: list[int], gen_length: int,
-                 top_k: int = TOP_K, cache_size: int = 4096):
+                 top_k: int = TOP_K, cache_size: int = 4096, suppress=()):
         self.model = model
+        #: token ids whose logits are -inf besides the mask's (LLaDA's logits_eos_inf)
+        self.suppress = tuple(sorted(int(i) for i in suppress))
         self.prompt = torch.tensor(prompt_ids, dtype=torch.long)
         self.gen_length = gen_length
         self.top_k = top_k
@@ -96,7 +98,7 @@ class ModelRunner:
         """A runner with its own counters over the same prompt and the same cache: a
         second strategy on one prompt never recomputes a state the first evaluated."""
         other = ModelRunner(self.model, self.prompt.tolist(), self.gen_length, self.top_k,
-                            self._cache_size)
+                            self._cache_size, self.suppress)
         other._cache = self._cache
         return other
 
@@ -110,6 +112,8 @@ class ModelRunner:
         logits = self.model.logits(ids.to(self.model.device))[:, -L:].float()
         # a slot is never "filled" with the mask token, whatever the model predicts
         logits = logits.index_fill(-1, torch.tensor([self.model.mask_id]), float("-inf"))
+        for i in self.suppress:
+            logits[..., i] = float("-inf")
         probs = torch.softmax(logits, dim=-1)
         H = entropy(probs)
         k = min(self.top_k, probs.shape[-1])

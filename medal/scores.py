@@ -85,9 +85,11 @@ def slot_scores(top_probs: torch.Tensor, H: torch.Tensor, gamma: float,
 
 def action_set(top_tokens: torch.Tensor, top_probs: torch.Tensor, H: torch.Tensor,
                eligible: torch.Tensor, k1: int, k2: int, gamma: float,
-               scoring: str = "confidence") -> list[Action]:
+               scoring: str = "confidence", late_tokens=()) -> list[Action]:
     """Confidence score filtering: the top-K1 tokens of each eligible slot by score,
     pooled, then the top-K2 actions overall (ties: lower slot, then higher p first).
+    Actions whose token is in ``late_tokens`` (LLaDA's ``confidence_eos_eot_inf``: the end
+    tokens) rank after every other eligible action; their recorded score is unchanged.
 
     ``top_tokens``/``top_probs``: ``[slots, k]`` sorted by probability (k >= K1; since s is
     p times a per-slot factor, the top-K1 by s are the top-K1 by p)."""
@@ -98,6 +100,12 @@ def action_set(top_tokens: torch.Tensor, top_probs: torch.Tensor, H: torch.Tenso
     s = torch.where(eligible.unsqueeze(1), s, torch.full_like(s, -math.inf))
     # stable sort on the slot-major flattening keeps ties in (slot, probability rank) order
     order = torch.sort(s.flatten(), descending=True, stable=True).indices
+    if late_tokens:
+        # then a stable sort by class: eligible, eligible but late, ineligible
+        late = torch.isin(top_tokens[:, :k1], torch.tensor(sorted(late_tokens),
+                                                            dtype=top_tokens.dtype))
+        rank = torch.where(eligible.unsqueeze(1), late.long(), torch.full_like(late.long(), 2))
+        order = order[torch.sort(rank.flatten()[order], stable=True).indices]
     n = min(k2, int(eligible.sum()) * k1)
     picks = order[:n].tolist()
     margin = top2_margin(top_probs).tolist()

@@ -86,7 +86,8 @@ class MCTS:
         terminal = depth >= self.cfg.lc or not bool(eligible.any())
         actions = [] if terminal else action_set(
             ev.top_tokens, ev.top_probs, ev.entropy, eligible, self.cfg.k1, self.cfg.k2,
-            self.cfg.gamma, self.cfg.scoring)
+            self.cfg.gamma, self.cfg.scoring,
+            late_tokens=self.runner.model.end_ids if self.cfg.confidence_eos_eot_inf else ())
         node = Node(id=len(self.nodes), parent=parent, action=action, depth=depth,
                     evaluation=ev, actions=actions, exhausted=terminal or not actions,
                     candidate=depth >= self.cfg.lc)
