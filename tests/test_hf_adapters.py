@@ -91,9 +91,10 @@ def test_mask_and_end_ids_come_from_the_tokenizer(models):
 
 def test_unknown_token_text_falls_back_to_the_official_id(models):
     """A tokenizer without <|mdm_mask|> means the official id, 126336 -- which a model
-    with a 70-token vocabulary cannot have: refused with the numbers."""
+    with a 70-token vocabulary (the BERT stand-in's network) cannot have: refused with
+    the numbers."""
     with pytest.raises(ModelLoadError, match=str(hf.LLADA_MASK_ID)):
-        hf.LLaDALM(models["llada"].net, models["mlm"].tokenizer, hf.parse_spec("llada:x/y"),
+        hf.LLaDALM(models["mlm"].net, models["mlm"].tokenizer, hf.parse_spec("llada:x/y"),
                    device=torch.device("cpu"), dtype=torch.float32)
 
 

@@ -212,9 +212,9 @@ def from_pretrained(auto_class, source: ModelSource, *, needs_remote_code: bool,
         raise ModelLoadError(
             f"could not load {source.name} with transformers {_transformers_version()}: "
             f"{type(exc).__name__}: {text[:400]}. A checkpoint's own code is written for "
-            "the transformers of its day (LLaDA's model card uses 4.38.2, Dream's 4.46.2); if "
-            "the error comes from modeling_*.py, try a transformers 4.x in a separate "
-            "environment, e.g. pip install 'transformers>=4.50,<5' (see docs/REAL_MODELS.md)"
+            "the transformers of its day (LLaDA's and Dream's need 4.x; tested: 4.57.6); if "
+            "the error comes from modeling_*.py, install MEDAL's pinned versions: "
+            "pip install -r requirements.txt (transformers>=4.50,<5; see docs/REAL_MODELS.md)"
         ) from exc
 
 
