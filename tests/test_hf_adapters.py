@@ -111,9 +111,11 @@ def test_llada_and_mlm_logits_are_per_slot(models):
         out = m.logits(ids)
         raw = m.net(input_ids=ids, attention_mask=torch.ones_like(ids)).logits
         assert out.dtype == torch.float32 and out.shape == raw.shape
-        keep = torch.arange(out.shape[-1]) != m.mask_id
+        vocab = torch.arange(out.shape[-1])
+        keep = (vocab != m.mask_id) & (vocab < len(m.tokenizer))
         torch.testing.assert_close(out[..., keep], raw[..., keep])
         assert torch.isneginf(out[..., m.mask_id]).all()  # never "fill" a slot with the mask
+        assert torch.isneginf(out[..., ~keep]).all()  # nor with an id without text
 
 
 def test_dream_logits_are_shifted_back_to_slots(models):
@@ -121,7 +123,9 @@ def test_dream_logits_are_shifted_back_to_slots(models):
     ids = _ids(m)
     out = m.logits(ids)
     raw = m.net(input_ids=ids, attention_mask=hf.DREAM_FULL_ATTENTION).logits
-    keep = torch.arange(out.shape[-1]) != m.mask_id
+    vocab = torch.arange(out.shape[-1])
+    keep = (vocab != m.mask_id) & (vocab < len(m.tokenizer))
+    assert torch.isneginf(out[..., ~keep]).all()
     out, raw = out[..., keep], raw[..., keep]
     assert not torch.allclose(raw[:, 1:], raw[:, :-1])  # the shift is observable
     torch.testing.assert_close(out[:, 1:], raw[:, :-1])  # slot i <- output at i-1
@@ -157,14 +161,17 @@ def test_chat_template_can_be_turned_off(dirs):
 def test_decode_stops_at_the_first_end_token(models):
     for m in models.values():
         tok = m.tokenizer
-        words = tok.convert_tokens_to_ids(["to", "make"])
-        after = tok.convert_tokens_to_ids("solve" if m.family == "mlm" else "Solve")
+        words = tok("to make", add_special_tokens=False)["input_ids"]
+        after = tok("solve" if m.family == "mlm" else "Solve", add_special_tokens=False
+                    )["input_ids"]
+        first = tok.decode(words[:1]).strip()
+        assert first and "to".startswith(first)
         for end in sorted(m.end_ids):
-            answer = words + [end, after] + [m.eos_id] * 3
+            answer = words + [end] + after + [m.eos_id] * 3
             assert m.decode(answer) == "to make"
             assert m.answer_until_end(answer) == words
-            shown = m.decode_masked([words[0], m.mask_id, end, after])
-            assert shown.replace(" ", "") == "to_" and "olve" not in shown
+            shown = m.decode_masked(words[:1] + [m.mask_id, end] + after)
+            assert shown.replace(" ", "") == first + "_" and "olve" not in shown
 
 
 def test_empty_and_too_long_prompts_raise_input_error(dirs, tmp_path):
