@@ -41,10 +41,6 @@ SOURCES = ["standin", pytest.param("genuine", marks=pytest.mark.skipif(
     GENUINE is None, reason=WHY_NOT))]
 
 
-def pytest_report_header(config):  # pragma: no cover - shown by pytest -v
-    return f"genuine LLaDA/Dream code: {GENUINE or WHY_NOT}"
-
-
 @pytest.fixture(autouse=True)
 def no_env_opt_in(monkeypatch):
     monkeypatch.delenv(hf.TRUST_REMOTE_CODE_ENV, raising=False)
