@@ -55,7 +55,9 @@ def run_one(model, task, problem, strategy: str, config: GenerationConfig) -> di
     res = run.finish()
     rec = {"strategy": strategy, "problem": problem.to_json(), "text": res.text,
            "answer": res.answer, "verified": res.verified, "forwards": res.forwards,
-           "sequence_forwards": res.sequence_forwards, "seconds": res.seconds,
+           "sequence_forwards": res.sequence_forwards, "cache_hits": res.cache_hits,
+           "standalone_forwards": res.standalone_forwards,
+           "standalone_sequences": res.standalone_sequences, "seconds": res.seconds,
            "model_seconds": res.model_seconds, "seed": config.seed}
     for key in ("iterations", "stop_reason", "search_seconds", "search_model_seconds",
                 "search_forwards"):
@@ -111,6 +113,7 @@ def summarise(records: list[dict], strategies: list[str]) -> dict:
         summary = {"n": n, "correct": k, "accuracy": k / n, "ci95": [lo, hi],
                    "mean_forwards": statistics.fmean(r["forwards"] for r in rows),
                    "mean_sequence_forwards": statistics.fmean(r["sequence_forwards"] for r in rows),
+                   "mean_cache_hits": statistics.fmean(r.get("cache_hits", 0) for r in rows),
                    "mean_seconds": statistics.fmean(r["seconds"] for r in rows)}
         searched = [r for r in rows if r.get("iterations")]
         if searched:
@@ -128,13 +131,14 @@ def summarise(records: list[dict], strategies: list[str]) -> dict:
 
 
 def format_table(summary: dict) -> str:
-    head = f"{'strategy':<24}{'acc':>7}{'95% CI':>16}{'calls':>8}{'seqs':>8}{'sec':>8}"
+    head = (f"{'strategy':<24}{'acc':>7}{'95% CI':>16}{'calls':>8}{'seqs':>8}{'hits':>8}"
+            f"{'sec':>8}")
     lines = [head, "-" * len(head)]
     for s, m in summary.items():
         lo, hi = m["ci95"]
         lines.append(f"{s:<24}{m['accuracy']:>7.1%}{f'[{lo:.0%}, {hi:.0%}]':>16}"
                      f"{m['mean_forwards']:>8.1f}{m['mean_sequence_forwards']:>8.1f}"
-                     f"{m['mean_seconds']:>8.3f}")
+                     f"{m.get('mean_cache_hits', 0):>8.1f}{m['mean_seconds']:>8.3f}")
     return "\n".join(lines)
 
 
@@ -155,9 +159,16 @@ def bench(model, task_name: str, problems: list, strategies: list[str],
 
 def results_document(records, strategies, task_name, config, model_name, source, world=1) -> dict:
     records = sorted(records, key=lambda r: (r["index"], strategies.index(r["strategy"])))
+    by_strategy = {}
+    for s in strategies:
+        a = candidate_analysis([r for r in records if r["strategy"] == s])
+        if a is not None:
+            by_strategy[s] = {"strategy": s, **a}
     return {"format": "medal-bench", "version": 1, "task": task_name, "model": model_name,
             "problems": source, "strategies": strategies, "config": config.to_json(),
-            "candidate_analysis": candidate_analysis(records),
+            # per strategy: the candidates of medal and medal-margin-only are not pooled
+            "candidate_analysis_by_strategy": by_strategy,
+            "candidate_analysis": next(iter(by_strategy.values()), None),
             "processes": world,
             "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                         "medal": __version__},

@@ -36,7 +36,7 @@ from .events import (CandidateChosen, Event, RunFinished, RunStarted, SampleFini
                      SearchFinished)
 from .models.base import DiffusionLM
 from .runner import ModelRunner
-from .scores import cumulative_information_gain
+from .scores import cumulative_information_gain, rollout_path_gain
 from .search import MCTS
 from .tasks import Task, get_task
 from .tasks.decomposition import decompose_prompt
@@ -55,11 +55,24 @@ class GenerationResult:
     model_seconds: float
     order: list[int | None]    # step at which each slot was unmasked
     extra: dict = field(default_factory=dict)
+    cache_hits: int = 0        # evaluations answered from the cache (no forward)
+    # what the strategy would cost on its own (no cache shared with another strategy):
+    # equal to forwards / sequence_forwards except for the greedy comparison
+    standalone_forwards: int | None = None
+    standalone_sequences: int | None = None
+
+    def __post_init__(self):
+        if self.standalone_forwards is None:
+            self.standalone_forwards = self.forwards
+        if self.standalone_sequences is None:
+            self.standalone_sequences = self.sequence_forwards
 
     def to_json(self) -> dict:
         return {"strategy": self.strategy, "answer_ids": self.answer_ids, "text": self.text,
                 "answer": self.answer, "verified": self.verified, "forwards": self.forwards,
-                "sequence_forwards": self.sequence_forwards, "seconds": self.seconds,
+                "sequence_forwards": self.sequence_forwards, "cache_hits": self.cache_hits,
+                "standalone_forwards": self.standalone_forwards,
+                "standalone_sequences": self.standalone_sequences, "seconds": self.seconds,
                 "model_seconds": self.model_seconds, "order": self.order, **self.extra}
 
 
@@ -107,13 +120,17 @@ class Run:
                                              n_subtasks=cfg.n_subtasks, builtin=model.builtin)
         prompt_ids = model.encode_prompt(self.model_prompt)
         if strategy == "medal-margin-only":
+            # the paper's "w/o Cf. + t2" changes the search; scoring_scope="all" also
+            # changes phase C
             cfg = replace(cfg, scoring="margin")
         self.config = cfg.resolved(model.default_gen_length, self.task.default_lc,
                                    model.max_gen_length,
                                    self.task.default_block_length if model.builtin else None)
+        self.fixed = fixed_slots(model, self.task, self.config.gen_length)
         suppress = ((model.eos_id,) if self.config.logits_eos_inf and model.eos_id is not None
                     else ())
-        self.runner = ModelRunner(model, prompt_ids, self.config.gen_length, suppress=suppress)
+        self.runner = ModelRunner(model, prompt_ids, self.config.gen_length, fixed=self.fixed,
+                                  suppress=suppress)
         self.generator = torch.Generator().manual_seed(self.config.seed)
         self.observers = list(observers)
         self.recorder = None
@@ -172,7 +189,8 @@ class Run:
     def _all_events(self) -> Iterator[Event]:
         yield RunStarted(strategy=self.strategy, prompt=self.prompt, model_prompt=self.model_prompt,
                          config=self.config.to_json(), model=self.model.describe(),
-                         problem=self.problem.to_json() if self.problem is not None else None)
+                         problem=self.problem.to_json() if self.problem is not None else None,
+                         fixed={s: (t, self.model.token_text(t)) for s, t in self.fixed.items()})
         self.result = yield from STRATEGIES[self.strategy](self)
         if self.compare_greedy:
             self.comparison = yield from self._comparison()
@@ -183,14 +201,16 @@ class Run:
         """Greedy low-confidence decoding of the same prompt, for the order/entropy views.
 
         It shares the run's cache (states the run already evaluated, the root at least,
-        are not recomputed), and reports greedy's own cost: one forward per step."""
+        are not recomputed). It reports the forwards it actually ran, the sequences they
+        evaluated and its cache hits, like every strategy, and beside them its standalone
+        cost (greedy on its own: one forward of one sequence per step)."""
         runner = self.runner.sharing_cache()
         state = DecodeState(answer=runner.initial_answer(), order=[None] * self.config.gen_length)
         t0 = self.elapsed()
         yield from decode(runner, state, replace(self.config, temperature=0.0), "low_confidence",
                           "compare_greedy", None, self.model.token_text)
         result = self._result("greedy", state, runner, t0, {"entropy_rows": state.entropy_rows})
-        result.forwards = result.sequence_forwards = runner.requested  # greedy on its own
+        result.standalone_forwards = result.standalone_sequences = runner.requested
         return result
 
     # ------------------------------------------------------------------ results
@@ -202,6 +222,7 @@ class Run:
         return GenerationResult(strategy=strategy, answer_ids=state.answer.tolist(), text=text,
                                 answer=answer, verified=verified, forwards=runner.forwards,
                                 sequence_forwards=runner.sequences,
+                                cache_hits=runner.cache_hits,
                                 seconds=self.elapsed() - t0,
                                 model_seconds=runner.model_seconds, order=state.order,
                                 extra=extra or {})
@@ -216,6 +237,21 @@ class Run:
 
     def new_state(self) -> DecodeState:
         return DecodeState(answer=self.runner.initial_answer(), order=[None] * self.config.gen_length)
+
+
+def fixed_slots(model: DiffusionLM, task: Task, gen_length: int) -> dict[int, int]:
+    """The task's fixed answer slots (:attr:`Task.answer_template`) as token ids. Only for
+    the character-level built-in models, where slot i is character i of the answer; an
+    LLM's tokenizer does not place a character at a known slot, so there: none."""
+    if task.answer_template is None or not model.builtin:
+        return {}
+    tokenizer = getattr(model, "tokenizer", None)
+    out = {}
+    for slot, text in task.answer_template(gen_length).items():
+        ids = tokenizer.encode(text) if tokenizer is not None else []
+        if len(ids) == 1 and 0 <= slot < gen_length:
+            out[slot] = ids[0]
+    return out
 
 
 # ---------------------------------------------------------------------- strategies
@@ -277,6 +313,7 @@ def _medal(run: Run):
                          candidates=[c.id for c in candidates])
     root = mcts.root.evaluation
     decode_masked = run.model.decode_masked
+    verify = run.verifier()
     records = []
     for c in candidates:
         ev = c.evaluation
@@ -289,44 +326,119 @@ def _medal(run: Run):
             "r_ig": c.r_ig, "Q": c.Q, "N": c.N, "verified": c.verified,
             "sequence": decode_masked(c.answer),
             "completion": decode_masked(c.completion) if c.completion is not None else None,
+            # the task's verdict on that one-shot completion (None: no verifier here)
+            "completion_verified": (verify(c.completion) if verify is not None
+                                    and c.completion is not None else None),
         })
     bonus = cfg.verifier_bonus if mcts.verifier is not None else 0.0
-    for r in records:
-        r["score"] = r["cumulative_ig"] + bonus * bool(r["verified"])
-    best = max(range(len(records)), key=lambda i: (records[i]["score"], -i))
+    finals = {}
+    replay = {}
+    if cfg.candidate_choice in ("rollout", "vote"):
+        # the paper's "each candidate is then fully rolled out by the DLM to compute its
+        # information-gain reward": phase C on every candidate, scored on its rollout
+        for c, r in zip(candidates, records):
+            replay[c.id] = run.generator.get_state()
+            st = _state_from_node(run, c)
+            yield from decode(run.runner, st, cfg, "confidence", f"phase_c-{c.id}",
+                              run.generator, run.model.token_text)
+            res = run._result(run.strategy, st, run.runner, 0.0)
+            finals[c.id] = {"text": res.text, "answer": res.answer, "verified": res.verified}
+            r["rollout_ig"] = rollout_path_gain(st.entropy_rows)
+        votes = Counter(finals[c.id]["answer"] for c in candidates)
+        for c, r in zip(candidates, records):
+            r["votes"] = votes[finals[c.id]["answer"]]
+            r["score"] = r["rollout_ig"] + bonus * bool(finals[c.id]["verified"])
+        if cfg.candidate_choice == "vote":
+            best = max(range(len(records)),
+                       key=lambda i: (records[i]["votes"], records[i]["score"], -i))
+        else:
+            best = max(range(len(records)), key=lambda i: (records[i]["score"], -i))
+    else:
+        for r in records:
+            r["score"] = r["cumulative_ig"] + bonus * bool(r["verified"])
+        best = max(range(len(records)), key=lambda i: (records[i]["score"], -i))
     winner = candidates[best]
     others = [r for i, r in enumerate(records) if i != best]
-    why = ((f"[reward ig+verifier, beyond the paper] node {winner.id}'s simulation "
-            f"{'verifies' if winner.verified else 'does not verify'}; " if bonus else "")
-           + f"node {winner.id} has the highest cumulative information gain "
-           f"({records[best]['cumulative_ig']:.4f}: the search's commitments left the least "
-           f"entropy on the remaining slots, {records[best]['remaining_entropy_sum']:.3f} of "
-           f"{records[best]['root_entropy_sum']:.3f})"
-           + ("; the others: " + ", ".join(f"node {r['node']} {r['cumulative_ig']:.4f}"
-                                             for r in others) if others else "; it was the only one"))
-    finals = {}
-    if cfg.complete_candidates:
+    if cfg.candidate_choice == "search":
+        why = ((f"[reward ig+verifier, beyond the paper] node {winner.id}'s simulation "
+                f"{'verifies' if winner.verified else 'does not verify'}; " if bonus else "")
+               + f"node {winner.id} has the highest cumulative information gain "
+               f"({records[best]['cumulative_ig']:.4f}: the search's commitments left the "
+               f"least entropy on the remaining slots, "
+               f"{records[best]['remaining_entropy_sum']:.3f} of "
+               f"{records[best]['root_entropy_sum']:.3f})"
+               + ("; the others: " + ", ".join(f"node {r['node']} {r['cumulative_ig']:.4f}"
+                                                 for r in others)
+                  if others else "; it was the only one"))
+    else:
+        head = (f"[candidate choice by vote, beyond the paper] node {winner.id}'s answer "
+                f"{finals[winner.id]['answer']!r} has {records[best]['votes']} of "
+                f"{len(records)} rollouts' votes (ties: rollout information gain); "
+                if cfg.candidate_choice == "vote" else "")
+        why = (head + ("[reward ig+verifier, beyond the paper] node "
+                       f"{winner.id}'s rollout {'verifies' if finals[winner.id]['verified'] else 'does not verify'}; "
+                       if bonus else "")
+               + f"every candidate was rolled out by phase C; node {winner.id}'s rollout has "
+               f"the highest information gain (mean r_IG over its steps "
+               f"{records[best]['rollout_ig']:.4f})"
+               + ("; the others: " + ", ".join(f"node {r['node']} {r['rollout_ig']:.4f}"
+                                                 for r in others)
+                  if others else "; it was the only one"))
+    if cfg.complete_candidates and not replay:
         for c in candidates:
             if c is winner:
                 continue
-            state = _state_from_node(run, c)
-            yield from decode(run.runner, state, cfg, "confidence", f"phase_c-{c.id}",
+            st = _state_from_node(run, c)
+            yield from decode(run.runner, st, cfg, "confidence", f"phase_c-{c.id}",
                               run.generator, run.model.token_text)
-            res = run._result(run.strategy, state, run.runner, 0.0)
+            res = run._result(run.strategy, st, run.runner, 0.0)
             finals[c.id] = {"text": res.text, "answer": res.answer, "verified": res.verified}
     state = _state_from_node(run, winner)
     yield CandidateChosen(candidates=records, winner=winner.id, why=why)
+    if winner.id in replay:
+        # the winner's rollout is the answer: replayed as phase C with the same random
+        # draws, so every state is a cache hit (no forward)
+        run.generator.set_state(replay[winner.id])
     yield from decode(run.runner, state, cfg, "confidence", "phase_c", run.generator,
                       run.model.token_text)
     result = run._result(run.strategy, state, run.runner, 0.0)
     finals[winner.id] = {"text": result.text, "answer": result.answer, "verified": result.verified}
+    finals.update(_display_finals(run, [c for c in candidates if c.id not in finals]))
     for r in records:
         r["final"] = finals.get(r["node"])
     result.extra = {"winner": winner.id, "candidates": records, "stop_reason": mcts.stop_reason,
                     "iterations": mcts.iteration, "why": why, "entropy_rows": state.entropy_rows,
                     "search_seconds": search_seconds, "search_model_seconds": search_model_seconds,
-                    "search_forwards": search_forwards}
+                    "search_forwards": search_forwards,
+                    "candidate_choice": cfg.candidate_choice}
     return result
+
+
+#: answers up to this many slots get every losing candidate completed for display
+DISPLAY_COMPLETION_MAX_SLOTS = 64
+
+
+def _display_finals(run: Run, losers: list) -> dict[int, dict]:
+    """Each losing candidate completed by phase C, so the candidate table can show what it
+    would have answered. Done after the run's answer, on a runner that shares the cache
+    but keeps its own counters (the run's cost and its random stream are untouched), and
+    without events (no phase-C steps of losers in the trace). Skipped for long answers
+    (LLaDA's 256 slots: that many forwards per candidate) -- ``complete_candidates``
+    decodes them as part of the run instead."""
+    if not losers or run.config.gen_length > DISPLAY_COMPLETION_MAX_SLOTS:
+        return {}
+    runner = run.runner.sharing_cache()
+    out = {}
+    for c in losers:
+        state = _state_from_node(run, c)
+        generator = torch.Generator().manual_seed(run.config.seed * 100_003 + c.id)
+        for _ in decode(runner, state, run.config, "confidence", f"phase_c-{c.id}",
+                        generator, run.model.token_text):
+            pass
+        res = run._result(run.strategy, state, runner, 0.0)
+        out[c.id] = {"text": res.text, "answer": res.answer, "verified": res.verified,
+                     "display_only": True}
+    return out
 
 
 def _state_from_node(run: Run, node) -> DecodeState:

@@ -22,6 +22,8 @@ class RunStarted(Event):
     config: dict
     model: dict
     problem: dict | None
+    #: answer slots filled from the start by the task's format: slot -> (token id, text)
+    fixed: dict = field(default_factory=dict)
 
     def __post_init__(self):
         self.kind = "run_started"
@@ -52,6 +54,7 @@ class Expanded(Event):
     children: list[Any]        # new search.Node objects
     forwards: int              # model calls this expansion cost (0 or 1)
     cached: int                # children whose state was already evaluated
+    sequences: int = 0         # sequences the forward evaluated (children not cached)
 
     def __post_init__(self):
         self.kind = "expansion"
@@ -62,10 +65,24 @@ class Simulated(Event):
     iteration: int
     children: list[int]
     rewards: list[float]
-    completions: list[str]
+    completion_ids: list       # each child's completion: answer ids (a tensor or list)
+    forwards: int = 0          # model calls the simulations cost (rollout simulation only)
+    sequences: int = 0         # sequences those calls evaluated
+    cache_hits: int = 0        # rollout states already evaluated
+    decode: Any = field(default=None, repr=False, compare=False)  # ids -> text
+    _texts: list | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self):
         self.kind = "simulation"
+
+    @property
+    def completions(self) -> list[str]:
+        """The completions as text, decoded when an observer first asks (the search
+        itself never needs the text, so a run with no observer never decodes them)."""
+        if self._texts is None:
+            decode = self.decode or (lambda ids: str(list(ids)))
+            self._texts = [decode(c) for c in self.completion_ids]
+        return self._texts
 
 
 @dataclass
@@ -110,6 +127,10 @@ class DecodeStep(Event):
     scores: list[float]        # the ranking value of each unmasked slot
     entropy: list[float | None]  # every slot's entropy before this step (None: unmasked)
     answer: str                # the answer text after this step (masks as _)
+    forwards: int = 0          # model calls this step ran (0: its state was cached)
+    sequences: int = 0         # sequences those calls evaluated
+    cache_hits: int = 0        # evaluations answered from the cache
+    eligible: dict | None = None  # every eligible slot's figures: slots, p, margin, score, entropy
 
     def __post_init__(self):
         self.kind = "decode_step"

@@ -49,30 +49,80 @@ class Evaluation:
         return self.top_tokens.gather(1, idx).squeeze(1)
 
 
+#: largest chunk of logits scored at once (elements): bounds the float32 copies that
+#: softmax and entropy make, whatever the batch, answer length and vocabulary
+SCORE_CHUNK = 1 << 24
+
+
+def score_logits(logits: torch.Tensor, mask_id: int, top_k: int, suppress=()
+                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Answer logits ``[B, L, V]`` -> (entropy ``[B, L]``, top probabilities and top
+    tokens ``[B, L, k]``), all computed on the logits' own device.
+
+    The mask token is never a prediction (its logit is set to -inf first), nor are the
+    ids in ``suppress`` (LLaDA's ``logits_eos_inf``). Rows are
+    scored in chunks of at most :data:`SCORE_CHUNK` elements, so the float32 softmax of
+    a 152k-token vocabulary never exists for the whole batch at once; each row's figures
+    are the same whatever the chunking."""
+    B, L, V = logits.shape  # float32 logits are modified in place (the masking)
+    k = min(top_k, V)
+    flat = logits.reshape(B * L, V)
+    rows = max(1, SCORE_CHUNK // max(V, 1))
+    H, P, T = [], [], []
+    with torch.inference_mode():  # no autograd bookkeeping; in-place on inference logits
+        for start in range(0, B * L, rows):
+            x = flat[start:start + rows]
+            x = x.float()  # a copy for a lower precision; else the logits themselves
+            x[:, mask_id] = float("-inf")   # in place, on the device: no index tensor to move
+            for i in suppress:
+                x[:, i] = float("-inf")
+            probs = torch.softmax(x, dim=-1)
+            del x
+            H.append(entropy(probs))
+            p, t = probs.topk(k, dim=-1)
+            P.append(p)
+            T.append(t)
+            del probs
+        out = [parts[0] if len(parts) == 1 else torch.cat(parts) for parts in (H, P, T)]
+    # the small results as normal tensors (an inference tensor refuses later in-place use)
+    out = [t.clone() if t.is_inference() else t for t in out]
+    return out[0].view(B, L), out[1].view(B, L, k), out[2].view(B, L, k)
+
+
 class ModelRunner:
     """Evaluates answer states after a fixed prompt for one run."""
 
     def __init__(self, model: DiffusionLM, prompt_ids: list[int], gen_length: int,
-                 top_k: int = TOP_K, cache_size: int = 4096, suppress=()):
+                 top_k: int = TOP_K, cache_size: int = 4096,
+                 fixed: dict[int, int] | None = None, suppress=()):
         self.model = model
         #: token ids whose logits are -inf besides the mask's (LLaDA's logits_eos_inf)
         self.suppress = tuple(sorted(int(i) for i in suppress))
+        self.fixed = dict(fixed or {})  # slot -> token id that starts filled (task format)
         self.prompt = torch.tensor(prompt_ids, dtype=torch.long)
         self.gen_length = gen_length
         self.top_k = top_k
         self.forwards = 0          # batched model calls (NFE)
         self.sequences = 0         # sequences those calls covered
         self.cache_hits = 0
-        self.model_seconds = 0.0
+        self.model_seconds = 0.0   # the model call: forward, scoring, copy of the figures
+        self.scoring_seconds = 0.0  # of which: softmax, entropy, top-k and the copy back
         self._cache: OrderedDict[bytes, Evaluation] = OrderedDict()
         self.requested = 0         # evaluations asked for (cached or not)
         self._cache_size = cache_size
 
     def initial_answer(self) -> torch.Tensor:
-        return torch.full((self.gen_length,), self.model.mask_id, dtype=torch.long)
+        """All masks, except the task's fixed slots (e.g. Sudoku's row separators)."""
+        answer = torch.full((self.gen_length,), self.model.mask_id, dtype=torch.long)
+        for slot, token in self.fixed.items():
+            answer[slot] = token
+        return answer
 
-    def evaluate(self, answers: list[torch.Tensor]) -> list[Evaluation]:
-        """Evaluations for answer states; the uncached ones in one batched forward."""
+    def evaluate(self, answers: list[torch.Tensor] | torch.Tensor) -> list[Evaluation]:
+        """Evaluations for answer states (a list of ``[L]`` tensors or one ``[B, L]``
+        tensor); the uncached ones in one batched forward."""
+        if isinstance(answers, torch.Tensor):
+            answers = list(answers.unbind(0))
         keys = [a.numpy().tobytes() for a in answers]
         todo = {}
         for k, a in zip(keys, answers):
@@ -98,7 +148,7 @@ class ModelRunner:
         """A runner with its own counters over the same prompt and the same cache: a
         second strategy on one prompt never recomputes a state the first evaluated."""
         other = ModelRunner(self.model, self.prompt.tolist(), self.gen_length, self.top_k,
-                            self._cache_size, self.suppress)
+                            self._cache_size, self.fixed, self.suppress)
         other._cache = self._cache
         return other
 
@@ -106,24 +156,28 @@ class ModelRunner:
         return self.evaluate([answer])[0]
 
     def _forward(self, answers: torch.Tensor) -> list[Evaluation]:
+        """One forward of the model on ``answers`` (CPU, ``[B, L]``). Everything the model
+        returns stays on its device: only the top-k tokens and probabilities and the
+        per-slot entropies come back to the CPU."""
         B, L = answers.shape
+        device = self.model.device
         ids = torch.cat([self.prompt.expand(B, -1), answers], dim=1)
         t0 = time.perf_counter()
-        logits = self.model.logits(ids.to(self.model.device))[:, -L:].float()
-        # a slot is never "filled" with the mask token, whatever the model predicts
-        logits = logits.index_fill(-1, torch.tensor([self.model.mask_id]), float("-inf"))
-        for i in self.suppress:
-            logits[..., i] = float("-inf")
-        probs = torch.softmax(logits, dim=-1)
-        H = entropy(probs)
-        k = min(self.top_k, probs.shape[-1])
-        top_probs, top_tokens = probs.topk(k, dim=-1)
+        logits = self.model.logits(ids.to(device), L)
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        t1 = time.perf_counter()
+        H, top_probs, top_tokens = score_logits(logits, self.model.mask_id, self.top_k,
+                                                  self.suppress)
+        del logits
         H, top_probs, top_tokens = H.cpu(), top_probs.cpu(), top_tokens.cpu()
-        self.model_seconds += time.perf_counter() - t0
+        t2 = time.perf_counter()
+        self.model_seconds += t2 - t0
+        self.scoring_seconds += t2 - t1
         self.forwards += 1
         self.sequences += B
         masked = answers == self.model.mask_id
-        return [Evaluation(answer=answers[b].clone(), masked=masked[b],
-                           entropy=torch.where(masked[b], H[b], torch.zeros_like(H[b])),
-                           top_tokens=top_tokens[b], top_probs=top_probs[b])
-                for b in range(B)]
+        H = torch.where(masked, H, torch.zeros_like(H))
+        return [Evaluation(answer=a, masked=m, entropy=h, top_tokens=t, top_probs=p)
+                for a, m, h, t, p in zip(answers.clone().unbind(0), masked.unbind(0),
+                                         H.unbind(0), top_tokens.unbind(0), top_probs.unbind(0))]

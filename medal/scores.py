@@ -93,27 +93,55 @@ def action_set(top_tokens: torch.Tensor, top_probs: torch.Tensor, H: torch.Tenso
 
     ``top_tokens``/``top_probs``: ``[slots, k]`` sorted by probability (k >= K1; since s is
     p times a per-slot factor, the top-K1 by s are the top-K1 by p)."""
-    k1 = min(k1, top_probs.shape[1])
-    if not bool(eligible.any()) or k1 < 1:
-        return []
-    s = slot_scores(top_probs, H, gamma, scoring)[:, :k1]
-    s = torch.where(eligible.unsqueeze(1), s, torch.full_like(s, -math.inf))
+    return action_sets(top_tokens.unsqueeze(0), top_probs.unsqueeze(0), H.unsqueeze(0),
+                       eligible.unsqueeze(0), k1, k2, gamma, scoring, late_tokens)[0]
+
+
+def action_sets(top_tokens: torch.Tensor, top_probs: torch.Tensor, H: torch.Tensor,
+                eligible: torch.Tensor, k1: int, k2: int, gamma: float,
+                scoring: str = "confidence", late_tokens=()) -> list[list[Action]]:
+    """:func:`action_set` of B states at once (``[B, slots, k]``, ``[B, slots]``), in one
+    tensor pass: the K2 children of an expansion get their action sets together.
+
+    Every figure equals the one-state computation's to the bit: the elementwise steps are
+    the same per element, the sigmoid (whose vectorised and scalar kernels round
+    differently) is taken per state as before, and a stable sort of each row orders
+    exactly as the stable sort of that state alone."""
+    B = top_probs.shape[0]
+    k1 = min(k1, top_probs.shape[-1])
+    counts = eligible.sum(-1).tolist()
+    if B == 0 or k1 < 1 or not any(counts):
+        return [[] for _ in range(B)]
+    margin = top2_margin(top_probs)                                   # [B, L]
+    if scoring == "margin":
+        s = margin_only_scores(top_probs, margin)[..., :k1]
+    else:
+        phi = torch.stack([margin_factor(m, gamma) for m in margin.unbind(0)])
+        s = top_probs[..., :k1] * (entropy_penalty(H) * phi).unsqueeze(-1)
+    s = torch.where(eligible.unsqueeze(-1), s, torch.full_like(s, -math.inf)).flatten(1)
     # stable sort on the slot-major flattening keeps ties in (slot, probability rank) order
-    order = torch.sort(s.flatten(), descending=True, stable=True).indices
+    n_max = min(k2, s.shape[1])
+    order = torch.sort(s, dim=1, descending=True, stable=True).indices
     if late_tokens:
         # then a stable sort by class: eligible, eligible but late, ineligible
-        late = torch.isin(top_tokens[:, :k1], torch.tensor(sorted(late_tokens),
-                                                            dtype=top_tokens.dtype))
-        rank = torch.where(eligible.unsqueeze(1), late.long(), torch.full_like(late.long(), 2))
-        order = order[torch.sort(rank.flatten()[order], stable=True).indices]
-    n = min(k2, int(eligible.sum()) * k1)
-    picks = order[:n].tolist()
-    margin = top2_margin(top_probs).tolist()
-    flat_s, flat_p, flat_t = s.flatten().tolist(), top_probs[:, :k1].flatten().tolist(), \
-        top_tokens[:, :k1].flatten().tolist()
-    Hl = H.tolist()
-    return [Action(slot=j // k1, token=int(flat_t[j]), p=flat_p[j], entropy=Hl[j // k1],
-                   margin=margin[j // k1], score=flat_s[j]) for j in picks]
+        late = torch.isin(top_tokens[..., :k1], torch.tensor(sorted(late_tokens),
+                                                             dtype=top_tokens.dtype))
+        rank = torch.where(eligible.unsqueeze(-1), late.long(),
+                           torch.full_like(late.long(), 2)).flatten(1)
+        order = order.gather(1, torch.sort(rank.gather(1, order), dim=1, stable=True).indices)
+    picks = order[:, :n_max]
+    slots = picks // k1
+    flat_s = s.gather(1, picks).tolist()
+    flat_p = top_probs[..., :k1].flatten(1).gather(1, picks).tolist()
+    flat_t = top_tokens[..., :k1].flatten(1).gather(1, picks).tolist()
+    Hs, ms, slot_l = H.gather(1, slots).tolist(), margin.gather(1, slots).tolist(), slots.tolist()
+    out = []
+    for b in range(B):
+        n = min(k2, counts[b] * k1)
+        out.append([Action(slot=slot_l[b][i], token=int(flat_t[b][i]), p=flat_p[b][i],
+                           entropy=Hs[b][i], margin=ms[b][i], score=flat_s[b][i])
+                    for i in range(n)])
+    return out
 
 
 def information_gain(parent_entropy: torch.Tensor, parent_masked: torch.Tensor,
@@ -129,6 +157,23 @@ def information_gain(parent_entropy: torch.Tensor, parent_masked: torch.Tensor,
     return (before - after) / before if before > 0 else 0.0
 
 
+def information_gains(parent_entropy: torch.Tensor, parent_masked: torch.Tensor,
+                      child_entropies: list[torch.Tensor], slots: list[int]) -> list[float]:
+    """:func:`information_gain` of each child of one parent: the parent's total is taken
+    once; each child's remaining total is summed exactly as there (same order, same
+    float32 rounding)."""
+    before = float(parent_entropy[parent_masked].sum())
+    if not child_entropies:
+        return []
+    remaining = parent_masked.repeat(len(slots), 1)
+    remaining[torch.arange(len(slots)), torch.tensor(slots)] = False
+    out = []
+    for H, keep in zip(child_entropies, remaining.unbind(0)):
+        after = float(H[keep].sum())
+        out.append((before - after) / before if before > 0 else 0.0)
+    return out
+
+
 def cumulative_information_gain(root_entropy: torch.Tensor, root_masked: torch.Tensor,
                                 node_entropy: torch.Tensor, node_masked: torch.Tensor) -> float:
     """Gain from the root to a node: (sum H_root(M_root) - sum H_node(M_node)) / sum H_root."""
@@ -142,3 +187,28 @@ def ucb(q: float, n_parent: int, n_child: int, c: float) -> float:
     if n_child == 0:
         return math.inf
     return q + c * math.sqrt(math.log(max(n_parent, 1)) / n_child)
+
+
+def rollout_information_gain(parent_entropy: torch.Tensor, parent_masked: torch.Tensor,
+                             fill_entropy: torch.Tensor, child_masked: torch.Tensor) -> float:
+    """r_IG with a rollout simulation: the child's remaining slots M' count the entropy
+    each had when the rollout filled it, ``(sum H_parent(M) - sum H_fill(M')) / sum
+    H_parent(M)``. A one-step rollout fills every slot from the child's own forward, so
+    this equals :func:`information_gain` there."""
+    before = float(parent_entropy[parent_masked].sum())
+    after = float(fill_entropy[child_masked].sum())
+    return (before - after) / before if before > 0 else 0.0
+
+
+def rollout_path_gain(entropy_rows: list[list[float | None]]) -> float:
+    """Information gain of a completed rollout (the candidate choice on full rollouts):
+    the mean over its steps of r_IG = (sum H_t(M_t) - sum H_{t+1}(M_{t+1})) / sum H_t(M_t),
+    where row t holds every slot's entropy before step t (None: unmasked). The last step
+    (nothing left to predict) is not counted; 0 when there is no such step."""
+    gains = []
+    for now, nxt in zip(entropy_rows, entropy_rows[1:]):
+        before = sum(h for h in now if h is not None)
+        after = sum(h for h in nxt if h is not None)
+        if before > 0:
+            gains.append((before - after) / before)
+    return sum(gains) / len(gains) if gains else 0.0

@@ -24,6 +24,10 @@ MAX_TRACE_BYTES = 20 * 1024 * 1024  # uploads above this are refused
 LONG_ANSWER = 64  # answers longer than this record fewer per-slot figures
 
 
+def torch_nonzero(mask) -> list[int]:
+    return [i for i, m in enumerate(mask.tolist()) if m]
+
+
 def jsonable(value: Any) -> Any:
     """Plain JSON values: NaN/inf -> None, numpy/torch scalars and tensors -> numbers/lists."""
     if isinstance(value, float):
@@ -48,18 +52,27 @@ class TraceRecorder:
         self.model = model
         self.top_k = top_k
         self.trace: dict = {}
+        self._k1 = 0
+        self._block_length: int | None = None
         self._nodes: dict[int, Any] = {}
         self._iteration: dict | None = None
 
     # ------------------------------------------------------------------ nodes
     def _node_json(self, node, iteration: int) -> dict:
         ev = node.evaluation
-        k = max(self.top_k, 2)
+        # enough tokens per slot to recompute the node's action set: K1 of them (and 2
+        # for the margin), whatever K1 is
+        k = max(self.top_k, self._k1, 2)
         masked = ev.masked.tolist()
         tt = self.model.token_text
-        # long answers (LLaDA's 256 slots): top tokens only for the slots the node's own
-        # actions touch, which is all the inspector shows; keeps traces uploadable
-        keep = {a.slot for a in node.actions} if len(masked) > LONG_ANSWER else None
+        # long answers (LLaDA's 256 slots): top tokens only for the slots eligible for the
+        # node's action set (its first block with masks), which is what recomputing the
+        # action set needs; keeps traces uploadable
+        keep = None
+        if len(masked) > LONG_ANSWER:
+            from .decoding import eligible_slots
+            eligible, _ = eligible_slots(ev.masked, self._block_length or len(masked))
+            keep = set(torch_nonzero(eligible)) | {a.slot for a in node.actions}
         return {
             "id": node.id,
             "parent": node.parent.id if node.parent is not None else None,
@@ -97,10 +110,14 @@ class TraceRecorder:
 
     def _on_run_started(self, e):
         import torch
+        self._k1 = int(e.config.get("k1") or 0)
+        self._block_length = e.config.get("block_length")
         self.trace = {
             "format": TRACE_FORMAT, "version": TRACE_VERSION,
             "run": {"strategy": e.strategy, "prompt": e.prompt, "model_prompt": e.model_prompt,
                     "problem": e.problem, "config": e.config, "model": e.model,
+                    "fixed_slots": [{"slot": s, "token": t, "text": text}
+                                    for s, (t, text) in sorted(e.fixed.items())],
                     "versions": {"medal": __version__, "torch": torch.__version__,
                                  "python": platform.python_version()}},
             "tree": None, "iterations": [], "search": None, "decode": [],
@@ -125,11 +142,14 @@ class TraceRecorder:
             self._nodes[ch.id] = ch
             self.trace["tree"]["nodes"].append(self._node_json(ch, e.iteration))
         self._iteration["expansion"] = {"leaf": e.leaf, "children": [c.id for c in e.children],
-                                        "forwards": e.forwards, "cached": e.cached}
+                                        "forwards": e.forwards, "cached": e.cached,
+                                        "sequences": e.sequences}
 
     def _on_simulation(self, e):
         self._iteration["simulation"] = {"children": e.children, "rewards": e.rewards,
-                                         "completions": e.completions}
+                                         "completions": e.completions,
+                                         "forwards": e.forwards, "sequences": e.sequences,
+                                         "cache_hits": e.cache_hits}
         for nid in e.children:
             self._sync(self._nodes[nid])
 
@@ -154,7 +174,9 @@ class TraceRecorder:
 
     def _on_decode_step(self, e):
         step = jsonable({k: getattr(e, k) for k in ("phase", "step", "block", "slots", "tokens",
-                                                    "token_texts", "scores", "entropy", "answer")})
+                                                    "token_texts", "scores", "entropy", "answer",
+                                                    "forwards", "sequences", "cache_hits",
+                                                    "eligible")})
         if e.phase == "compare_greedy":
             comp = self.trace["comparison"] or {"strategy": "greedy", "steps": [], "result": None}
             comp["steps"].append(step)
@@ -174,11 +196,18 @@ class TraceRecorder:
         self.trace["timing"] = timing
         self.trace["stats"] = {"forwards": res["forwards"],
                                "sequence_forwards": res["sequence_forwards"],
+                               "cache_hits": res["cache_hits"],
+                               "standalone_forwards": res["standalone_forwards"],
+                               "standalone_sequences": res["standalone_sequences"],
                                "mcts_forwards": sum(it["expansion"]["forwards"]
+                                                    + ((it["simulation"] or {}).get("forwards") or 0)
                                                     for it in self.trace["iterations"]
                                                     if it["expansion"]) + (1 if self.trace["tree"] else 0)}
         if self.trace["search"]:
+            # the finals are known only now (the winner's phase C came after the choice)
+            finals = {r["node"]: r.get("final") for r in res.get("candidates") or []}
             for rec in self.trace["search"]["candidate_scores"]:
+                rec["final"] = finals.get(rec["node"])
                 self.trace["tree"]["nodes"][rec["node"]]["candidate_final"] = rec.get("final")
         if e.comparison is not None:
             comp = jsonable(e.comparison.to_json())
@@ -210,41 +239,37 @@ def write_trace(trace: dict, path: str | Path) -> None:
 
 
 def validate_trace(data: Any) -> dict:
-    """Check a parsed trace against the schema; :class:`TraceError` says where and what."""
-    import jsonschema
-
-    if not isinstance(data, dict) or data.get("format") != TRACE_FORMAT:
-        raise TraceError("this is not a MEDAL trace (the top-level \"format\" must be "
-                         f"\"{TRACE_FORMAT}\"); export one from the app or with --trace")
-    if data.get("version") != TRACE_VERSION:
-        raise TraceError(f"trace version {data.get('version')!r} is not supported "
-                         f"(this MEDAL Explorer reads version {TRACE_VERSION})")
-    validator = jsonschema.Draft202012Validator(schema())
-    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
-    if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
-        raise TraceError(f"invalid trace at {where}: {error.message[:300]}")
-    return data
+    """Check a parsed trace: the schema, then its meaning (:mod:`medal.trace_check`).
+    Raises only :class:`TraceError`, which says where (a JSON path) and what."""
+    from .trace_check import check
+    return check(data)
 
 
 def loads_trace(text: str | bytes, max_bytes: int = MAX_TRACE_BYTES) -> dict:
-    """Parse and validate trace text; refuses more than ``max_bytes``."""
-    size = len(text.encode() if isinstance(text, str) else text)
+    """The one gate for trace text: parse with limits, validate, return the trace.
+
+    Refuses more than ``max_bytes``. Raises only :class:`TraceError`; a trace it returns
+    is fit to render in every view."""
+    from .trace_check import parse
+    if not isinstance(text, (str, bytes, bytearray)):
+        raise TraceError(f"a trace is JSON text, not {type(text).__name__}")
+    size = len(text)  # a character is at least one byte: no need to encode a huge text
+    if isinstance(text, str) and size <= max_bytes:
+        size = len(text.encode("utf-8", "surrogatepass"))
     if size > max_bytes:
         raise TraceError(f"the trace is {size / 1e6:.1f} MB; the limit is {max_bytes / 1e6:.0f} MB")
-    try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise TraceError(f"the file is not valid JSON ({exc}); a trace is the JSON file "
-                         "exported by the app or written by --trace") from None
-    return validate_trace(data)
+    return validate_trace(parse(bytes(text) if isinstance(text, bytearray) else text))
 
 
 def load_trace(path: str | Path, max_bytes: int = MAX_TRACE_BYTES) -> dict:
     path = Path(path)
-    if not path.is_file():
-        raise TraceError(f"no trace file at {path}")
-    if path.stat().st_size > max_bytes:
-        raise TraceError(f"{path} is {path.stat().st_size / 1e6:.1f} MB; the limit is "
-                         f"{max_bytes / 1e6:.0f} MB")
-    return loads_trace(path.read_bytes(), max_bytes)
+    try:
+        if not path.is_file():
+            raise TraceError(f"no trace file at {path}")
+        if path.stat().st_size > max_bytes:
+            raise TraceError(f"{path} is {path.stat().st_size / 1e6:.1f} MB; the limit is "
+                             f"{max_bytes / 1e6:.0f} MB")
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise TraceError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return loads_trace(raw, max_bytes)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from medal.viz import teaching
+from medal.viz.safe import md  # trace strings are shown as text, never as Markdown
 
 def current_trace() -> dict | None:
     saved = st.session_state.get("saved_widgets", {})
@@ -34,8 +35,8 @@ st.markdown(
 if trace is None:
     st.info("Start a run on the Run page (or upload a trace there) to see its numbers here.")
 else:
-    st.caption(f"Current run: {trace['run']['strategy']} on {trace['run']['model'].get('name')}"
-               f", prompt {trace['run']['prompt']!r}")
+    st.caption(md(f"Current run: {trace['run']['strategy']} on "
+                  f"{trace['run']['model'].get('name')}, prompt {trace['run']['prompt']!r}"))
 
 st.header("1. Confidence-adjusted score")
 st.markdown("For each masked slot i, one forward pass gives a distribution p^i over the "
@@ -48,7 +49,7 @@ ex = teaching.score_example(trace)
 if ex:
     live()
     st.markdown(f"The root's best action fills slot **{ex['slot']}** with token "
-                f"`{ex['token']!r}`: p = {ex['p']:.4f}, H = {ex['H']:.4f}, margin = "
+                f"{md(repr(ex['token']))}: p = {ex['p']:.4f}, H = {ex['H']:.4f}, margin = "
                 f"{ex['margin']:.4f}, γ = {ex['gamma']}.")
     st.latex(ex["latex"])
     st.caption(f"Recorded by the search: s = {ex['recorded']:.6g}"
@@ -107,7 +108,7 @@ if ex:
     live(f"In the current run (winner: node {ex['winner']})")
     st.latex(ex["latex"])
     if ex["why"]:
-        st.info(ex["why"])
+        st.info(md(ex["why"]))
 
 st.header("7. Phase C: confidence-guided unmasking")
 st.markdown("From the winner, the remaining masks are filled over the remaining steps; each "
@@ -119,7 +120,7 @@ ex = teaching.phase_c_example(trace)
 if ex:
     live(f"In the current run (first phase-C step, step {ex['step']})")
     st.markdown(f"{ex['masked_before']} slots were masked; the step unmasked slot(s) "
-                f"{ex['slots']} with {[t for t in ex['tokens']]}, score(s) "
+                f"{ex['slots']} with {md([t for t in ex['tokens']])}, score(s) "
                 + ", ".join(f"{s:.6g}" for s in ex["scores"] if s is not None) + ".")
     if ex.get("latex"):
         st.latex(ex["latex"])

@@ -11,7 +11,7 @@ import time
 import streamlit as st
 from packaging.version import Version
 
-from medal import models
+from medal import models, serving
 from medal.engine import STRATEGIES
 from medal.errors import MedalError, TraceError
 from medal.tasks import TASKS
@@ -20,6 +20,13 @@ from medal.viz import (current_phase, entropy_heatmap, iteration_count, order_ht
                        order_summary, phase_cycle_html, progress, trace_at_iteration,
                        tree_html, tree_view)
 from medal.viz import inspector
+from medal.viz.safe import md
+# --- issue 10b views (candidates, task views, examples, export) ---
+from medal.viz import board as task_board
+from medal.viz import candidates as cand_view
+from medal.viz.examples import list_examples, load_example
+from medal.viz.export import export_html
+# --- end issue 10b ---
 from medal.viz.controller import (PARAMETERS, advance, app_threads, create_run, load_options,
                                   make_config)
 
@@ -31,9 +38,10 @@ CHUNK_SECONDS = 0.5      # "Run to end" works in chunks; Stop is honoured betwee
 
 # ---------------------------------------------------------------- widget state
 # Streamlit forgets a page's widget values when another page is shown; keep a copy.
-WIDGET_DEFAULTS = {"w_model": DEFAULT_MODEL, "w_trust": False, "w_task": next(iter(TASKS)),
-                   "w_device": "auto", "w_dtype": "auto", "w_revision": "",
+WIDGET_DEFAULTS = {"w_model": DEFAULT_MODEL, "w_task": next(iter(TASKS)),
+                   "w_device": "auto", "w_dtype": "auto",
                    "w_strategy": "medal", "w_source": "Live run", "w_max_nodes": 40,
+                   "w_padding": False,
                    **{f"w_{p.name}": p.default for p in PARAMETERS}}
 
 
@@ -50,21 +58,44 @@ def _save_widgets() -> None:
     st.session_state["saved_widgets"]["w_prompt"] = st.session_state.get("w_prompt")
 
 
+# ---------------------------------------------------------------- model (operator's list)
+# Which models a visitor may load and whether remote code may run are the server
+# operator's settings (medal/serving.py: environment or flags at start), never a widget's.
+SERVING = serving.current()
+serving.keep_on_machine()
+
+
 @st.cache_resource(show_spinner="Loading the model…", max_entries=3)
 def cached_model(spec: str, options: tuple):
-    from medal import models
-    return models.load_model(spec, **dict(options))
+    return serving.load_allowed_model(SERVING, spec, dict(options))
 
 
 def load_model_or_error(spec: str, options: dict):
-    """The model, or None after showing why it could not be loaded."""
+    """The model, or None after showing why it could not be loaded (one message for a
+    model that is not on the list and one that fails: the page reveals no server files)."""
     try:
-        return cached_model(spec.strip(), tuple(sorted(options.items())))
+        return cached_model(serving.check_model(SERVING, spec), tuple(sorted(options.items())))
     except MedalError as exc:
-        st.error(f"Could not load model {spec!r}: {exc}")
-    except Exception as exc:  # adapters may raise anything (missing weights, OOM...)
-        st.error(f"Could not load model {spec!r}: {type(exc).__name__}: {exc}")
+        st.error(md(f"Could not load the model: {exc}"))
     return None
+
+
+def model_settings(sb) -> tuple[str, dict]:
+    """The model picker: a model from the operator's list, device and dtype; a read-only
+    line says whether remote code is allowed."""
+    allowed = SERVING.models
+    if st.session_state.get("w_model") not in allowed:
+        st.session_state["w_model"] = DEFAULT_MODEL if DEFAULT_MODEL in allowed else allowed[0]
+    spec = sb.selectbox("Model", allowed, key="w_model",
+                        help="The models this server offers: the built-in tiny models (CPU) "
+                             "and any the operator added (MEDAL_MODELS).")
+    sb.caption(SERVING.remote_code_line())
+    with sb.expander("Loading options (transformers models)"):
+        device = st.selectbox("Device", DEVICES, key="w_device",
+                              help="auto: CUDA if present, else CPU.")
+        dtype = st.selectbox("Weights dtype", DTYPES, key="w_dtype",
+                             help="auto: bfloat16 on a GPU, float32 on the CPU.")
+    return spec, serving.load_options(SERVING, device, dtype)
 
 
 # ---------------------------------------------------------------- sidebar: settings
@@ -77,7 +108,8 @@ def _task_changed() -> None:
     task = TASKS[st.session_state["w_task"]]
     first = task.format_prompt(task.example_problems[0])
     st.session_state["w_example"] = st.session_state["w_prompt"] = first
-    if st.session_state.get("w_model", "").strip().startswith("builtin:"):
+    if (st.session_state.get("w_model", "").strip().startswith("builtin:")
+            and f"builtin:{task.name}" in SERVING.models):
         st.session_state["w_model"] = f"builtin:{task.name}"
 
 
@@ -102,25 +134,7 @@ def _number_widget(p, container):
 def sidebar_settings() -> dict:
     sb = st.sidebar
     sb.subheader("Model")
-    spec = sb.text_input("Model spec", key="w_model",
-                         help="builtin:<task> for the shipped tiny models (CPU); "
-                              "llada:<hub id or dir>, dream:<hub id or dir>, mlm:<hub id or "
-                              "dir>, or a shortcut such as llada-8b-instruct (needs the "
-                              "weights on this machine).")
-    trust = sb.checkbox("Trust remote code", key="w_trust",
-                        help="LLaDA and Dream checkpoints ship Python code that transformers "
-                             "must run to load them.")
-    if trust:
-        sb.warning("Trusting remote code runs Python code that ships with the checkpoint, "
-                   "with your permissions. Tick it only for models from a source you trust, "
-                   "ideally pinned to a revision you have read.")
-    with sb.expander("Loading options (transformers models)"):
-        device = st.selectbox("Device", DEVICES, key="w_device",
-                              help="auto: CUDA if present, else CPU.")
-        dtype = st.selectbox("Weights dtype", DTYPES, key="w_dtype",
-                             help="auto: bfloat16 on a GPU, float32 on the CPU.")
-        revision = st.text_input("Revision", key="w_revision",
-                                 help="Hub commit, branch or tag (empty: the default).")
+    spec, options = model_settings(sb)
     sb.subheader("Task and prompt")
     task_name = sb.selectbox("Task", list(TASKS), key="w_task", on_change=_task_changed,
                              help="How a prompt is formatted and an answer verified.")
@@ -141,7 +155,6 @@ def sidebar_settings() -> dict:
               "decoding": sb.expander("Decoding parameters"),
               "prompt": sb.expander("Decomposition and seed")}
     params = {p.name: _number_widget(p, groups[p.group]) for p in PARAMETERS}
-    options = load_options(trust, device, dtype, revision)
     return {"model": spec, "load_options": options, "task": task_name, "prompt": prompt,
             "strategy": strategy, "params": params}
 
@@ -155,8 +168,9 @@ def start_run(settings: dict):
     """A new Run from the settings, or None after showing what is wrong."""
     try:
         config = make_config(settings["params"])
+        serving.check_limits(SERVING, config)
     except MedalError as exc:
-        st.error(f"Invalid parameters: {exc}")
+        st.error(md(f"Invalid parameters: {exc}"))
         return None
     model = load_model_or_error(settings["model"], settings["load_options"])
     if model is None:
@@ -169,7 +183,7 @@ def start_run(settings: dict):
         run = create_run(model, task=settings["task"], prompt=settings["prompt"],
                          strategy=settings["strategy"], config=config)
     except MedalError as exc:
-        st.error(f"Cannot start this run: {exc}")
+        st.error(md(f"Cannot start this run: {exc}"))
         return None
     st.session_state["run"] = run
     st.session_state["run_settings"] = settings_key(settings)
@@ -199,7 +213,7 @@ def step_or_error(run, mode: str, **limits) -> bool:
         st.session_state["running"] = False
         st.session_state["events"] = st.session_state.get("events", 0) + 1  # trace moved
         detail = str(exc) if isinstance(exc, MedalError) else f"{type(exc).__name__}: {exc}"
-        st.error(f"The run failed: {detail}. Press Reset to start again.")
+        st.error(md(f"The run failed: {detail}. Press Reset to start again."))
         return False
 
 
@@ -290,11 +304,51 @@ def upload_section() -> dict | None:
                 error = str(exc)
         st.session_state["uploaded"] = (up.file_id, trace, error)
     if error:
-        st.error(f"Cannot read {up.name}: {error}")
+        st.error(md(f"Cannot read {up.name}: {error}"))
         return None
-    st.sidebar.success(f"Loaded {up.name}: {trace['run']['strategy']} on "
-                       f"{trace['run']['model'].get('name')}")
+    st.sidebar.success(md(f"Loaded {up.name}: {trace['run']['strategy']} on "
+                          f"{trace['run']['model'].get('name')}"))
     return trace
+
+
+# ---------------------------------------------------------------- issue 10b: examples
+def _open_example(name: str) -> None:
+    st.session_state["w_source"] = "Example"
+    st.session_state["example_name"] = name
+
+
+def example_buttons(container) -> None:
+    """One click opens a shipped example trace (from any source)."""
+    shipped = list_examples()
+    if not shipped:
+        return
+    box = container.expander("Open an example run", expanded=True)
+    for ex in shipped:
+        box.button(ex.title, key=f"example-{ex.name}", help=ex.description,
+                   on_click=_open_example, args=(ex.name,), width="stretch")
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _example_trace(name: str) -> dict:
+    return load_example(next(e for e in list_examples() if e.name == name))
+
+
+def example_section() -> dict | None:
+    """The example chosen with :func:`example_buttons`, replayed like an uploaded trace."""
+    shipped = {e.name: e for e in list_examples()}
+    name = st.session_state.get("example_name")
+    if name not in shipped:
+        st.info("Pick an example run in the sidebar.")
+        return None
+    try:
+        trace = _example_trace(name)
+    except MedalError as exc:
+        st.error(f"Cannot open the example {name}: {exc}")
+        return None
+    st.sidebar.success(f"Example: {shipped[name].title}")
+    st.caption(shipped[name].description)
+    return trace
+# ---------------------------------------------------------------- end issue 10b: examples
 
 
 # ---------------------------------------------------------------- views
@@ -316,7 +370,7 @@ def phase_header(trace: dict | None) -> None:
         st.html(phase_cycle_html(info.key))
     st.markdown(info.explanation)
     if info.detail:
-        st.caption(info.detail)
+        st.caption(md(info.detail))  # the run's own tokens and answer: text, not Markdown
 
 
 def replay_control(trace: dict, source_id: str) -> dict:
@@ -333,31 +387,74 @@ def replay_control(trace: dict, source_id: str) -> dict:
 
 def views(shown: dict, trace: dict, source_id: str) -> None:
     """The tabs, drawing ``shown`` (a replay position of ``trace``)."""
-    tabs = st.tabs(["Tree", "Entropy", "Unmasking order", "Inspector", "Trace file"])
+    tabs = st.tabs(["Tree", "Answer", "Candidates", "Entropy", "Unmasking order", "Inspector",
+                    "Trace file"])
     with tabs[0]:
         tree_tab(shown)
-    with tabs[1]:
-        st.plotly_chart(entropy_heatmap(shown), config={"displaylogo": False},
-                        key=f"heatmap-{source_id}")
+    with tabs[1]:   # --- issue 10b: the view shaped like the task ---
+        task_tab(shown)
+    with tabs[2]:   # --- issue 10b: the candidate comparison ---
+        candidates_tab(shown)
+    with tabs[3]:
+        # --- issue 10b: padding after the answer hidden unless asked for ---
+        padding = st.toggle("Show the padding after the end of the answer", key="w_padding",
+                            help="Slots after the first end-of-sequence token are padding; "
+                                 "they are hidden by default.")
+        st.plotly_chart(entropy_heatmap(shown, show_padding=padding),
+                        config={"displaylogo": False}, key=f"heatmap-{source_id}")
         st.caption("Entropy of every masked slot before each step (blank: already unmasked); "
                    "the token in a cell is the one unmasked there. MEDAL's first rows are the "
                    "search's commitments along the winner's path (during the search: the "
                    "current path).")
-    with tabs[2]:
+    with tabs[4]:
         st.html(order_html(shown))
         st.dataframe(order_summary(shown), hide_index=True)
         st.caption("seconds: wall-clock time of the run, from its start to its answer -- "
                    "for a run stepped by hand it includes the pauses between steps; model "
                    "seconds: time inside the model's forward passes.")
-    with tabs[3]:
+    with tabs[5]:
         inspector_tab(shown)
-    with tabs[4]:
+    with tabs[6]:
         trace_tab(trace)
+
+
+# ---------------------------------------------------------------- issue 10b: views
+def task_tab(trace: dict) -> None:
+    html = task_board.task_view_html(trace)
+    if html is None:
+        st.info("This task has no dedicated view: see the unmasking order.")
+        return
+    st.html(html)
+
+
+def candidates_tab(trace: dict) -> None:
+    rows = cand_view.candidate_rows(trace)
+    if not rows:
+        st.info("The candidate comparison appears once the search has chosen a candidate "
+                "(MEDAL strategies only).")
+        return
+    tie = cand_view.near_tie(trace)
+    if tie:
+        st.warning(tie)
+    wins = cand_view.winners_by(trace)
+    st.dataframe([{"rule": k, "would pick": v} for k, v in wins.items()], hide_index=True)
+    st.plotly_chart(cand_view.candidate_bars(trace), config={"displaylogo": False},
+                    key="candidate-bars")
+    st.dataframe([r.as_table_row() for r in rows], hide_index=True)
+    st.caption("final answer: the candidate completed by phase C (the winner's is the run's "
+               "answer; the losers' are completed after the run for display, their cost not "
+               "counted); rollout: the one-shot completion the simulation scored. "
+               f"A near tie is flagged when the runner-up's cumulative IG is within "
+               f"{cand_view.NEAR_TIE:.0%} of the winner's.")
+    if trace["search"].get("why"):
+        with st.expander("Why the winner won (the engine's account)"):
+            st.text(trace["search"]["why"])
+# ---------------------------------------------------------------- end issue 10b: views
 
 
 def tree_tab(trace: dict) -> None:
     if not trace.get("tree"):
-        st.info(f"No search tree yet: the {trace['run']['strategy']} strategy builds none, "
+        st.info(f"No search tree yet: the {md(trace['run']['strategy'])} strategy builds none, "
                 "or its search has not started.")
         return
     cap = st.slider("Most nodes drawn", 10, 300, step=10, key="w_max_nodes",
@@ -423,7 +520,7 @@ def inspector_tab(trace: dict) -> None:
     if report:
         st.markdown("**Candidate choice**")
         if report["why"]:
-            st.info(report["why"])
+            st.info(md(report["why"]))
         number_table(report["rows"])
 
 
@@ -440,6 +537,16 @@ def trace_tab(trace: dict) -> None:
     data = (lambda: dumps(trace)) if DEFERRED_DOWNLOAD else dumps(trace)
     st.download_button("Download trace (JSON)", data, file_name="medal-trace.json",
                        mime="application/json", key="download_trace")
+    # --- issue 10b: the same run as one self-contained web page ---
+    page = (lambda: export_html(trace)) if DEFERRED_DOWNLOAD else None
+    if trace.get("result") is not None and page is not None:
+        st.download_button("Download as a web page (HTML)", page, file_name="medal-trace.html",
+                           mime="text/html", key="download_html",
+                           help="One HTML file with the tree, heatmap, order, candidates and "
+                                "inspector, stepped phase by phase; it opens in any browser "
+                                "with no server and no network (also: python -m medal export "
+                                "trace.json out.html).")
+    # --- end issue 10b ---
     nodes = len((trace.get("tree") or {}).get("nodes", []))
     st.caption(f"The whole run ({nodes} tree nodes, {len(trace.get('decode') or [])} decoding "
                "steps) as JSON. Upload it later (sidebar → Uploaded trace) to replay and "
@@ -451,9 +558,13 @@ _restore_widgets()
 st.title("MEDAL Explorer")
 st.caption("Monte Carlo tree search initialisation for diffusion language models, step by "
            "step. See *How MEDAL works* in the sidebar for the formulas.")
-source = st.sidebar.radio("Source", ["Live run", "Uploaded trace"], key="w_source",
+source = st.sidebar.radio("Source", ["Live run", "Uploaded trace", "Example"], key="w_source",
                           horizontal=True)
-if source == "Live run":
+example_buttons(st.sidebar)   # --- issue 10b ---
+if source == "Example":       # --- issue 10b ---
+    trace = example_section()
+    source_id = f"example-{st.session_state.get('example_name')}"
+elif source == "Live run":
     settings = sidebar_settings()
     trace = live_section(settings)
     source_id = f"live-{st.session_state.get('run_id', 0)}"

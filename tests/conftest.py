@@ -55,11 +55,12 @@ class ScriptedLM(DiffusionLM):
             rows.append(row)
         return torch.tensor(rows)
 
-    def logits(self, ids):
+    def logits(self, ids, answer_length):
         self.calls.append(ids.clone())
-        out = torch.zeros(ids.shape[0], ids.shape[1], self.V)
+        assert ids.shape[1] == self.prompt_len + answer_length
+        out = torch.zeros(ids.shape[0], answer_length, self.V)
         for b in range(ids.shape[0]):
-            out[b, self.prompt_len:] = self.expected_logits(ids[b, self.prompt_len:])
+            out[b] = self.expected_logits(ids[b, self.prompt_len:])
         return out
 
     def token_text(self, token_id):

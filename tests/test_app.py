@@ -19,9 +19,15 @@ APP = str(Path(__file__).resolve().parents[1] / "app.py")
 TIMEOUT = 120
 
 
+#: the operator's model list for these tests (medal/serving.py): the random stand-in
+OPERATOR_MODELS = ",".join([RANDOM_SPEC, RANDOM_SPEC + "-trusted", RANDOM_SPEC + "-plain",
+                            "builtin:no-such-model"])
+
+
 @pytest.fixture
 def app(monkeypatch):
     patch_load_model(monkeypatch)
+    monkeypatch.setenv("MEDAL_MODELS", OPERATOR_MODELS)
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.run()
     assert not at.exception
@@ -30,7 +36,7 @@ def app(monkeypatch):
 
 def configure(at, **params):
     """The random stand-in model and a short search (C=2 candidates of L_c=2)."""
-    at.text_input(key="w_model").set_value(RANDOM_SPEC)
+    at.selectbox(key="w_model").set_value(RANDOM_SPEC)
     values = {"lc": 2, "candidates": 2, "max_iterations": 12, **params}
     for name, value in values.items():
         widget = next(w for w in (*at.number_input, *at.checkbox, *at.selectbox)
@@ -61,7 +67,8 @@ def test_page_loads_with_every_control(app):
     for name in ("k1", "k2", "lc", "candidates", "gamma", "c", "steps", "block_length",
                  "decompose", "n_subtasks", "seed", "max_iterations", "temperature"):
         assert f"w_{name}" in keys
-    assert app.text_input(key="w_model").value == "builtin:countdown"
+    assert app.selectbox(key="w_model").value == "builtin:countdown"
+    assert "w_trust" not in keys and "w_revision" not in keys  # the operator's, not a widget
     examples = app.selectbox(key="w_example").options
     assert len(examples) >= 3 and app.text_area(key="w_prompt").value == examples[0]
     assert "medal" in app.selectbox(key="w_strategy").options
@@ -82,7 +89,7 @@ def test_changing_task_changes_prompt_and_builtin_model(app):
     app.selectbox(key="w_task").set_value(other).run()
     task = TASKS[other]
     assert app.text_area(key="w_prompt").value == task.format_prompt(task.example_problems[0])
-    assert app.text_input(key="w_model").value == f"builtin:{other}"
+    assert app.selectbox(key="w_model").value == f"builtin:{other}"
     assert not app.exception
 
 
@@ -100,7 +107,7 @@ def test_search_phase_by_phase_then_to_the_end(app):
     assert "Q = W/N" in text            # the phase is explained
     button(app, "Next iteration").click().run()
     assert phase(app) == "Backpropagation · iteration 2"
-    assert len(app.tabs) == 5
+    assert len(app.tabs) == 7   # Tree, Answer, Candidates, Entropy, Order, Inspector, Trace file
     button(app, "Run to end").click().run()
     assert not app.exception and not app.error
     assert phase(app) == "Finished"
@@ -131,7 +138,7 @@ def test_a_failing_model_is_a_message(app, monkeypatch):
     button(app, "Next iteration").click().run()
     run = app.session_state["run"]
 
-    def broken(ids):
+    def broken(ids, answer_length):
         raise RuntimeError("CUDA out of memory (simulated)")
 
     monkeypatch.setattr(run.model, "logits", broken)
@@ -142,17 +149,20 @@ def test_a_failing_model_is_a_message(app, monkeypatch):
 
 
 def test_model_load_errors_are_messages(app):
-    app.text_input(key="w_model").set_value("builtin:no-such-model").run()
+    app.selectbox(key="w_model").set_value("builtin:no-such-model").run()
     button(app, "Next phase").click().run()
     assert not app.exception
-    assert any("Could not load model" in e.value and "no-such-model" in e.value
+    assert any("Could not load the model" in e.value and "not available" in e.value
                for e in app.error)
 
 
-def test_trust_remote_code_is_passed_only_when_ticked(monkeypatch):
+def test_remote_code_is_the_operators_setting(monkeypatch):
+    """No widget turns remote code on; MEDAL_TRUST_REMOTE_CODE=1 when the server starts
+    does, and the page says which (read-only)."""
     import medal.models
     calls = []
     patch_load_model(monkeypatch)
+    monkeypatch.setenv("MEDAL_MODELS", OPERATOR_MODELS)
     inner = medal.models.load_model
 
     def recording(spec, **options):
@@ -161,20 +171,21 @@ def test_trust_remote_code_is_passed_only_when_ticked(monkeypatch):
 
     monkeypatch.setattr(medal.models, "load_model", recording)
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert not [c for c in at.checkbox if "trust" in (c.key or "") or "remote" in c.label.lower()]
+    assert any("Remote model code: not allowed" in c.value for c in at.caption)
     configure(at)
     # specs not loaded before in this process: the model cache would answer otherwise
-    at.text_input(key="w_model").set_value(RANDOM_SPEC + "-trusted")
-    assert not at.checkbox(key="w_trust").value
-    at.checkbox(key="w_trust").check().run()
-    assert any("remote code" in w.value for w in at.warning)
-    button(at, "Next phase").click().run()
-    assert calls[-1] == (RANDOM_SPEC + "-trusted", {"trust_remote_code": True})
-    at.checkbox(key="w_trust").uncheck()
-    at.text_input(key="w_model").set_value(RANDOM_SPEC + "-plain").run()
-    assert not at.warning
-    button(at, "Reset").click().run()
+    at.selectbox(key="w_model").set_value(RANDOM_SPEC + "-plain").run()
     button(at, "Next phase").click().run()
     assert calls[-1] == (RANDOM_SPEC + "-plain", {})
+
+    monkeypatch.setenv("MEDAL_TRUST_REMOTE_CODE", "1")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert any("Remote model code: allowed" in c.value for c in at.caption)
+    configure(at)
+    at.selectbox(key="w_model").set_value(RANDOM_SPEC + "-trusted").run()
+    button(at, "Next phase").click().run()
+    assert calls[-1] == (RANDOM_SPEC + "-trusted", {"trust_remote_code": True})
 
 
 def upload(at, name: str, content: bytes):
@@ -207,7 +218,7 @@ def test_uploaded_trace_is_replayed_without_a_model(app):
     upload(app, "run.json", dumps(trace).encode())
     assert not app.error
     assert phase(app) == "Finished"
-    assert len(app.tabs) == 5
+    assert len(app.tabs) == 7   # Tree, Answer, Candidates, Entropy, Order, Inspector, Trace file
     replay = next(s for s in app.slider if s.label.startswith("Replay"))
     assert replay.max == len(trace["iterations"])
     replay.set_value(0).run()
@@ -228,7 +239,7 @@ def test_teaching_page_shows_formulas_and_live_numbers(app):
     assert any(r"r_{\mathrm{IG}} = \frac{" in x and "." in x for x in latex)
     # back on the Run page, the settings are still there
     app.switch_page("pages/run.py").run()
-    assert app.text_input(key="w_model").value == RANDOM_SPEC
+    assert app.selectbox(key="w_model").value == RANDOM_SPEC
     assert app.number_input(key="w_lc").value == 2
 
 

@@ -157,5 +157,9 @@ def test_greedy_comparison_reuses_the_runs_forwards(scripted):
     run.finish()
     rows = [tuple(r.tolist()) for c in scripted.calls for r in c]
     assert len(rows) == len(set(rows)), "the comparison recomputed a state"
-    assert run.comparison.forwards == 6  # greedy's own cost: one forward per slot
+    # greedy's own cost: one forward per slot, beside what it actually ran on the shared
+    # cache (issue 11: one accounting -- forwards actually run, cache hits, standalone)
+    assert run.comparison.standalone_forwards == 6
+    assert run.comparison.forwards + run.comparison.cache_hits == 6
+    assert run.comparison.cache_hits >= 1  # the root, evaluated by the search
     assert run.result.forwards == run.runner.forwards

@@ -108,8 +108,8 @@ def test_llada_and_mlm_logits_are_per_slot(models):
     for family in ("llada", "mlm"):
         m = models[family]
         ids = _ids(m)
-        out = m.logits(ids)
-        raw = m.net(input_ids=ids, attention_mask=torch.ones_like(ids)).logits
+        out = m.logits(ids, 6)  # the answer slots only: the last 6 positions
+        raw = m.net(input_ids=ids, attention_mask=torch.ones_like(ids)).logits[:, -6:]
         assert out.dtype == torch.float32 and out.shape == raw.shape
         vocab = torch.arange(out.shape[-1])
         keep = (vocab != m.mask_id) & (vocab < len(m.tokenizer))
@@ -121,15 +121,20 @@ def test_llada_and_mlm_logits_are_per_slot(models):
 def test_dream_logits_are_shifted_back_to_slots(models):
     m = models["dream"]
     ids = _ids(m)
-    out = m.logits(ids)
+    out = m.logits(ids, 6)  # the answer slots only
     raw = m.net(input_ids=ids, attention_mask=hf.DREAM_FULL_ATTENTION).logits
     vocab = torch.arange(out.shape[-1])
     keep = (vocab != m.mask_id) & (vocab < len(m.tokenizer))
     assert torch.isneginf(out[..., ~keep]).all()
     out, raw = out[..., keep], raw[..., keep]
     assert not torch.allclose(raw[:, 1:], raw[:, :-1])  # the shift is observable
-    torch.testing.assert_close(out[:, 1:], raw[:, :-1])  # slot i <- output at i-1
-    torch.testing.assert_close(out[:, 0], raw[:, 0])
+    assert out.shape[1] == 6
+    torch.testing.assert_close(out, raw[:, -7:-1])  # slot i <- output at i-1
+    # with no prompt, slot 0 has no output before it and takes its own
+    alone = m.logits(ids[:, -6:], 6)[..., keep]
+    raw = m.net(input_ids=ids[:, -6:], attention_mask=hf.DREAM_FULL_ATTENTION).logits[..., keep]
+    torch.testing.assert_close(alone[:, 1:], raw[:, :-1])
+    torch.testing.assert_close(alone[:, 0], raw[:, 0])
     assert m.describe()["logits_shifted_by_model"] is True
 
 
@@ -263,7 +268,7 @@ def test_device_and_dtype_on_cpu(dirs, monkeypatch):
     m = load_model(f"mlm:{dirs['mlm']}", dtype="bfloat16")
     assert m.device.type == "cpu" and next(m.net.parameters()).dtype == torch.bfloat16
     assert m.describe()["dtype"] == "bfloat16"
-    assert m.logits(_ids(m)).dtype == torch.float32
+    assert m.logits(_ids(m), 6).dtype == torch.float32
     m = load_model(f"llada:{dirs['llada']}", trust_remote_code=True)
     assert next(m.net.parameters()).dtype == torch.float32
 

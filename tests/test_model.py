@@ -27,9 +27,11 @@ def test_builtin_model_interface(builtin_model):
     model = load_model("builtin:countdown")
     assert model.mask_id == CharTokenizer().mask_id and model.builtin
     ids = torch.tensor([model.encode_prompt("Use 4, 18, 13 to make 20.") + [model.mask_id] * 28])
-    logits = model.logits(ids)
-    assert logits.shape == (1, ids.shape[1], len(CharTokenizer()))
+    logits = model.logits(ids, 28)  # the answer slots only
+    assert logits.shape == (1, 28, len(CharTokenizer()))
     assert torch.isfinite(logits).all()
+    # the same rows as the network's logits of every position
+    torch.testing.assert_close(logits, model.net(ids)[:, -28:].float())
 
 
 def test_greedy_accuracy_makes_a_meaningful_demo(builtin_model):

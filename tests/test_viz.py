@@ -131,7 +131,9 @@ def test_large_tree_is_capped_with_ancestors(budget_trace):
 # ---------------------------------------------------------------------- heatmap
 def test_entropy_grids(trace):
     L = trace["run"]["config"]["gen_length"]
-    medal, greedy = entropy_grid(trace, "medal"), entropy_grid(trace, "greedy")
+    # every slot (the default leaves out the padding after the answer: test_task_views.py)
+    medal = entropy_grid(trace, "medal", show_padding=True)
+    greedy = entropy_grid(trace, "greedy", show_padding=True)
     depth = nodes_by_id(trace)[trace["search"]["winner"]]["depth"]
     phase_c = [s for s in trace["decode"] if s["phase"] == "phase_c"]
     assert len(medal.rows) == depth + len(phase_c)
@@ -139,7 +141,7 @@ def test_entropy_grids(trace):
     assert len(greedy.rows) == len(trace["comparison"]["steps"])
     for g in (medal, greedy):
         assert len(g.slot_labels) == len(set(g.slot_labels)) == L      # unique labels
-        assert all(lbl.split(":", 1)[0] == str(i) for i, lbl in enumerate(g.slot_labels))
+        assert all(lbl.split("<br>", 1)[0] == str(i) for i, lbl in enumerate(g.slot_labels))
         assert all(len(r) == L for r in g.rows)
         assert len(set(g.row_labels)) == len(g.row_labels)
         # the first row: every slot masked; then one slot fewer per step (1 slot/step)
@@ -276,6 +278,65 @@ def test_replay_reconstructs_the_tree_at_each_iteration():
         got = {n["id"]: (n["N"], round(n["W"], 9)) for n in replayed["tree"]["nodes"]}
         assert got == want
         tree_html(replayed), entropy_heatmap(replayed), order_html(replayed)
+
+
+# ---------------------------------------------------------------------- timeline
+@pytest.mark.parametrize("strategy, config", [
+    ("medal", {}),
+    ("medal", {"candidates": 3, "complete_candidates": True}),
+    ("medal", {"lc": 3, "candidates": 500, "max_iterations": 7}),   # budget fallback
+    ("greedy", {}),
+    ("bst5", {"samples": 2}),
+])
+def test_timeline_replays_every_position_exactly_as_it_ran(strategy, config):
+    """Issue 10 #2: an uploaded trace steps exactly like a live run, phase by phase. The
+    live trace is snapshotted after every event that adds a position; the finished
+    trace, cut at each position, must equal the snapshot (every node's N, W, Q, UCB,
+    r_IG, completion, exhausted flag; the iterations; decode and comparison steps)."""
+    from medal.viz.timeline import positions, trace_at
+    run = Run(random_model(), task="countdown", prompt=PROMPT, strategy=strategy,
+              config=GenerationConfig(**{"lc": 2, "candidates": 2, "max_iterations": 12,
+                                         **config}), trace=True, compare_greedy=True)
+    snapshots = []
+    while run.step() is not None:
+        if len(positions(run.trace)) > len(snapshots):
+            snapshots.append(json.loads(json.dumps(run.trace)))
+        assert len(positions(run.trace)) == len(snapshots)   # one position per event at most
+    final = json.loads(dumps(run.trace))
+    pos = positions(final)
+    assert len(pos) == len(snapshots)
+    kinds = [p.kind for p in pos]
+    assert kinds[0] == "started" and kinds[-1] == "finished" and "compare" in kinds
+    if strategy == "medal":
+        assert {"selection", "expansion", "simulation", "backpropagation",
+                "candidate_chosen"} <= set(kinds)
+    for i, live in enumerate(snapshots):
+        replayed = json.loads(json.dumps(trace_at(final, i)))
+        assert replayed == live, f"position {i} ({pos[i].label}) differs from the live run"
+        head = current_phase(trace_at(final, i))
+        assert head == current_phase(live)
+        assert progress(trace_at(final, i)) == progress(live)
+
+
+def test_timeline_positions_and_highlights(trace):
+    from medal.viz.timeline import (clamp, index_of_iteration_end, nodes_new_at, positions,
+                                    trace_at)
+    pos = positions(trace)
+    assert trace_at(trace, None) is trace and trace_at(trace, len(pos) + 5) is trace
+    assert clamp(trace, -3) == 0 and clamp(trace, None) == len(pos) - 1
+    sel = next(i for i, p in enumerate(pos) if p.kind == "selection")
+    assert pos[sel].label == "selection · iteration 1"
+    assert current_phase(trace_at(trace, sel)).title == "Selection"
+    exp = sel + 1
+    children = trace["iterations"][0]["expansion"]["children"]
+    assert nodes_new_at(trace, exp) == children == nodes_new_at(trace, exp + 1)
+    assert nodes_new_at(trace, sel) == []
+    at_exp = nodes_by_id(trace_at(trace, exp))
+    assert all(at_exp[c]["r_ig"] is None and at_exp[c]["completion"] is None for c in children)
+    at_sim = nodes_by_id(trace_at(trace, exp + 1))
+    assert all(at_sim[c]["r_ig"] is not None and at_sim[c]["completion"] for c in children)
+    assert pos[index_of_iteration_end(trace, 1)] == pos[sel + 3]
+    assert positions(None) == [] and positions({}) == []
 
 
 # ---------------------------------------------------------------------- teaching

@@ -1,9 +1,11 @@
 """The one model interface every search and decoder uses (DESIGN section 2).
 
-A model takes a batch of token ids (prompt + answer slots) and returns logits for every
-position, where the logits at position i predict the token at position i -- adapters
-whose network predicts shifted (Dream: output at i-1 predicts slot i) undo the shift
-here, so nothing above this layer knows about it.
+A model takes a batch of token ids (prompt + answer slots) and returns logits for the
+answer slots only (the last ``answer_length`` positions), where row i predicts answer
+slot i -- adapters whose network predicts shifted (Dream: output at i-1 predicts slot i)
+undo the shift here, so nothing above this layer knows about it. The logits stay on the
+model's device; the runner scores them there (softmax, entropy, top-k) and brings back
+only the top tokens and per-slot figures.
 """
 from __future__ import annotations
 
@@ -37,8 +39,11 @@ class DiffusionLM(ABC):
         :class:`InputError` if the prompt is empty or too long for the model."""
 
     @abstractmethod
-    def logits(self, ids: torch.Tensor) -> torch.Tensor:
-        """Token ids ``[B, T]`` -> float logits ``[B, T, V]``; position i predicts slot i."""
+    def logits(self, ids: torch.Tensor, answer_length: int) -> torch.Tensor:
+        """Token ids ``[B, T]`` on :attr:`device` (prompt, then ``answer_length`` answer
+        slots) -> floating-point logits ``[B, answer_length, V]`` on :attr:`device`; row i
+        predicts answer slot i. Adapters compute the output layer for these rows only where
+        the network allows (the prompt's logits are never needed)."""
 
     @abstractmethod
     def token_text(self, token_id: int) -> str:

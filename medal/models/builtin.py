@@ -33,8 +33,10 @@ class BuiltinModel(DiffusionLM):
 
     @classmethod
     def load(cls, task: str) -> "BuiltinModel":
-        directory = ASSETS / task
-        if not directory.is_dir():
+        # a plain name of a folder in assets/, never a path (builtin:/etc, builtin:../..)
+        safe = bool(task) and task.replace("-", "").replace("_", "").isalnum() and task.isascii()
+        directory = ASSETS / task if safe else None
+        if directory is None or not directory.is_dir():
             known = ", ".join(f"builtin:{n}" for n in builtin_names()) or "none shipped"
             raise ModelLoadError(f"no built-in model for task {task!r} (available: {known})")
         net, meta = load_checkpoint(directory)
@@ -54,8 +56,8 @@ class BuiltinModel(DiffusionLM):
         return [self.pad_id] * (limit - len(ids)) + ids
 
     @torch.inference_mode()
-    def logits(self, ids: torch.Tensor) -> torch.Tensor:
-        return self.net(ids.to(self.device)).float()
+    def logits(self, ids: torch.Tensor, answer_length: int) -> torch.Tensor:
+        return self.net(ids.to(self.device), last=answer_length).float()
 
     def token_text(self, token_id: int) -> str:
         return self.tokenizer.token_text(token_id)

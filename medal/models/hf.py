@@ -526,26 +526,62 @@ class HFDiffusionLM(DiffusionLM):
                          "shorten the prompt")
 
     @torch.inference_mode()
-    def logits(self, ids: torch.Tensor) -> torch.Tensor:
-        """ids ``[B, T]`` -> float32 logits ``[B, T, V]``, position i predicting slot i."""
+    def logits(self, ids: torch.Tensor, answer_length: int) -> torch.Tensor:
+        """ids ``[B, T]`` -> float32 logits ``[B, answer_length, V]`` of the answer slots,
+        on the model's device, row i predicting slot i.
+
+        The output layer runs on the rows that predict answer slots only (the last
+        ``answer_length`` positions; Dream: the ``answer_length`` positions before the
+        last, its outputs being shifted by one). The prompt's logits -- a
+        ``[B, T, V]`` tensor of 126k-152k columns -- are never made where the network's
+        output layer is a module :meth:`_answer_rows_only` can see (LLaDA, Dream, masked
+        LMs); otherwise they are made and sliced off."""
         ids = ids.to(self.device)
         T = ids.shape[1]
         if self.max_positions is not None and T > self.max_positions:
             raise InputError(f"the sequence is {T} tokens (prompt + answer slots); {self.name} "
                              f"reads at most {self.max_positions}. Lower --gen-length or "
                              "shorten the prompt")
+        shifted = self.shifted_logits and T > answer_length
+        rows = answer_length + 1 if shifted else answer_length
         try:
-            out = self.forward(ids).float()
+            with self._answer_rows_only(rows):
+                out = self.forward(ids)[:, -rows:]
         except torch.cuda.OutOfMemoryError as exc:
             raise ModelLoadError(
                 f"out of GPU memory running {self.name} on {ids.shape[0]} sequences of {T} "
                 "tokens. Lower --k2 (children evaluated per forward) or --gen-length, or use "
                 "a GPU with more memory") from exc
-        if self.shifted_logits:
+        if shifted:               # slot i <- output at i-1
+            out = out[:, :-1]
+        elif self.shifted_logits:  # no prompt: slot 0 has no output before it; use its own
             out = torch.cat([out[:, :1], out[:, :-1]], dim=1)
+        out = out.float()
         out[..., self.mask_id] = float("-inf")
         out[..., self.text_vocab:] = float("-inf")  # ids without a token: never chosen
         return out
+
+    def _answer_rows_only(self, rows: int):
+        """While active, the network's output layer (``get_output_embeddings()``, when it
+        is a linear module the forward calls: LLaDA's ``ff_out``, Dream's ``lm_head``,
+        BERT's decoder) sees only the last ``rows`` positions of its input."""
+        import contextlib
+        get = getattr(self.net, "get_output_embeddings", None)
+        head = get() if callable(get) else None
+        if not isinstance(head, torch.nn.Linear):
+            return contextlib.nullcontext()
+
+        def keep_last(module, args):
+            return (args[0][:, -rows:],) + tuple(args[1:])
+
+        @contextlib.contextmanager
+        def hooked():
+            handle = head.register_forward_pre_hook(keep_last)
+            try:
+                yield
+            finally:
+                handle.remove()
+        return hooked()
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         """The network's raw logits (in its own alignment and dtype)."""

@@ -132,13 +132,17 @@ class TinyDLM(nn.Module):
         if isinstance(m, nn.Linear) and m.bias is not None:
             nn.init.zeros_(m.bias)
 
-    def forward(self, ids):
+    def forward(self, ids, last: int | None = None):
+        """Logits of every position, or of the ``last`` positions only (the output layer,
+        the largest matrix of a small model, runs on those rows alone)."""
         T = ids.shape[1]
         if T > self.cfg.block_size:
             raise InputError(f"sequence of {T} tokens exceeds the model's {self.cfg.block_size}")
         x = self.tok_emb(ids) + self.pos_emb(torch.arange(T, device=ids.device))
         for block in self.blocks:
             x = block(x)
+        if last is not None:
+            x = x[:, T - last:]
         return self.head(self.ln_f(x))
 
     def n_params(self) -> int:

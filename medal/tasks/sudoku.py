@@ -266,6 +266,16 @@ def extract_answer(text: str) -> str:
     return "".join(g for g in m.groups() if g) if m else line
 
 
+def answer_template(gen_length: int) -> dict[int, str]:
+    """The answer's fixed characters: the ``/`` after each of the first three rows
+    (slots 4, 9 and 14). They are format, not a decision: a search that committed to them
+    would spend its L_c commitments on nothing. Empty when the answer is too short to hold
+    a grid."""
+    if gen_length < ANSWER_LENGTH:
+        return {}
+    return {r * (SIZE + 1) + SIZE: "/" for r in range(SIZE - 1)}
+
+
 # ------------------------------------------------------------------------- verifier
 
 def verify(answer: str, problem: SudokuProblem) -> bool:

@@ -89,8 +89,20 @@ _ALL_PARAMETERS: tuple[Parameter, ...] = (
               "confidence: the paper's s = p·exp(−H)·σ(γ·margin); margin: the "
               "'w/o confidence' ablation.", choices=SCORINGS),
     Parameter("simulation", "Simulation fill", "choice",
-              "How a simulation completes a child: argmax or sampled tokens (no extra forward "
-              "either way).", choices=SIMULATIONS),
+              "How a simulation completes a child: argmax or sampled tokens from its own "
+              "forward (no extra forward), or an iterative DLM rollout of k steps.",
+              choices=SIMULATIONS),
+    Parameter("rollout_steps", "Rollout steps k", "int",
+              "With simulation 'rollout': the DLM fills a child's remaining masks in k "
+              "steps (k−1 extra batched forwards per expansion, counted).", min_value=1),
+    Parameter("candidate_choice", "Candidate choice", "choice",
+              "search: highest cumulative IG of the search's commitments. rollout (the "
+              "paper's text): every candidate completed by phase C, the highest rollout IG "
+              "wins. vote goes beyond the paper: the answer most rollouts agree on.",
+              choices=getattr(_config, "CANDIDATE_CHOICES", ("search",))),
+    Parameter("scoring_scope", "Margin-only scope", "choice",
+              "Where scoring 'margin' applies: the search only (the paper's ablation) or "
+              "also phase C.", choices=getattr(_config, "SCORING_SCOPES", ("search",))),
     Parameter("reward", "Reward", "choice",
               "ig: the paper's information gain. ig+verifier goes beyond the paper: a "
               "simulation (and a candidate) whose completion the task's verifier accepts "
@@ -116,6 +128,10 @@ _ALL_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("slot_temperature", "Slot temperature (phase C)", "float",
               "Phase C samples slots ∝ softmax(s / T) (0: the best slot).", group="decoding",
               min_value=0.0, step=0.1),
+    Parameter("pair_temperature", "Pair temperature (phase C)", "float",
+              "Phase C samples (slot, token) pairs ∝ Softmax(s / T) over each eligible slot's "
+              "top-K1 tokens, as the paper's Algorithm 2 (T = 1). 0: the best slot.",
+              group="decoding", min_value=0.0, step=0.1),
     Parameter("eb_threshold", "EB threshold", "float",
               "Entropy-bounded sampler: unmask while ΣH − max H ≤ this.", group="decoding",
               min_value=0.0, step=0.1),

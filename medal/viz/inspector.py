@@ -80,7 +80,8 @@ def sequence_html(trace: dict, nid: int) -> str:
     completion's fill for the masked slots."""
     nodes = nodes_by_id(trace)
     node = nodes[nid]
-    texts = _slot_texts(nodes, nid)
+    texts = {f["slot"]: f["text"] for f in (trace.get("run") or {}).get("fixed_slots") or []}
+    texts.update(_slot_texts(nodes, nid))   # (fixed slots: the task's format, e.g. Sudoku's '/')
     own = node["action"]["slot"] if node.get("action") else None
 
     def cell(content: str, style: str, title: str) -> str:

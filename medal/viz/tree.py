@@ -133,9 +133,12 @@ def tree_view(trace: dict, max_nodes: int = DEFAULT_MAX_NODES) -> TreeView:
     for n in nodes.values():
         if n["id"] in keep:
             continue
-        anchor = n.get("parent")
-        while anchor is not None and anchor not in keep:
-            anchor = nodes[anchor].get("parent")
+        anchor, seen = n.get("parent"), set()
+        while anchor is not None and anchor not in keep and anchor not in seen:
+            seen.add(anchor)  # a cycle of parents (never from load_trace) ends the walk
+            anchor = (nodes.get(anchor) or {}).get("parent")
+        if anchor in seen or anchor not in nodes:
+            anchor = None
         if anchor is not None:
             hidden_below[anchor] = hidden_below.get(anchor, 0) + 1
     for n in shown:

@@ -1,0 +1,93 @@
+"""Regenerate the example traces shipped in assets/examples/ (opened in one click from the
+Run page; checked to reproduce by tests/test_examples.py).
+
+    python scripts/make_examples.py            # all three, with the shipped built-in models
+
+Each example is a MEDAL run with the greedy comparison, found by scanning a fixed list
+of problems (generated from a fixed seed) with the shipped model, in order:
+
+* ``countdown-medal-fixes-greedy``: MEDAL's answer verifies, greedy's does not;
+* ``countdown-medal-does-not-fix``: greedy's answer is wrong and MEDAL's is wrong too
+  (the search does not rescue every problem);
+* ``sudoku``: a Sudoku puzzle, preferring one where MEDAL and greedy unmask differently
+  and both are shown on the board.
+
+The scan is deterministic (same model, same seed: same examples). Re-run this after the
+built-in models or the trace format change, and commit the new files.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from medal.config import GenerationConfig  # noqa: E402
+from medal.engine import Run  # noqa: E402
+from medal.models import load_model  # noqa: E402
+from medal.tasks import get_task  # noqa: E402
+from medal.trace import write_trace  # noqa: E402
+from medal.viz.examples import EXAMPLES_DIR, INDEX  # noqa: E402
+
+SCAN = 300  # problems looked at, at most, per example
+
+
+def _run(model, task: str, problem) -> tuple[dict, bool | None, bool | None]:
+    run = Run(model, task=task, problem=problem, strategy="medal", config=GenerationConfig(),
+              compare_greedy=True, trace=True)
+    result = run.finish()
+    return run.trace, result.verified, run.comparison.verified
+
+
+def find(model, task: str, want, seed: int) -> tuple[dict, int]:
+    """The first problem (of SCAN generated with ``seed``) whose run satisfies ``want``."""
+    problems = get_task(task).generate(SCAN, seed=seed)
+    for i, problem in enumerate(problems):
+        trace, medal_ok, greedy_ok = _run(model, task, problem)
+        if want(trace, medal_ok, greedy_ok):
+            return trace, i
+    raise SystemExit(f"no {task} problem among {SCAN} (seed {seed}) fits; widen the scan")
+
+
+def _differs(trace: dict) -> bool:
+    return trace["result"]["order"] != trace["comparison"]["result"]["order"]
+
+
+def main() -> int:
+    EXAMPLES_DIR.mkdir(parents=True, exist_ok=True)
+    countdown, sudoku = load_model("builtin:countdown"), load_model("builtin:sudoku")
+    specs = [
+        ("countdown-medal-fixes-greedy", "countdown", countdown,
+         lambda t, m, g: m is True and g is False,
+         "Countdown: MEDAL fixes greedy's answer",
+         "Greedy decoding answers wrong; MEDAL's search commits different first tokens and "
+         "its answer verifies."),
+        ("countdown-medal-does-not-fix", "countdown", countdown,
+         lambda t, m, g: m is False and g is False,
+         "Countdown: MEDAL does not fix it",
+         "Greedy answers wrong and so does MEDAL: the search's commitments do not lead to a "
+         "right answer on this problem."),
+        ("sudoku", "sudoku", sudoku,
+         lambda t, m, g: m is True and _differs(t),
+         "Sudoku 4x4: the board, MEDAL beside greedy",
+         "A 4x4 puzzle: each cell coloured by the step it was unmasked; the row separators "
+         "are fixed, so the search commits only digits."),
+    ]
+    index = []
+    for name, task, model, want, title, description in specs:
+        trace, i = find(model, task, want, seed=2026)
+        write_trace(trace, EXAMPLES_DIR / f"{name}.json")
+        res, comp = trace["result"], trace["comparison"]["result"]
+        print(f"{name}: problem #{i} {trace['run']['prompt']!r}: MEDAL {res['text']!r} "
+              f"({res['verified']}), greedy {comp['text']!r} ({comp['verified']}), "
+              f"{len(trace['iterations'])} iterations")
+        index.append({"name": name, "title": title, "description": description, "task": task})
+    (EXAMPLES_DIR / INDEX).write_text(json.dumps({"examples": index}, indent=1) + "\n")
+    print(f"wrote {len(index)} examples and {INDEX} to {EXAMPLES_DIR}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
