@@ -110,8 +110,8 @@ def test_loads_like_a_download(loaded, folders, source, family):
     assert len(m.tokenizer) == real["text_tokens"]  # fewer tokens than logits
     assert m.describe()["parameters"] == hf.count_parameters(folder)
     ids = torch.tensor([m.encode_prompt(PROMPT) + [m.mask_id] * 4])
-    out = m.logits(ids)
-    assert out.shape == (1, ids.shape[1], real["vocab"])
+    out = m.logits(ids, 4)  # the 4 answer slots
+    assert out.shape == (1, 4, real["vocab"])
     finite = out[..., : len(m.tokenizer)].clone()
     finite[..., m.mask_id] = 0
     assert torch.isfinite(finite).all()
