@@ -136,7 +136,8 @@ def _config_from_args(args, **override):
         one_per_parent=args.one_per_parent, gen_length=args.gen_length, steps=args.steps,
         block_length=args.block_length, temperature=args.temperature,
         slot_temperature=args.slot_temperature, eb_threshold=args.eb_threshold,
-        samples=args.samples,
+        samples=args.samples, logits_eos_inf=args.logits_eos_inf,
+        confidence_eos_eot_inf=args.confidence_eos_eot_inf,
         decompose=args.decompose, n_subtasks=args.subtasks, seed=args.seed)
 
 
@@ -352,6 +353,12 @@ def add_config_arguments(g) -> None:
     d_.add_argument("--eb-threshold", type=float, default=0.5,
                     help="EB sampler: unmask while sum(H) - max(H) <= this")
     d_.add_argument("--samples", type=int, default=5, help="bst5: number of samples voted on")
+    d_.add_argument("--logits-eos-inf", action="store_true",
+                    help="as LLaDA's generate.py: the EOS logit is -inf, so no slot is ever "
+                         "filled with EOS (answers run to --gen-length)")
+    d_.add_argument("--confidence-eos-eot-inf", action="store_true",
+                    help="as LLaDA's generate.py: slots whose token is an end token (EOS, "
+                         "end of turn) get the lowest confidence and are unmasked last")
     p_ = g.add_argument_group("prompt")
     p_.add_argument("--decompose", dest="decompose", action="store_true", default=None,
                     help="task decomposition prompt (default: on for MEDAL strategies with LLMs "

@@ -43,6 +43,13 @@ does not:
   out every candidate and take the answer most rollouts agree on (ties: rollout IG).
 * ``lc``: the paper's 20 is for 256-slot answers (8%); short answers take a task default
   (Countdown: 4 of 28 slots) -- see ``Task.default_lc``.
+* ``logits_eos_inf`` / ``confidence_eos_eot_inf``: the options of LLaDA's ``generate.py``
+  of the same names, for every model. The first sets the model's EOS logit to -inf before
+  anything is computed from the logits (LLaDA used it for code: answers run to their full
+  length). The second gives slots whose proposed token is an end token (EOS, or the
+  turn's end: LLaDA ``<|eot_id|>``, Dream ``<|im_end|>``) the lowest priority, so they
+  are unmasked after every other slot of their block -- in phase C, the baselines and
+  MEDAL's action sets alike. Both off by default, as in LLaDA.
 """
 from __future__ import annotations
 
@@ -100,6 +107,10 @@ class GenerationConfig:
     pair_temperature: float = 0.0  # phase C: sample (slot, token) ~ softmax(s / T) (paper: 1)
     eb_threshold: float = 0.5      # EB sampler: unmask while sum H - max H <= this
     samples: int = 5               # Best-of-N: N
+    # --- LLaDA's generate.py options (off by default, as there) ---
+    logits_eos_inf: bool = False   # the EOS logit is -inf: no slot is ever filled with EOS
+    confidence_eos_eot_inf: bool = False  # slots whose token is an end token (EOS, EOT /
+    #                                       <|im_end|>) are unmasked last (confidence -inf)
     # --- prompt ---
     decompose: bool | None = None  # task decomposition (paper 3.3); None: the task's default
     n_subtasks: int = 3            # N subtasks in the decomposition prompt
@@ -143,6 +154,10 @@ class GenerationConfig:
             v = getattr(self, name)
             need(v == 0 or v >= MIN_TEMPERATURE,
                  f"{name} must be 0 (argmax) or at least {MIN_TEMPERATURE:g}, got {v!r}")
+        for name in ("logits_eos_inf", "confidence_eos_eot_inf", "complete_candidates",
+                     "one_per_parent"):
+            v = getattr(self, name)
+            need(isinstance(v, bool), f"{name} must be true or false, got {v!r}")
         need(self.decompose in (None, True, False),
              f"decompose must be true, false or unset, got {self.decompose!r}")
 

@@ -71,6 +71,13 @@ def slot_confidence(rule: str, ev: Evaluation, tokens: torch.Tensor, gamma: floa
     raise ValueError(rule)
 
 
+def defer_tokens(conf: torch.Tensor, tokens: torch.Tensor, late) -> torch.Tensor:
+    """``conf`` with -inf where the proposed token is one of ``late`` (LLaDA's
+    ``confidence_eos_eot_inf``): those slots come after every other one."""
+    late = torch.tensor(sorted(late), dtype=tokens.dtype, device=tokens.device)
+    return conf.masked_fill(torch.isin(tokens, late), float("-inf"))
+
+
 def eb_count(entropies: torch.Tensor, threshold: float) -> int:
     """Entropy-bounded (EB) sampler: the largest k such that, for the k lowest-entropy
     slots, sum(H) - max(H) <= threshold (at least 1)."""
@@ -124,6 +131,10 @@ def decode(runner: ModelRunner, state: DecodeState, cfg, rule: str, phase: str,
         ev = runner.evaluate_one(state.answer)
         tokens = ev.sample_tokens(generator, cfg.temperature)
         conf = slot_confidence(rule, ev, tokens, cfg.gamma, scoring, generator)
+        # the order slots are unmasked in: confidence, with end tokens last if asked
+        priority = conf
+        if getattr(cfg, "confidence_eos_eot_inf", False):
+            priority = defer_tokens(conf, tokens, runner.model.end_ids)
         candidates = torch.nonzero(eligible).flatten()
         used = state.steps_in_block.get(block, 0)
         if rule == "eb":
@@ -141,11 +152,12 @@ def decode(runner: ModelRunner, state: DecodeState, cfg, rule: str, phase: str,
             s_pair = slot_scores(ev.top_probs, ev.entropy, cfg.gamma, scoring)
             hit = ev.top_tokens == tokens.unsqueeze(1)
             conf = (s_pair * hit).sum(1)   # the score of each slot's (drawn) token
-        elif rule == "confidence" and cfg.slot_temperature > 0:
-            weights = torch.softmax(conf[candidates] / cfg.slot_temperature, 0)
+        elif (rule == "confidence" and cfg.slot_temperature > 0
+              and int(torch.isfinite(priority[candidates]).sum()) >= n):
+            weights = torch.softmax(priority[candidates] / cfg.slot_temperature, 0)
             pick = candidates[torch.multinomial(weights, n, generator=generator)]
         else:
-            order = torch.argsort(conf[candidates], descending=True, stable=True)
+            order = torch.argsort(priority[candidates], descending=True, stable=True)
             pick = candidates[order[:n]]
         pick = pick.sort().values
         hit = ev.top_tokens == tokens.unsqueeze(1)

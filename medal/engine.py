@@ -127,7 +127,10 @@ class Run:
                                    model.max_gen_length,
                                    self.task.default_block_length if model.builtin else None)
         self.fixed = fixed_slots(model, self.task, self.config.gen_length)
-        self.runner = ModelRunner(model, prompt_ids, self.config.gen_length, fixed=self.fixed)
+        suppress = ((model.eos_id,) if self.config.logits_eos_inf and model.eos_id is not None
+                    else ())
+        self.runner = ModelRunner(model, prompt_ids, self.config.gen_length, fixed=self.fixed,
+                                  suppress=suppress)
         self.generator = torch.Generator().manual_seed(self.config.seed)
         self.observers = list(observers)
         self.recorder = None

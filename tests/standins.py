@@ -1,33 +1,39 @@
-"""Tiny randomly initialised stand-ins for LLaDA, Dream and a BERT-style masked LM.
+"""Checkpoint folders for the transformers adapters' tests: LLaDA, Dream and a BERT-style
+masked LM, built and loaded exactly as a user's download.
 
-They have the call shapes of the real checkpoints (which cannot be downloaded here):
-
-* ``StandinLLaDA`` -- ``model(input_ids, attention_mask=...)`` returns ``.logits`` whose
-  position i predicts slot i (LLaDA's convention), special tokens named as LLaDA's.
-* ``StandinDream`` -- ``model(input_ids, attention_mask="full")`` returns ``.logits`` whose
-  position i predicts slot i+1 (Dream's convention: the adapter shifts them back),
-  special tokens named as Dream's, a Qwen-style chat template.
+* ``save_llada`` / ``save_dream`` -- a folder made by ``scripts/make_random_checkpoint.py``
+  from the real checkpoints' ``config.json`` (``../shared/real-model-code/*``: the real
+  vocabulary sizes, special ids, positions and RoPE settings, the network shrunk), their
+  tokenizers (Dream's as a fast tokenizer with the same ids: its slow ``DreamTokenizer``
+  is upstream code) and model code, with seeded random safetensors weights. ``auto_map``
+  names the code files in the folder, so loading runs them as remote code.
+* The code is the stand-ins in ``standin_code/`` (ours: small networks that treat
+  transformers as the genuine files do, see ``standin_code/README.md``), or the genuine
+  upstream files from a folder named by ``MEDAL_REAL_MODEL_CODE`` (``llada/`` and
+  ``dream/`` inside; never committed, see docs/REAL_MODELS.md).
 * ``save_bert`` -- a tiny random ``BertForMaskedLM`` with a WordPiece tokenizer.
-
-The model types are registered with ``AutoConfig``/``AutoModel``, so loading them needs no
-remote code -- yet the ``llada:``/``dream:`` specs must still demand the opt-in.
-Everything is saved with safetensors into a directory and loaded back through
-``from_pretrained``, exactly as a downloaded checkpoint would be.
 """
 from __future__ import annotations
 
+import importlib.util
+import os
 from pathlib import Path
 
 import torch
-import torch.nn as nn
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-from transformers import (AutoConfig, AutoModel, BertConfig, BertForMaskedLM, BertTokenizerFast,
-                          PretrainedConfig, PreTrainedModel, PreTrainedTokenizerFast)
-from transformers.modeling_outputs import MaskedLMOutput
+from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
 
-from medal.models import hf
+ROOT = Path(__file__).resolve().parents[1]
+REAL_CONFIGS = ROOT.parent / "shared" / "real-model-code"
+STANDIN_CODE = Path(__file__).resolve().parent / "standin_code"
+#: names a folder with the genuine upstream code: <dir>/llada/{configuration,modeling}_llada.py
+#: and <dir>/dream/{configuration_dream,modeling_dream,generation_utils,tokenization_dream}.py
+REAL_CODE_ENV = "MEDAL_REAL_MODEL_CODE"
+CODE_FILES = {"llada": ("configuration_llada.py", "modeling_llada.py"),
+              "dream": ("configuration_dream.py", "modeling_dream.py", "generation_utils.py")}
+#: the config key that holds each family's position limit
+POSITIONS_KEY = {"llada": "max_sequence_length", "dream": "max_position_embeddings"}
 
-# Words of the Countdown prompts (plain and two-shot decomposition); anything else is [UNK].
+# Words of the Countdown prompts (for the BERT vocabulary); anything else is [UNK].
 WORDS = ("Use to make Solve the problem by breaking it into subtasks then answer Question "
          "Subtask Answer Find two numbers whose combination gets close combine result with "
          "remaining number Check every is used once and Look for a division or subtraction "
@@ -35,149 +41,64 @@ WORDS = ("Use to make Solve the problem by breaking it into subtasks then answer
          ).split()
 SYMBOLS = list("0123456789+-*/()=.,:")
 
-LLADA_SPECIALS = {"bos": "<|startoftext|>", "eos": hf.LLADA_EOS_TOKEN, "eot": hf.LLADA_EOT_TOKEN,
-                  "mask": hf.LLADA_MASK_TOKEN, "header_start": "<|start_header_id|>",
-                  "header_end": "<|end_header_id|>"}
-LLADA_CHAT_TEMPLATE = (
-    "{{ '<|startoftext|>' }}{% for m in messages %}<|start_header_id|>{{ m['role'] }}"
-    "<|end_header_id|>\n\n{{ m['content'] }}<|eot_id|>{% endfor %}"
-    "{% if add_generation_prompt %}<|start_header_id|>assistant<|end_header_id|>\n\n{% endif %}")
 
-DREAM_SPECIALS = {"eos": hf.DREAM_EOS_TOKEN, "im_end": hf.DREAM_IM_END_TOKEN,
-                  "im_start": "<|im_start|>", "mask": hf.DREAM_MASK_TOKEN}
-DREAM_CHAT_TEMPLATE = (
-    "{% for m in messages %}{% if loop.first and m['role'] != 'system' %}"
-    "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n{% endif %}"
-    "<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
-    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+def _builder():
+    spec = importlib.util.spec_from_file_location(
+        "make_random_checkpoint", ROOT / "scripts" / "make_random_checkpoint.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-# ---------------------------------------------------------------------- models
-
-class StandinConfig(PretrainedConfig):
-    """A tiny bidirectional transformer's shape; ``max_sequence_length`` as LLaDA names it.
-    Fields as annotated class attributes: the style transformers 5 wants, and transformers
-    4 sets them from keyword arguments the same way."""
-
-    vocab_size: int = 64
-    hidden_size: int = 32
-    num_heads: int = 2
-    max_sequence_length: int = 512
-
-
-class StandinLLaDAConfig(StandinConfig):
-    model_type = "medal-standin-llada"
-
-
-class StandinDreamConfig(StandinConfig):
-    model_type = "medal-standin-dream"
+def genuine_code() -> tuple[Path | None, str]:
+    """(folder, "") if ``MEDAL_REAL_MODEL_CODE`` names a complete folder of the genuine
+    code; else (None, why the genuine-code tests skip)."""
+    value = os.environ.get(REAL_CODE_ENV, "").strip()
+    if not value:
+        return None, (f"{REAL_CODE_ENV} is not set: set it to a folder with the genuine "
+                      "upstream files in llada/ and dream/ (docs/REAL_MODELS.md, 'Testing "
+                      "against the genuine code') to run these tests on them")
+    folder = Path(value).expanduser()
+    missing = [f"{fam}/{f}" for fam, files in CODE_FILES.items() for f in files
+               if not (folder / fam / f).is_file()]
+    if missing:
+        return None, f"{REAL_CODE_ENV}={folder} lacks {', '.join(missing)}"
+    return folder, ""
 
 
-class _Standin(PreTrainedModel):
-    base_model_prefix = "standin"
-
-    def __init__(self, config: StandinConfig):
-        super().__init__(config)
-        h = config.hidden_size
-        self.tok_emb = nn.Embedding(config.vocab_size, h)
-        self.pos_emb = nn.Embedding(config.max_sequence_length, h)
-        self.layer = nn.TransformerEncoderLayer(h, config.num_heads, 2 * h, dropout=0.0,
-                                                batch_first=True)
-        self.head = nn.Linear(h, config.vocab_size)
-        self.post_init()
-
-    def _init_weights(self, module):
-        if isinstance(module, (nn.Linear, nn.Embedding)):
-            nn.init.normal_(module.weight, std=0.5)  # large: distinct, confident-ish logits
-        if isinstance(module, nn.Linear) and module.bias is not None:
-            nn.init.zeros_(module.bias)
-
-    def _logits(self, input_ids: torch.Tensor) -> torch.Tensor:
-        T = input_ids.shape[1]
-        x = self.tok_emb(input_ids) + self.pos_emb(torch.arange(T, device=input_ids.device))
-        return self.head(self.layer(x))
+def code_folder(family: str, source: str = "standin") -> Path:
+    if source == "standin":
+        return STANDIN_CODE / family
+    folder, why = genuine_code()
+    if folder is None:
+        raise RuntimeError(why)
+    return folder / family
 
 
-class StandinLLaDA(_Standin):
-    """LLaDA's call shape: logits at position i predict slot i."""
-    config_class = StandinLLaDAConfig
+def save_checkpoint(directory, family: str, source: str = "standin", seed: int = 0,
+                    max_positions: int | None = None, dtype: str = "fp32") -> Path:
+    """A checkpoint folder of ``family`` (llada/dream) with the real config and tokenizer,
+    ``source`` code ("standin" or "genuine") and seeded random weights.
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
-                **kwargs) -> MaskedLMOutput:
-        if attention_mask is not None and not bool(attention_mask.bool().all()):
-            raise ValueError("the stand-in only supports unpadded batches")
-        return MaskedLMOutput(logits=self._logits(input_ids))
-
-
-class StandinDream(_Standin):
-    """Dream's call shape: ``attention_mask`` may be the string "full"; logits at position
-    i predict slot i+1 (an autoregressive-style head, as Dream was adapted from Qwen)."""
-    config_class = StandinDreamConfig
-
-    def forward(self, input_ids: torch.Tensor, attention_mask=None, position_ids=None,
-                **kwargs) -> MaskedLMOutput:
-        if isinstance(attention_mask, torch.Tensor):
-            raise ValueError("Dream's sampler passes attention_mask='full' for unpadded input")
-        return MaskedLMOutput(logits=self._logits(input_ids))
+    The folder's name should be unique per code: transformers caches remote code by the
+    folder's name."""
+    code = code_folder(family, source)
+    overrides = {POSITIONS_KEY[family]: max_positions} if max_positions else None
+    # Dream's slow tokenizer is code (tokenization_dream.py): with the genuine code it is
+    # used as a download uses it; the stand-ins use a fast tokenizer with the same ids
+    fast = family == "dream" and not (code / "tokenization_dream.py").is_file()
+    return _builder().build(REAL_CONFIGS / family / "config.json", code, Path(directory),
+                            fast_tokenizer=fast, dtype=dtype, seed=seed, overrides=overrides)
 
 
-AutoConfig.register(StandinLLaDAConfig.model_type, StandinLLaDAConfig, exist_ok=True)
-AutoConfig.register(StandinDreamConfig.model_type, StandinDreamConfig, exist_ok=True)
-AutoModel.register(StandinLLaDAConfig, StandinLLaDA, exist_ok=True)
-AutoModel.register(StandinDreamConfig, StandinDream, exist_ok=True)
+def save_llada(directory, seed: int = 0, max_positions: int | None = None) -> Path:
+    """A LLaDA checkpoint folder with the stand-in code (see :func:`save_checkpoint`)."""
+    return save_checkpoint(directory, "llada", "standin", seed, max_positions)
 
 
-# ---------------------------------------------------------------------- tokenizers
-
-def _word_level_tokenizer(specials: dict[str, str], chat_template: str, **named
-                          ) -> PreTrainedTokenizerFast:
-    vocab = {"[UNK]": 0}
-    for token in list(specials.values()) + WORDS + SYMBOLS:
-        vocab.setdefault(token, len(vocab))
-    core = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
-    core.pre_tokenizer = pre_tokenizers.Sequence(
-        [pre_tokenizers.Whitespace(), pre_tokenizers.Digits(individual_digits=True)])
-    core.decoder = decoders.WordPiece(prefix="##")  # joins words with spaces
-    tok = PreTrainedTokenizerFast(tokenizer_object=core, unk_token="[UNK]",
-                                  additional_special_tokens=list(specials.values()), **named)
-    tok.chat_template = chat_template
-    return tok
-
-
-def llada_tokenizer() -> PreTrainedTokenizerFast:
-    s = LLADA_SPECIALS
-    return _word_level_tokenizer(s, LLADA_CHAT_TEMPLATE, bos_token=s["bos"], eos_token=s["eos"])
-
-
-def dream_tokenizer() -> PreTrainedTokenizerFast:
-    s = DREAM_SPECIALS
-    return _word_level_tokenizer(s, DREAM_CHAT_TEMPLATE, eos_token=s["eos"],
-                                 mask_token=s["mask"])
-
-
-# ---------------------------------------------------------------------- checkpoints
-
-def _save(directory: Path, config_cls, model_cls, tokenizer, seed: int,
-          max_positions: int) -> Path:
-    directory = Path(directory)
-    torch.manual_seed(seed)
-    config = config_cls(vocab_size=len(tokenizer), max_sequence_length=max_positions)
-    model = model_cls(config).eval()
-    model.save_pretrained(directory, safe_serialization=True)
-    tokenizer.save_pretrained(directory)
-    return directory
-
-
-def save_llada(directory, seed: int = 0, max_positions: int = 512) -> Path:
-    """A LLaDA-shaped checkpoint (config, safetensors weights, tokenizer) in ``directory``."""
-    return _save(directory, StandinLLaDAConfig, StandinLLaDA, llada_tokenizer(), seed,
-                 max_positions)
-
-
-def save_dream(directory, seed: int = 0, max_positions: int = 512) -> Path:
-    """A Dream-shaped checkpoint in ``directory``."""
-    return _save(directory, StandinDreamConfig, StandinDream, dream_tokenizer(), seed,
-                 max_positions)
+def save_dream(directory, seed: int = 0, max_positions: int | None = None) -> Path:
+    """A Dream checkpoint folder with the stand-in code (see :func:`save_checkpoint`)."""
+    return save_checkpoint(directory, "dream", "standin", seed, max_positions)
 
 
 def save_bert(directory, seed: int = 0) -> Path:

@@ -91,9 +91,10 @@ def test_mask_and_end_ids_come_from_the_tokenizer(models):
 
 def test_unknown_token_text_falls_back_to_the_official_id(models):
     """A tokenizer without <|mdm_mask|> means the official id, 126336 -- which a model
-    with a 70-token vocabulary cannot have: refused with the numbers."""
+    with a 70-token vocabulary (the BERT stand-in's network) cannot have: refused with
+    the numbers."""
     with pytest.raises(ModelLoadError, match=str(hf.LLADA_MASK_ID)):
-        hf.LLaDALM(models["llada"].net, models["mlm"].tokenizer, hf.parse_spec("llada:x/y"),
+        hf.LLaDALM(models["mlm"].net, models["mlm"].tokenizer, hf.parse_spec("llada:x/y"),
                    device=torch.device("cpu"), dtype=torch.float32)
 
 
@@ -110,9 +111,11 @@ def test_llada_and_mlm_logits_are_per_slot(models):
         out = m.logits(ids, 6)  # the answer slots only: the last 6 positions
         raw = m.net(input_ids=ids, attention_mask=torch.ones_like(ids)).logits[:, -6:]
         assert out.dtype == torch.float32 and out.shape == raw.shape
-        keep = torch.arange(out.shape[-1]) != m.mask_id
+        vocab = torch.arange(out.shape[-1])
+        keep = (vocab != m.mask_id) & (vocab < len(m.tokenizer))
         torch.testing.assert_close(out[..., keep], raw[..., keep])
         assert torch.isneginf(out[..., m.mask_id]).all()  # never "fill" a slot with the mask
+        assert torch.isneginf(out[..., ~keep]).all()  # nor with an id without text
 
 
 def test_dream_logits_are_shifted_back_to_slots(models):
@@ -120,7 +123,9 @@ def test_dream_logits_are_shifted_back_to_slots(models):
     ids = _ids(m)
     out = m.logits(ids, 6)  # the answer slots only
     raw = m.net(input_ids=ids, attention_mask=hf.DREAM_FULL_ATTENTION).logits
-    keep = torch.arange(out.shape[-1]) != m.mask_id
+    vocab = torch.arange(out.shape[-1])
+    keep = (vocab != m.mask_id) & (vocab < len(m.tokenizer))
+    assert torch.isneginf(out[..., ~keep]).all()
     out, raw = out[..., keep], raw[..., keep]
     assert not torch.allclose(raw[:, 1:], raw[:, :-1])  # the shift is observable
     assert out.shape[1] == 6
@@ -161,14 +166,17 @@ def test_chat_template_can_be_turned_off(dirs):
 def test_decode_stops_at_the_first_end_token(models):
     for m in models.values():
         tok = m.tokenizer
-        words = tok.convert_tokens_to_ids(["to", "make"])
-        after = tok.convert_tokens_to_ids("solve" if m.family == "mlm" else "Solve")
+        words = tok("to make", add_special_tokens=False)["input_ids"]
+        after = tok("solve" if m.family == "mlm" else "Solve", add_special_tokens=False
+                    )["input_ids"]
+        first = tok.decode(words[:1]).strip()
+        assert first and "to".startswith(first)
         for end in sorted(m.end_ids):
-            answer = words + [end, after] + [m.eos_id] * 3
+            answer = words + [end] + after + [m.eos_id] * 3
             assert m.decode(answer) == "to make"
             assert m.answer_until_end(answer) == words
-            shown = m.decode_masked([words[0], m.mask_id, end, after])
-            assert shown.replace(" ", "") == "to_" and "olve" not in shown
+            shown = m.decode_masked(words[:1] + [m.mask_id, end] + after)
+            assert shown.replace(" ", "") == first + "_" and "olve" not in shown
 
 
 def test_empty_and_too_long_prompts_raise_input_error(dirs, tmp_path):

@@ -212,9 +212,9 @@ def from_pretrained(auto_class, source: ModelSource, *, needs_remote_code: bool,
         raise ModelLoadError(
             f"could not load {source.name} with transformers {_transformers_version()}: "
             f"{type(exc).__name__}: {text[:400]}. A checkpoint's own code is written for "
-            "the transformers of its day (LLaDA's model card uses 4.38.2, Dream's 4.46.2); if "
-            "the error comes from modeling_*.py, try a transformers 4.x in a separate "
-            "environment, e.g. pip install 'transformers>=4.50,<5' (see docs/REAL_MODELS.md)"
+            "the transformers of its day (LLaDA's and Dream's need 4.x; tested: 4.57.6); if "
+            "the error comes from modeling_*.py, install MEDAL's pinned versions: "
+            "pip install -r requirements.txt (transformers>=4.50,<5; see docs/REAL_MODELS.md)"
         ) from exc
 
 
@@ -364,6 +364,11 @@ def _dtype_keyword() -> str:
 
 # ---------------------------------------------------------------------- adapters
 
+def _placeholder(token_id: int) -> str:
+    """What an id without a token shows as."""
+    return f"<id {int(token_id)}>"
+
+
 class HFDiffusionLM(DiffusionLM):
     """A ``transformers`` checkpoint as a :class:`DiffusionLM`. Subclasses say how a family
     is loaded (:attr:`auto_class`, :attr:`needs_remote_code`), which tokens are special,
@@ -381,6 +386,10 @@ class HFDiffusionLM(DiffusionLM):
     default_gen_length = 256
     #: the model's outputs are shifted: position i predicts slot i+1 (Dream)
     shifted_logits = False
+    #: with a chat template, ``tokenizer(text)`` adds the tokenizer's own special tokens
+    #: on top of the template's (LLaDA's model card does; Dream's README tokenizes inside
+    #: ``apply_chat_template``, which adds none)
+    chat_adds_special_tokens = False
 
     def __init__(self, net, tokenizer, source: ModelSource, *, device: torch.device,
                  dtype: torch.dtype, chat_template: bool | None = None):
@@ -410,6 +419,9 @@ class HFDiffusionLM(DiffusionLM):
                                  f"model's vocabulary of {self.vocab_size} tokens")
         self._texts: dict[int, str] = {}
         self._mask_text = tokenizer.decode([self.mask_id], skip_special_tokens=False).strip()
+        #: ids from here up have no token in the tokenizer (Dream: 152064 logits, 151667
+        #: tokens): never chosen (their logits are -inf), shown as ``<id N>``
+        self.text_vocab = min(len(tokenizer), self.vocab_size)
 
     # ------------------------------------------------------------------ loading
     @classmethod
@@ -490,10 +502,12 @@ class HFDiffusionLM(DiffusionLM):
         checks that prompt + answer fit in the model's positions; without it, that at
         least one answer slot fits (:meth:`logits` checks every forward)."""
         self.check_prompt(prompt)
-        # a chat template writes the special tokens itself; a plain prompt gets the
-        # tokenizer's ([CLS] ... [SEP] for BERT)
+        # a plain prompt gets the tokenizer's special tokens ([CLS] ... [SEP] for BERT); a
+        # chat template writes its own, and the tokenizer's are added on top only where
+        # the model's own code does so (chat_adds_special_tokens)
         ids = self.tokenizer(self.format_prompt(prompt),
-                             add_special_tokens=not self.chat)["input_ids"]
+                             add_special_tokens=not self.chat or self.chat_adds_special_tokens
+                             )["input_ids"]
         self.check_length(len(ids), gen_length or 1, gen_length is not None)
         return list(ids)
 
@@ -544,8 +558,7 @@ class HFDiffusionLM(DiffusionLM):
             out = torch.cat([out[:, :1], out[:, :-1]], dim=1)
         out = out.float()
         out[..., self.mask_id] = float("-inf")
-        # ids without a token (Dream: 152064 logits, 151667 tokens): never chosen
-        out[..., getattr(self, "text_vocab", out.shape[-1]):] = float("-inf")
+        out[..., self.text_vocab:] = float("-inf")  # ids without a token: never chosen
         return out
 
     def _answer_rows_only(self, rows: int):
@@ -574,15 +587,38 @@ class HFDiffusionLM(DiffusionLM):
         """The network's raw logits (in its own alignment and dtype)."""
         return self.net(input_ids=ids, attention_mask=torch.ones_like(ids)).logits
 
+    def has_text(self, token_id: int) -> bool:
+        """False for ids the model can output but the tokenizer has no token for."""
+        return 0 <= int(token_id) < self.text_vocab
+
     def token_text(self, token_id: int) -> str:
         token_id = int(token_id)
         text = self._texts.get(token_id)
         if text is None:
-            text = self.tokenizer.decode([token_id], skip_special_tokens=False)
-            if not text:
-                text = self.tokenizer.convert_ids_to_tokens(token_id) or f"<id {token_id}>"
+            text = ""
+            if self.has_text(token_id):
+                text = self.tokenizer.decode([token_id], skip_special_tokens=False)
+                if not text:
+                    text = self.tokenizer.convert_ids_to_tokens(token_id) or ""
+            text = text or _placeholder(token_id)
             self._texts[token_id] = text
         return text
+
+    def _decode_runs(self, ids: list[int], skip_special_tokens: bool) -> str:
+        """Runs of ids with text decoded as wholes (multi-byte characters and word pieces
+        join); an id without text shown as ``<id N>`` between them."""
+        parts, run = [], []
+        for i in ids:
+            if self.has_text(i):
+                run.append(i)
+                continue
+            if run:
+                parts.append(self.tokenizer.decode(run, skip_special_tokens=skip_special_tokens))
+                run = []
+            parts.append(_placeholder(i))
+        if run:
+            parts.append(self.tokenizer.decode(run, skip_special_tokens=skip_special_tokens))
+        return "".join(parts)
 
     def answer_until_end(self, ids) -> list[int]:
         """The answer ids before the first end token (the rest is padding)."""
@@ -595,12 +631,12 @@ class HFDiffusionLM(DiffusionLM):
 
     def decode(self, ids) -> str:
         """Answer ids -> text, stopping at the first end token; special tokens dropped."""
-        return self.tokenizer.decode(self.answer_until_end(ids), skip_special_tokens=True).strip()
+        return self._decode_runs(self.answer_until_end(ids), skip_special_tokens=True).strip()
 
     def decode_masked(self, ids, mask: str = "_") -> str:
         """An answer in progress, decoded as a whole (so multi-byte characters and word
         pieces join properly), masked slots shown as ``mask``, stopping at an end token."""
-        text = self.tokenizer.decode(self.answer_until_end(ids), skip_special_tokens=False)
+        text = self._decode_runs(self.answer_until_end(ids), skip_special_tokens=False)
         return text.replace(self._mask_text, mask) if self._mask_text else text
 
     def describe(self) -> dict:
@@ -616,8 +652,11 @@ class HFDiffusionLM(DiffusionLM):
 
 
 class LLaDALM(HFDiffusionLM):
-    """LLaDA-8B-Instruct / LLaDA-1.5 / LLaDA-8B-Base: per-slot logits, ``model(ids).logits``."""
+    """LLaDA-8B-Instruct / LLaDA-1.5 / LLaDA-8B-Base: per-slot logits, ``model(ids).logits``.
+    The prompt is read as LLaDA's model card and generate.py read it:
+    ``tokenizer(apply_chat_template(m, add_generation_prompt=True, tokenize=False))``."""
     family = "llada"
+    chat_adds_special_tokens = True
     mask_token = (LLADA_MASK_TOKEN, LLADA_MASK_ID)
     end_tokens = ((LLADA_EOS_TOKEN, LLADA_EOS_ID), (LLADA_EOT_TOKEN, LLADA_EOT_ID))
     typical_parameters = 8.0e9
