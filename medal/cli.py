@@ -2,25 +2,130 @@
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
+from pathlib import Path
 
 from .errors import InputError, MedalError
 
+#: ranges of the flags that are not GenerationConfig fields (those: medal.config.RANGES)
+MAX_PROBLEMS = 100_000
+TRAIN_RANGES = {"steps": (1, 10_000_000), "batch_size": (1, 65_536), "layers": (1, 64),
+                "width": (8, 4096), "prompt_length": (1, 4096), "answer_length": (1, 4096),
+                "threads": (1, 1024)}
+
+
+class Parser(argparse.ArgumentParser):
+    """Bad flags give one ``error:`` line (and exit status 2), like every other error."""
+
+    def error(self, message):
+        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
+
+
+def _range_help(name: str, low, high) -> str:
+    return f"{low}..{high}"
+
+
+def _check_range(name: str, value, low, high, flag: str | None = None) -> None:
+    if value is not None and not low <= value <= high:
+        raise InputError(f"{flag or '--' + name.replace('_', '-')} must be between {low} and "
+                         f"{high}, got {value}")
+
+
+def _safe_json(text: str, what: str):
+    """JSON from the command line or a file: any failure is an InputError naming it."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{what} is not valid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise InputError(f"{what} is nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits
+        raise InputError(f"{what}: {exc}") from None
+
+
+def _check_problem(text: str | None) -> None:
+    """A --problem that is JSON must parse within limits (the task then reads it)."""
+    if text is not None and text.strip()[:1] in "{[":
+        _safe_json(text, "--problem")
+
+
+def _check_problems_file(path: str) -> None:
+    """--problems: an existing, non-empty UTF-8 file of JSON lines."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"no problem file at {path}")
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path} is not UTF-8 text (byte {exc.start}); save it as UTF-8, one "
+                         "JSON object per line") from None
+    lines = [(i, line) for i, line in enumerate(text.splitlines(), 1) if line.strip()]
+    if not lines:
+        raise InputError(f"{path} holds no problems; write one JSON object per line")
+    if len(lines) > MAX_PROBLEMS:
+        raise InputError(f"{path} holds {len(lines)} problems; at most {MAX_PROBLEMS}")
+    for i, line in lines:
+        _safe_json(line, f"{path}, line {i}")
+
+
+def _check_output(path: str | None, flag: str, directory: bool = False) -> None:
+    """Fail before any work if an output could not be written: a missing folder, a
+    directory in the way, a device such as /dev/full, no permission."""
+    if not path:
+        return
+    p = Path(path)
+    if directory:
+        if p.exists() and not p.is_dir():
+            raise InputError(f"{flag} {path} is not a directory")
+        parent = p if p.is_dir() else p.parent
+    else:
+        if p.is_dir():
+            raise InputError(f"{flag} {path} is a directory; give a file name")
+        if p.exists() and not p.is_file():
+            raise InputError(f"{flag} {path} is not a regular file")
+        if p.exists() and not os.access(p, os.W_OK):
+            raise InputError(f"{flag} {path} is not writable")
+        parent = p.parent
+    parent = parent if str(parent) else Path(".")
+    if not parent.is_dir():
+        raise InputError(f"{flag} {path}: the folder {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(f"{flag} {path}: the folder {parent} is not writable")
+
 
 def _train(args) -> int:
+    for name, (low, high) in TRAIN_RANGES.items():
+        _check_range(name, getattr(args, name), low, high)
+    _check_range("seed", args.seed, 0, 4_294_967_295)
+    for name in ("decompose_share", "four_share", "uniform_target_share"):
+        _check_range(name, getattr(args, name), 0, 1)
+    if not 0 < args.lr <= 10:
+        raise InputError(f"--lr must be above 0 and at most 10, got {args.lr}")
+    _check_output(args.out, "--out", directory=True)
     from .train import train
     info = train(task=args.task, out=args.out, steps=args.steps, batch_size=args.batch_size,
                  lr=args.lr, seed=args.seed, n_layer=args.layers, n_embd=args.width,
                  prompt_length=args.prompt_length, answer_length=args.answer_length,
                  threads=args.threads, decompose_share=args.decompose_share,
-                 four_share=args.four_share)
+                 four_share=args.four_share, uniform_target_share=args.uniform_target_share,
+                 init=args.init)
     print(f"saved {args.out} ({info['training']['parameters']} parameters, "
           f"{info['training']['seconds']:.0f} s, final loss {info['training']['final_loss']})")
     return 0
 
 
-def _config_from_args(args):
+def _config_from_args(args, **override):
+    from dataclasses import replace
+
     from .config import GenerationConfig
+    if override:
+        return replace(_config_from_args(args), **override)
     return GenerationConfig(
         k1=args.k1, k2=args.k2, lc=args.lc, candidates=args.candidates, gamma=args.gamma,
         c=args.c, max_iterations=args.max_iterations, scoring=args.scoring,
@@ -58,10 +163,36 @@ def _bench(args) -> int:
 
     config = _config_from_args(args)
     strategies = bench.parse_strategies(args.strategies)
+    from .engine import STRATEGIES
+    if len(strategies) > len(STRATEGIES) or len(set(strategies)) != len(strategies):
+        raise InputError(f"--strategies names each strategy at most once ({len(STRATEGIES)} "
+                         f"exist), got {len(strategies)} names")
+    if len(args.sweep) > 8:
+        raise InputError(f"at most 8 --sweep flags, got {len(args.sweep)}")
     sweeps = [_parse_sweep(s) for s in args.sweep]
+    for name, values in sweeps:
+        if len(values) > 64:
+            raise InputError(f"--sweep {name}: at most 64 values, got {len(values)}")
+        for v in values:
+            _config_from_args(args, **{name: v})  # each value within the engine's range
+    _check_range("n", args.n, 1, MAX_PROBLEMS)
+    if args.problems:
+        _check_problems_file(args.problems)
+    out = Path(args.out)
+    _check_output(args.out, "--out")
+    for sibling in (["frontier.html"] if args.frontier else []) + [
+            f"sweep_{n}.{ext}" for n, _ in sweeps for ext in ("json", "html")]:
+        _check_output(str(out.with_name(sibling)), "--out")
     problems, source = bench.load_or_generate(args.task, args.problems, args.n, args.seed)
     model = load_model(args.model or f"builtin:{args.task}", **model_options(args))
     out = Path(args.out)
+    if args.profile:
+        from .profile import format_profile, profile
+        figures = profile(model, args.task, problems, config)
+        print(format_profile(figures))
+        bench._write(out, figures)
+        print(f"wrote {out}")
+        return 0
     doc = bench.run_sharded(model, args.task, problems, strategies, config, out, source,
                             progress=not args.no_progress)
     if doc is None:  # a non-zero rank of a sharded run: rank 0 reports
@@ -113,6 +244,8 @@ def _generate(args) -> int:
     config = _config_from_args(args)  # bad parameters fail before the model loads
     if args.prompt is None and args.problem is None:
         raise InputError("give --prompt TEXT or --problem JSON")
+    _check_problem(args.problem)
+    _check_output(args.trace, "--trace")
     model = load_model(args.model or f"builtin:{args.task}", **model_options(args))
     run = Run(model, task=args.task, prompt=args.prompt, problem=args.problem,
               strategy=args.strategy, config=config, trace=bool(args.trace),
@@ -154,7 +287,19 @@ def _generate(args) -> int:
 
 
 def add_config_arguments(g) -> None:
-    """Flags for every GenerationConfig field (generate and bench share them)."""
+    """Flags for every GenerationConfig field (generate and bench share them); each help
+    ends with the range the engine accepts (medal.config.RANGES)."""
+    from .config import MIN_TEMPERATURE, RANGES
+
+    def ranged(action):
+        name = action.dest
+        if name in RANGES:
+            low, high = RANGES[name]
+            extra = (f"0 or {MIN_TEMPERATURE:g}..{high}" if name in ("temperature",
+                                                                      "slot_temperature")
+                     else f"{low}..{high}")
+            action.help = f"{action.help}; range {extra}"
+        return action
     s_ = g.add_argument_group("search (MEDAL)")
     s_.add_argument("--k1", type=int, default=3, help="K1: tokens kept per masked slot")
     s_.add_argument("--k2", type=int, default=5, help="K2: actions kept = children per expansion")
@@ -215,10 +360,30 @@ def add_config_arguments(g) -> None:
     p_.add_argument("--no-decompose", dest="decompose", action="store_false",
                     help="use the original prompt")
     p_.add_argument("--subtasks", type=int, default=3, help="N: subtasks in the decomposition")
+    for action in g._actions:
+        if action.dest == "subtasks":
+            action.help += f"; range {RANGES['n_subtasks'][0]}..{RANGES['n_subtasks'][1]}"
+        else:
+            ranged(action)
+
+
+def _serve(args) -> int:
+    """Start the app for others: the operator's settings, and nothing asked of the internet."""
+    from . import serving
+    settings = serving.parse_settings(argv=args.serving_flags)  # bad values: error now
+    serving.keep_on_machine()
+    from streamlit.web import cli as st_cli
+    app = Path(__file__).resolve().parents[1] / "app.py"
+    sys.argv = ["streamlit", "run", str(app), "--server.address", args.address,
+                "--server.port", str(args.port), "--", *args.serving_flags]
+    print(f"serving {len(settings.models)} models to visitors; remote code "
+          f"{'allowed' if settings.trust_remote_code else 'not allowed'}; limits "
+          + ", ".join(f"{k} {v}" for k, v in settings.limits.items()), file=sys.stderr)
+    return st_cli.main()
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m medal", description=__doc__)
+    parser = Parser(prog="python -m medal", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
     from .engine import ALIASES, STRATEGIES
@@ -257,7 +422,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--task", default="countdown", help="task")
     bsrc = b.add_mutually_exclusive_group()
     bsrc.add_argument("--problems", help="problems, one JSON object per line")
-    bsrc.add_argument("--n", type=int, help="generate this many fresh problems")
+    bsrc.add_argument("--n", type=int, help=f"generate this many fresh problems; range 1..{MAX_PROBLEMS}")
     b.add_argument("--strategies", default=",".join(STRATEGIES),
                    help="comma-separated strategies")
     b.add_argument("--seed", type=int, default=0, help="base seed (problem i uses seed + i)")
@@ -270,6 +435,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--ui", action="store_true",
                    help="also time one app UI step (engine step + render) on the model")
     b.add_argument("--no-progress", action="store_true", help="no progress bar")
+    b.add_argument("--profile", action="store_true",
+                   help="instead: MEDAL and greedy on each problem, MEDAL's search time split "
+                        "into network, scoring and tree bookkeeping, sequences against greedy "
+                        "(see medal/profile.py)")
     add_config_arguments(b)
     b.set_defaults(func=_bench)
 
@@ -294,7 +463,38 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default 0.5)")
     t.add_argument("--four-share", type=float, default=None,
                    help="Countdown: share of training problems with four numbers, 0..1 (default 0.1)")
+    t.add_argument("--uniform-target-share", type=float, default=None,
+                   help="Countdown: share of three-number problems drawn like the test problems "
+                        "(target uniform over the reachable ones), 0..1 (default 0)")
+    t.add_argument("--init", default=None,
+                   help="go on training from this checkpoint directory (a later stage of a "
+                        "recipe; its architecture must match --layers/--width)")
+    for action in t._actions:
+        if action.dest in TRAIN_RANGES:
+            low, high = TRAIN_RANGES[action.dest]
+            action.help += f"; range {low}..{high}"
+        elif action.dest in ("decompose_share", "four_share", "uniform_target_share"):
+            action.help += "; range 0..1"
+        elif action.dest == "seed":
+            action.help += "; range 0..4294967295"
+        elif action.dest == "lr":
+            action.help += "; range (0, 10]"
     t.set_defaults(func=_train)
+
+    v = sub.add_parser(
+        "serve", help="serve the app to others (the operator's settings; README 'Serving it "
+                      "to others')",
+        description="Start the Streamlit app on an address visitors can reach. Visitors pick "
+                    "from the operator's model list and run within the operator's limits; "
+                    "remote model code runs only if allowed here. Flags after the address "
+                    "and port: --trust-remote-code, --models SPEC,SPEC, --max-gen-length N, "
+                    "--max-iterations N, --max-samples N, --max-problems N (or the "
+                    "MEDAL_* environment variables, see medal/serving.py).")
+    v.add_argument("--address", default="localhost",
+                   help="the address to listen on: this machine's LAN IP to serve a room "
+                        "(a specific address: Streamlit then asks the internet nothing)")
+    v.add_argument("--port", type=int, default=8501, help="port; range 1..65535")
+    v.set_defaults(func=_serve)
 
     x = sub.add_parser("export", help="write a trace as one self-contained HTML page",
                        description="Write a trace (from --trace or the app) as one HTML file "
@@ -318,11 +518,26 @@ def _export(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    serving_flags: list[str] = []
+    if argv[:1] == ["serve"]:  # serve: its own flags, the rest is the operator's settings
+        args, serving_flags = parser.parse_known_args(argv)
+    else:
+        args = parser.parse_args(argv)
+    args.serving_flags = serving_flags
     try:
+        if args.command == "serve":
+            _check_range("port", args.port, 1, 65535)
         return args.func(args)
     except MedalError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # e.g. the disk filled up while writing an output
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"error: cannot write or read{where}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except RecursionError:
+        print("error: an input is nested too deeply", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -30,6 +30,15 @@ class DecodeState:
     entropy_rows: list[list[float | None]] = field(default_factory=list)  # per step
 
 
+def eligible_slots_batch(masked: torch.Tensor, block_length: int) -> torch.Tensor:
+    """:func:`eligible_slots` of B states (``[B, L]``) at once: each row's masked slots in
+    the first block that still has masks (none for a row with no masks)."""
+    first = masked.int().argmax(1)                     # first masked slot (0 if none)
+    block = torch.div(first, block_length, rounding_mode="floor")
+    slot_block = torch.div(torch.arange(masked.shape[1]), block_length, rounding_mode="floor")
+    return masked & (slot_block.unsqueeze(0) == block.unsqueeze(1))
+
+
 def eligible_slots(masked: torch.Tensor, block_length: int) -> tuple[torch.Tensor, int]:
     """Masked slots of the first block that still has masks, and that block's index."""
     idx = torch.nonzero(masked).flatten()

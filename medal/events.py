@@ -65,13 +65,24 @@ class Simulated(Event):
     iteration: int
     children: list[int]
     rewards: list[float]
-    completions: list[str]
+    completion_ids: list       # each child's completion: answer ids (a tensor or list)
     forwards: int = 0          # model calls the simulations cost (rollout simulation only)
     sequences: int = 0         # sequences those calls evaluated
     cache_hits: int = 0        # rollout states already evaluated
+    decode: Any = field(default=None, repr=False, compare=False)  # ids -> text
+    _texts: list | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self):
         self.kind = "simulation"
+
+    @property
+    def completions(self) -> list[str]:
+        """The completions as text, decoded when an observer first asks (the search
+        itself never needs the text, so a run with no observer never decodes them)."""
+        if self._texts is None:
+            decode = self.decode or (lambda ids: str(list(ids)))
+            self._texts = [decode(c) for c in self.completion_ids]
+        return self._texts
 
 
 @dataclass

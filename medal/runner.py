@@ -51,36 +51,42 @@ class Evaluation:
 
 #: largest chunk of logits scored at once (elements): bounds the float32 copies that
 #: softmax and entropy make, whatever the batch, answer length and vocabulary
-SCORE_CHUNK = 1 << 25
+SCORE_CHUNK = 1 << 24
 
 
-def score_logits(logits: torch.Tensor, mask_id: int, top_k: int
+def score_logits(logits: torch.Tensor, mask_id: int, top_k: int, suppress=()
                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Answer logits ``[B, L, V]`` -> (entropy ``[B, L]``, top probabilities and top
     tokens ``[B, L, k]``), all computed on the logits' own device.
 
-    The mask token is never a prediction (its logit is set to -inf first). Rows are
+    The mask token is never a prediction (its logit is set to -inf first), nor are the
+    ids in ``suppress`` (LLaDA's ``logits_eos_inf``). Rows are
     scored in chunks of at most :data:`SCORE_CHUNK` elements, so the float32 softmax of
     a 152k-token vocabulary never exists for the whole batch at once; each row's figures
     are the same whatever the chunking."""
-    B, L, V = logits.shape
+    B, L, V = logits.shape  # float32 logits are modified in place (the masking)
     k = min(top_k, V)
     flat = logits.reshape(B * L, V)
     rows = max(1, SCORE_CHUNK // max(V, 1))
     H, P, T = [], [], []
-    for start in range(0, B * L, rows):
-        x = flat[start:start + rows]
-        x = x.float() if x.dtype != torch.float32 else x.clone()
-        x[:, mask_id] = float("-inf")   # in place, on the device: no index tensor to move
-        probs = torch.softmax(x, dim=-1)
-        del x
-        H.append(entropy(probs))
-        p, t = probs.topk(k, dim=-1)
-        P.append(p)
-        T.append(t)
-        del probs
-    cat = (lambda parts: parts[0]) if len(H) == 1 else torch.cat
-    return (cat(H).view(B, L), cat(P).view(B, L, k), cat(T).view(B, L, k))
+    with torch.inference_mode():  # no autograd bookkeeping; in-place on inference logits
+        for start in range(0, B * L, rows):
+            x = flat[start:start + rows]
+            x = x.float()  # a copy for a lower precision; else the logits themselves
+            x[:, mask_id] = float("-inf")   # in place, on the device: no index tensor to move
+            for i in suppress:
+                x[:, i] = float("-inf")
+            probs = torch.softmax(x, dim=-1)
+            del x
+            H.append(entropy(probs))
+            p, t = probs.topk(k, dim=-1)
+            P.append(p)
+            T.append(t)
+            del probs
+        out = [parts[0] if len(parts) == 1 else torch.cat(parts) for parts in (H, P, T)]
+    # the small results as normal tensors (an inference tensor refuses later in-place use)
+    out = [t.clone() if t.is_inference() else t for t in out]
+    return out[0].view(B, L), out[1].view(B, L, k), out[2].view(B, L, k)
 
 
 class ModelRunner:
@@ -88,8 +94,10 @@ class ModelRunner:
 
     def __init__(self, model: DiffusionLM, prompt_ids: list[int], gen_length: int,
                  top_k: int = TOP_K, cache_size: int = 4096,
-                 fixed: dict[int, int] | None = None):
+                 fixed: dict[int, int] | None = None, suppress=()):
         self.model = model
+        #: token ids whose logits are -inf besides the mask's (LLaDA's logits_eos_inf)
+        self.suppress = tuple(sorted(int(i) for i in suppress))
         self.fixed = dict(fixed or {})  # slot -> token id that starts filled (task format)
         self.prompt = torch.tensor(prompt_ids, dtype=torch.long)
         self.gen_length = gen_length
@@ -140,7 +148,7 @@ class ModelRunner:
         """A runner with its own counters over the same prompt and the same cache: a
         second strategy on one prompt never recomputes a state the first evaluated."""
         other = ModelRunner(self.model, self.prompt.tolist(), self.gen_length, self.top_k,
-                            self._cache_size, self.fixed)
+                            self._cache_size, self.fixed, self.suppress)
         other._cache = self._cache
         return other
 
@@ -159,7 +167,8 @@ class ModelRunner:
         if device.type == "cuda":
             torch.cuda.synchronize(device)
         t1 = time.perf_counter()
-        H, top_probs, top_tokens = score_logits(logits, self.model.mask_id, self.top_k)
+        H, top_probs, top_tokens = score_logits(logits, self.model.mask_id, self.top_k,
+                                                  self.suppress)
         del logits
         H, top_probs, top_tokens = H.cpu(), top_probs.cpu(), top_tokens.cpu()
         t2 = time.perf_counter()

@@ -85,27 +85,63 @@ def slot_scores(top_probs: torch.Tensor, H: torch.Tensor, gamma: float,
 
 def action_set(top_tokens: torch.Tensor, top_probs: torch.Tensor, H: torch.Tensor,
                eligible: torch.Tensor, k1: int, k2: int, gamma: float,
-               scoring: str = "confidence") -> list[Action]:
+               scoring: str = "confidence", late_tokens=()) -> list[Action]:
     """Confidence score filtering: the top-K1 tokens of each eligible slot by score,
     pooled, then the top-K2 actions overall (ties: lower slot, then higher p first).
+    Actions whose token is in ``late_tokens`` (LLaDA's ``confidence_eos_eot_inf``: the end
+    tokens) rank after every other eligible action; their recorded score is unchanged.
 
     ``top_tokens``/``top_probs``: ``[slots, k]`` sorted by probability (k >= K1; since s is
     p times a per-slot factor, the top-K1 by s are the top-K1 by p)."""
-    k1 = min(k1, top_probs.shape[1])
-    if not bool(eligible.any()) or k1 < 1:
-        return []
-    s = slot_scores(top_probs, H, gamma, scoring)[:, :k1]
-    s = torch.where(eligible.unsqueeze(1), s, torch.full_like(s, -math.inf))
+    return action_sets(top_tokens.unsqueeze(0), top_probs.unsqueeze(0), H.unsqueeze(0),
+                       eligible.unsqueeze(0), k1, k2, gamma, scoring, late_tokens)[0]
+
+
+def action_sets(top_tokens: torch.Tensor, top_probs: torch.Tensor, H: torch.Tensor,
+                eligible: torch.Tensor, k1: int, k2: int, gamma: float,
+                scoring: str = "confidence", late_tokens=()) -> list[list[Action]]:
+    """:func:`action_set` of B states at once (``[B, slots, k]``, ``[B, slots]``), in one
+    tensor pass: the K2 children of an expansion get their action sets together.
+
+    Every figure equals the one-state computation's to the bit: the elementwise steps are
+    the same per element, the sigmoid (whose vectorised and scalar kernels round
+    differently) is taken per state as before, and a stable sort of each row orders
+    exactly as the stable sort of that state alone."""
+    B = top_probs.shape[0]
+    k1 = min(k1, top_probs.shape[-1])
+    counts = eligible.sum(-1).tolist()
+    if B == 0 or k1 < 1 or not any(counts):
+        return [[] for _ in range(B)]
+    margin = top2_margin(top_probs)                                   # [B, L]
+    if scoring == "margin":
+        s = margin_only_scores(top_probs, margin)[..., :k1]
+    else:
+        phi = torch.stack([margin_factor(m, gamma) for m in margin.unbind(0)])
+        s = top_probs[..., :k1] * (entropy_penalty(H) * phi).unsqueeze(-1)
+    s = torch.where(eligible.unsqueeze(-1), s, torch.full_like(s, -math.inf)).flatten(1)
     # stable sort on the slot-major flattening keeps ties in (slot, probability rank) order
-    order = torch.sort(s.flatten(), descending=True, stable=True).indices
-    n = min(k2, int(eligible.sum()) * k1)
-    picks = order[:n].tolist()
-    margin = top2_margin(top_probs).tolist()
-    flat_s, flat_p, flat_t = s.flatten().tolist(), top_probs[:, :k1].flatten().tolist(), \
-        top_tokens[:, :k1].flatten().tolist()
-    Hl = H.tolist()
-    return [Action(slot=j // k1, token=int(flat_t[j]), p=flat_p[j], entropy=Hl[j // k1],
-                   margin=margin[j // k1], score=flat_s[j]) for j in picks]
+    n_max = min(k2, s.shape[1])
+    order = torch.sort(s, dim=1, descending=True, stable=True).indices
+    if late_tokens:
+        # then a stable sort by class: eligible, eligible but late, ineligible
+        late = torch.isin(top_tokens[..., :k1], torch.tensor(sorted(late_tokens),
+                                                             dtype=top_tokens.dtype))
+        rank = torch.where(eligible.unsqueeze(-1), late.long(),
+                           torch.full_like(late.long(), 2)).flatten(1)
+        order = order.gather(1, torch.sort(rank.gather(1, order), dim=1, stable=True).indices)
+    picks = order[:, :n_max]
+    slots = picks // k1
+    flat_s = s.gather(1, picks).tolist()
+    flat_p = top_probs[..., :k1].flatten(1).gather(1, picks).tolist()
+    flat_t = top_tokens[..., :k1].flatten(1).gather(1, picks).tolist()
+    Hs, ms, slot_l = H.gather(1, slots).tolist(), margin.gather(1, slots).tolist(), slots.tolist()
+    out = []
+    for b in range(B):
+        n = min(k2, counts[b] * k1)
+        out.append([Action(slot=slot_l[b][i], token=int(flat_t[b][i]), p=flat_p[b][i],
+                           entropy=Hs[b][i], margin=ms[b][i], score=flat_s[b][i])
+                    for i in range(n)])
+    return out
 
 
 def information_gain(parent_entropy: torch.Tensor, parent_masked: torch.Tensor,
@@ -119,6 +155,23 @@ def information_gain(parent_entropy: torch.Tensor, parent_masked: torch.Tensor,
     remaining[slot] = False
     after = float(child_entropy[remaining].sum())
     return (before - after) / before if before > 0 else 0.0
+
+
+def information_gains(parent_entropy: torch.Tensor, parent_masked: torch.Tensor,
+                      child_entropies: list[torch.Tensor], slots: list[int]) -> list[float]:
+    """:func:`information_gain` of each child of one parent: the parent's total is taken
+    once; each child's remaining total is summed exactly as there (same order, same
+    float32 rounding)."""
+    before = float(parent_entropy[parent_masked].sum())
+    if not child_entropies:
+        return []
+    remaining = parent_masked.repeat(len(slots), 1)
+    remaining[torch.arange(len(slots)), torch.tensor(slots)] = False
+    out = []
+    for H, keep in zip(child_entropies, remaining.unbind(0)):
+        after = float(H[keep].sum())
+        out.append((before - after) / before if before > 0 else 0.0)
+    return out
 
 
 def cumulative_information_gain(root_entropy: torch.Tensor, root_masked: torch.Tensor,

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .decoding import eligible_slots, rollout
+from .decoding import eligible_slots_batch, rollout
 from .events import Backpropagated, Expanded, RootEvaluated, Selected, Simulated
 from .runner import Evaluation, ModelRunner
-from .scores import Action, action_set, information_gain, rollout_information_gain, ucb
+from .scores import Action, action_sets, information_gains, rollout_information_gain, ucb
 
 
 @dataclass(eq=False)
@@ -81,18 +81,34 @@ class MCTS:
         self.root = self._make_node(None, None, runner.evaluate_one(runner.initial_answer()))
 
     # ------------------------------------------------------------------ helpers
-    def _make_node(self, parent: Node | None, action: Action | None, ev: Evaluation) -> Node:
+    def _make_nodes(self, parent: Node | None, actions: list[Action | None],
+                    evs: list[Evaluation]) -> list[Node]:
+        """Nodes for evaluated states, their action sets made in one tensor pass over all
+        of them (the K2 children of an expansion: one pass, not K2)."""
         depth = 0 if parent is None else parent.depth + 1
-        eligible, _ = eligible_slots(ev.masked, self.cfg.block_length)
-        terminal = depth >= self.cfg.lc or not bool(eligible.any())
-        actions = [] if terminal else action_set(
-            ev.top_tokens, ev.top_probs, ev.entropy, eligible, self.cfg.k1, self.cfg.k2,
-            self.cfg.gamma, self.cfg.scoring)
-        node = Node(id=len(self.nodes), parent=parent, action=action, depth=depth,
-                    evaluation=ev, actions=actions, exhausted=terminal or not actions,
-                    candidate=depth >= self.cfg.lc)
-        self.nodes.append(node)
-        return node
+        if depth >= self.cfg.lc:
+            sets = [[] for _ in evs]
+        else:
+            masked = torch.stack([ev.masked for ev in evs])
+            eligible = eligible_slots_batch(masked, self.cfg.block_length)
+            sets = action_sets(torch.stack([ev.top_tokens for ev in evs]),
+                               torch.stack([ev.top_probs for ev in evs]),
+                               torch.stack([ev.entropy for ev in evs]), eligible,
+                               self.cfg.k1, self.cfg.k2, self.cfg.gamma, self.cfg.scoring,
+                               late_tokens=self.runner.model.end_ids
+                               if getattr(self.cfg, "confidence_eos_eot_inf", False) else ())
+        nodes = []
+        for action, ev, acts in zip(actions, evs, sets):
+            # no action means no eligible slot, or depth L_c reached: a terminal node
+            node = Node(id=len(self.nodes), parent=parent, action=action, depth=depth,
+                        evaluation=ev, actions=acts, exhausted=not acts,
+                        candidate=depth >= self.cfg.lc)
+            self.nodes.append(node)
+            nodes.append(node)
+        return nodes
+
+    def _make_node(self, parent: Node | None, action: Action | None, ev: Evaluation) -> Node:
+        return self._make_nodes(parent, [action], [ev])[0]
 
     def root_event(self) -> RootEvaluated:
         return RootEvaluated(node=self.root)
@@ -122,37 +138,49 @@ class MCTS:
 
     def expand(self, leaf: Node) -> tuple[list[Node], int, int]:
         """Children for the leaf's K2 actions, in one batched forward."""
-        answers = []
-        for a in leaf.actions:
-            child = leaf.answer.clone()
-            child[a.slot] = a.token
-            answers.append(child)
+        actions = leaf.actions
+        answers = leaf.answer.repeat(len(actions), 1)
+        answers[torch.arange(len(actions)), torch.tensor([a.slot for a in actions])] = \
+            torch.tensor([a.token for a in actions])
         before = self.runner.forwards
         hits_before = self.runner.cache_hits
         seqs_before = self.runner.sequences
         evs = self.runner.evaluate(answers)
-        children = [self._make_node(leaf, a, ev) for a, ev in zip(leaf.actions, evs)]
+        children = self._make_nodes(leaf, actions, evs)
         leaf.children = children
         self.last_expansion_sequences = self.runner.sequences - seqs_before
         return children, self.runner.forwards - before, self.runner.cache_hits - hits_before
 
     def simulate(self, leaf: Node, children: list[Node]) -> list[float]:
         """Each child's completion and information-gain reward (no forward; with
-        simulation "rollout", k-1 batched forwards, counted in ``self.last_simulation``)."""
-        temperature = 1.0 if self.cfg.simulation == "sample" else 0.0
+        simulation "rollout", k-1 batched forwards, counted in ``self.last_simulation``).
+
+        The children's completions come from one tensor pass over all of them (argmax
+        fills; a sampled fill draws child by child, so the random stream is as before),
+        and the parent's entropy total is taken once."""
         parent = leaf.evaluation
-        rewards = []
-        rolled = self._rollouts(children) if self.cfg.simulation == "rollout" else None
-        for i, ch in enumerate(children):
-            if rolled is not None:
-                ch.completion = rolled[0][i]
-                ch.r_ig = rollout_information_gain(parent.entropy, parent.masked, rolled[1][i],
-                                                   ch.evaluation.masked)
+        if self.cfg.simulation == "rollout":
+            fills, fill_entropy = self._rollouts(children)
+            completions = fills
+            gains = [rollout_information_gain(parent.entropy, parent.masked, fill_entropy[i],
+                                              ch.evaluation.masked)
+                     for i, ch in enumerate(children)]
+        else:
+            evs = [ch.evaluation for ch in children]
+            if self.cfg.simulation == "sample":
+                completions = [ev.completion(self.generator, 1.0) for ev in evs]
             else:
-                ch.completion = ch.evaluation.completion(self.generator, temperature)
-                ch.r_ig = information_gain(parent.entropy, parent.masked,
-                                           ch.evaluation.entropy, ch.action.slot)
-            ch.reward = ch.r_ig
+                masked = torch.stack([ev.masked for ev in evs])
+                best = torch.stack([ev.top_tokens[:, 0] for ev in evs])
+                completions = torch.where(masked, best,
+                                          torch.stack([ev.answer for ev in evs])).unbind(0)
+            gains = information_gains(parent.entropy, parent.masked,
+                                      [ev.entropy for ev in evs],
+                                      [ch.action.slot for ch in children])
+        rewards = []
+        for ch, completion, gain in zip(children, completions, gains):
+            ch.completion = completion
+            ch.r_ig = ch.reward = gain
             if self.verifier is not None:
                 ch.verified = bool(self.verifier(ch.completion))
                 ch.reward += self.cfg.verifier_bonus * ch.verified
@@ -214,9 +242,9 @@ class MCTS:
         yield Expanded(iteration=it, leaf=leaf.id, children=children, forwards=forwards,
                        cached=cached, sequences=self.last_expansion_sequences)
         rewards = self.simulate(leaf, children)
-        decode = self.runner.model.decode_masked
         yield Simulated(iteration=it, children=[c.id for c in children], rewards=rewards,
-                        completions=[decode(c.completion) for c in children],
+                        completion_ids=[c.completion for c in children],
+                        decode=self.runner.model.decode_masked,
                         **(self.last_simulation if self.cfg.simulation == "rollout" else {}))
         updates = self.backpropagate(path, children)
         fresh = self._collect(children)

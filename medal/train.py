@@ -38,7 +38,13 @@ def train(task: str = "countdown", out: str | Path = "assets/countdown", steps: 
           n_embd: int = 128, n_head: int = 4, prompt_length: int | None = None,
           answer_length: int | None = None, threads: int | None = None,
           decompose_share: float | None = None, four_share: float | None = None,
+          uniform_target_share: float | None = None, init: str | Path | None = None,
           log_every: int = 100) -> dict:
+    """Train (or, with ``init``, go on training) a built-in model and save it to ``out``.
+
+    ``init`` starts from an existing checkpoint (its architecture wins; the width/layer
+    arguments must agree with it) and records the earlier stages' commands and times in
+    the new checkpoint, so the whole recipe stays reproducible."""
     if task not in EXAMPLE_MAKERS:
         raise InputError(f"no training data generator for task {task!r}; "
                          f"choose one of: {', '.join(EXAMPLE_MAKERS)}")
@@ -52,7 +58,21 @@ def train(task: str = "countdown", out: str | Path = "assets/countdown", steps: 
     tok = CharTokenizer()
     cfg = TinyConfig(vocab_size=len(tok), prompt_length=prompt_length,
                      answer_length=answer_length, n_layer=n_layer, n_head=n_head, n_embd=n_embd)
-    model = TinyDLM(cfg)
+    previous_stages: list[dict] = []
+    if init is not None:
+        from .models.tiny import load_checkpoint
+        model, meta = load_checkpoint(init)
+        if (model.cfg.n_layer, model.cfg.n_embd, model.cfg.n_head, model.cfg.prompt_length,
+                model.cfg.answer_length) != (n_layer, n_embd, n_head, prompt_length, answer_length):
+            raise InputError(f"--init {init}: its model is {model.cfg.n_layer} layers x "
+                             f"{model.cfg.n_embd} wide ({model.cfg.prompt_length}+"
+                             f"{model.cfg.answer_length} tokens); pass the same --layers, "
+                             "--width and lengths")
+        model.train()
+        old = meta.get("training", {})
+        previous_stages = old.pop("stages", []) + [old]
+    else:
+        model = TinyDLM(cfg)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01, betas=(0.9, 0.98))
     warmup = max(1, steps // 20)
     sched = torch.optim.lr_scheduler.LambdaLR(
@@ -62,14 +82,16 @@ def train(task: str = "countdown", out: str | Path = "assets/countdown", steps: 
     data_options = {}
     if task == "countdown":
         # shares of the training prompts that ask for the step form / use four numbers
-        for name, value in (("p_decompose", decompose_share), ("p_four", four_share)):
+        for name, value in (("p_decompose", decompose_share), ("p_four", four_share),
+                            ("p_uniform_target", uniform_target_share)):
             if value is not None:
                 if not 0.0 <= value <= 1.0:
                     raise InputError(f"{name.replace('p_', '--').replace('_', '-')}-share must lie "
                                      f"in 0..1, got {value}")
                 data_options[name] = value
-    elif decompose_share is not None or four_share is not None:
-        raise InputError("--decompose-share and --four-share are Countdown training options")
+    elif any(v is not None for v in (decompose_share, four_share, uniform_target_share)):
+        raise InputError("--decompose-share, --four-share and --uniform-target-share are "
+                         "Countdown training options")
     t0, losses = time.time(), []
     bar = tqdm(range(steps), desc=f"train {task}", unit="step")
     for step in bar:
@@ -98,7 +120,14 @@ def train(task: str = "countdown", out: str | Path = "assets/countdown", steps: 
                     f"--prompt-length {prompt_length} --answer-length {answer_length} "
                     + (f"--decompose-share {decompose_share} " if decompose_share is not None else "")
                     + (f"--four-share {four_share} " if four_share is not None else "")
+                    + (f"--uniform-target-share {uniform_target_share} "
+                       if uniform_target_share is not None else "")
+                    + (f"--init {init} " if init is not None else "")
                     + (f"--threads {threads} " if threads else "") + f"--out {out}"),
     }}
+    if previous_stages:
+        info["training"]["stages"] = previous_stages
+        info["training"]["total_seconds"] = round(
+            seconds + sum(st.get("seconds", 0) for st in previous_stages), 1)
     save_checkpoint(model, out, info)
     return info

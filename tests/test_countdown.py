@@ -101,3 +101,37 @@ def test_prompt_round_trip_and_decomposition():
     assert get_task("countdown") is COUNTDOWN
     with pytest.raises(InputError):
         get_task("sudoku-9000")
+
+
+def test_all_solutions_cover_exactly_the_reachable_targets():
+    from medal.tasks.countdown import all_solutions, reachable_values, verify
+    for numbers in [(4, 18, 13), (1, 1, 1), (20, 3, 7), (5, 5, 2)]:
+        sols = all_solutions(numbers)
+        reachable = {int(v) for v in reachable_values(numbers)
+                     if v.denominator == 1 and 1 <= v <= 100}
+        assert set(sols) == reachable
+        problem = lambda t: CountdownProblem(numbers, t)  # noqa: E731
+        for target, exprs in sols.items():
+            for expr, steps in exprs:
+                assert verify(expr, problem(target)), (numbers, target, expr)
+                # minimal brackets: no bracket pair around an atom or the whole expression
+                assert not (expr.startswith("(") and expr.endswith(")") and
+                            expr.count("(") == 1), expr
+                if steps is not None:
+                    assert verify(steps, problem(target)), (numbers, target, steps)
+        assert all(type(t) is int for t in sols)
+
+
+def test_uniform_target_training_problems_are_solved_and_spread():
+    import random
+    from medal.tasks import countdown_training_example
+    from medal.tasks.countdown import problem_from_prompt, verify
+    rng = random.Random(3)
+    targets = set()
+    for _ in range(200):
+        prompt, answer = countdown_training_example(rng, p_four=0.0, p_decompose=0.3,
+                                                    p_uniform_target=1.0)
+        problem = problem_from_prompt(prompt)
+        assert problem is not None and verify(answer, problem), (prompt, answer)
+        targets.add(problem.target)
+    assert len(targets) > 60   # the target is drawn over all reachable values, not a few

@@ -544,6 +544,8 @@ class HFDiffusionLM(DiffusionLM):
             out = torch.cat([out[:, :1], out[:, :-1]], dim=1)
         out = out.float()
         out[..., self.mask_id] = float("-inf")
+        # ids without a token (Dream: 152064 logits, 151667 tokens): never chosen
+        out[..., getattr(self, "text_vocab", out.shape[-1]):] = float("-inf")
         return out
 
     def _answer_rows_only(self, rows: int):

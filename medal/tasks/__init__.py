@@ -104,19 +104,28 @@ def get_task(name: str) -> Task:
 
 
 def countdown_training_example(rng: random.Random, p_four: float = 0.1,
-                               p_decompose: float = 0.5, max_answer: int = 28) -> tuple[str, str]:
+                               p_decompose: float = 0.5, max_answer: int = 28,
+                               p_uniform_target: float = 0.0) -> tuple[str, str]:
     """A (prompt, answer) pair for training the built-in Countdown model.
 
     Half the prompts ask for the decomposed (step) form -- the built-in model's reading
     of the paper's task decomposition -- and are answered in steps; the rest are answered
-    with one expression."""
+    with one expression.
+
+    ``p_uniform_target`` of the three-number problems are drawn as the test problems are
+    (:func:`~medal.tasks.countdown.uniform_target_solution`: the target uniform over the
+    reachable ones); the rest are built forwards from random operations, whose targets
+    cluster on easy values."""
     while True:
         n = 4 if rng.random() < p_four else 3
-        sample = _cd.random_solution(rng, n)
-        if sample is None:
-            continue
-        problem, expr, steps = sample
-        decompose = rng.random() < p_decompose
+        if n == 3 and rng.random() < p_uniform_target:
+            problem, expr, steps = _cd.uniform_target_solution(rng)
+        else:
+            sample = _cd.random_solution(rng, n)
+            if sample is None:
+                continue
+            problem, expr, steps = sample
+        decompose = steps is not None and rng.random() < p_decompose
         answer = steps if decompose else expr
         if len(answer) <= max_answer:
             return COUNTDOWN.prompt(problem, decompose=decompose), answer

@@ -272,6 +272,54 @@ def random_solution(rng: random.Random, n_numbers: int) -> tuple[CountdownProble
 _PREC = {"+": 1, "-": 1, "*": 2, "/": 2}
 
 
+def _join(op: str, left: tuple[str, bool], right: tuple[str, bool]) -> str:
+    """``left op right`` with brackets only where precedence needs them."""
+    (ea, atom_a), (eb, atom_b) = left, right
+    a = ea if atom_a or _prec(ea) >= _PREC[op] else f"({ea})"
+    b = eb if atom_b or (_prec(eb) > _PREC[op] or (_prec(eb) == _PREC[op] and op in "+*")) else f"({eb})"
+    return f"{a}{op}{b}"
+
+
+def all_solutions(numbers) -> dict[int, list[tuple[str, str | None]]]:
+    """Every expression over three numbers (each used once, any bracketing), by integer
+    target in range: target -> [(expression, steps or None)]. Steps are given only when
+    every intermediate is a non-negative integer (the step form cannot write others)."""
+    if len(numbers) != 3:
+        raise InputError("all_solutions enumerates three-number problems only")
+    out: dict[int, list[tuple[str, str | None]]] = {}
+    items = [(Fraction(n), str(n), True, []) for n in numbers]
+
+    def rec(items):
+        if len(items) == 1:
+            v, e, _, steps = items[0]
+            if v.denominator == 1 and MIN_TARGET <= v <= MAX_TARGET:
+                out.setdefault(int(v), []).append((e, ",".join(steps) if steps is not None else None))
+            return
+        for i, j in itertools.permutations(range(len(items)), 2):
+            rest = [it for k, it in enumerate(items) if k not in (i, j)]
+            (a, ea, ta, sa), (b, eb, tb, sb) = items[i], items[j]
+            for op, v in _combine(a, b):
+                ok = (sa is not None and sb is not None and v.denominator == 1 and v >= 0)
+                steps = sa + sb + [f"{a}{op}{b}={v}"] if ok else None
+                rec(rest + [(v, _join(op, (ea, ta), (eb, tb)), False, steps)])
+
+    rec(items)
+    return out
+
+
+def uniform_target_solution(rng: random.Random) -> tuple[CountdownProblem, str, str | None]:
+    """A three-number (problem, expression, steps or None) drawn the way
+    :func:`generate_problems` draws test problems: numbers uniform, the target uniform
+    over the reachable whole targets, then one of its solutions at random."""
+    while True:
+        numbers = tuple(rng.randint(MIN_NUMBER, MAX_NUMBER) for _ in range(3))
+        sols = all_solutions(numbers)
+        if sols:
+            target = rng.choice(sorted(sols))
+            expr, steps = rng.choice(sols[target])
+            return CountdownProblem(numbers, target), expr, steps
+
+
 def _prec(expr: str) -> int:
     """Precedence of the top-level operator of ``expr`` (3 for an atom)."""
     depth, lowest = 0, 3

@@ -1,0 +1,191 @@
+"""Bad command lines (issue 9, failure 7): each gives exactly one ``error:`` line and exit
+status 2, before any work starts (no model is loaded, nothing runs), and never a
+traceback or a run without bound."""
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from medal import cli
+
+BIG = "9" * 5000        # beyond Python's 4300-digit limit on int()
+DEEP = "[" * 100_000    # beyond the recursion limit
+
+
+@pytest.fixture
+def files(tmp_path):
+    """Problem files of every wrong kind, and paths that cannot be written."""
+    line = '{"numbers": [4, 18, 13], "target": 20}\n'
+    made = {
+        "latin1": ("# café\n" + line).encode("latin-1"),
+        "utf16": line.encode("utf-16"),
+        "binary": bytes(range(256)) * 4,
+        "empty": b"",
+        "blank": b"\n   \n\t\n",
+        "bigint": ('{"numbers": [' + BIG + ', 1, 2], "target": 3}\n').encode(),
+        "deep": (DEEP + "\n").encode(),
+        "notjson": b"{numbers: 1}\n",
+    }
+    out = {}
+    for name, content in made.items():
+        p = tmp_path / f"{name}.jsonl"
+        p.write_bytes(content)
+        out[name] = str(p)
+    out["dir"] = str(tmp_path)
+    out["missing_dir"] = str(tmp_path / "no" / "such" / "dir" / "x.json")
+    out["missing"] = str(tmp_path / "missing.jsonl")
+    readonly = tmp_path / "ro"
+    readonly.mkdir()
+    readonly.chmod(0o500)
+    out["readonly_dir"] = str(readonly / "x.json")
+    return out
+
+
+P = '--problem={"numbers": [4, 18, 13], "target": 20}'
+#: (name, argv with {placeholders} from the fixture, a word the message must contain)
+BAD = [
+    # parameters out of range (the issue's cases first)
+    ("temperature 1e-320", ["generate", P, "--temperature", "1e-320"], "temperature"),
+    ("slot temperature 1e-320", ["generate", P, "--slot-temperature", "1e-320"], "slot_temperature"),
+    ("seed 2**64", ["generate", P, "--seed", str(2 ** 64)], "seed"),
+    ("seed negative", ["generate", P, "--seed", "-1"], "seed"),
+    ("samples 1000000", ["bench", "--n", "2", "--samples", "1000000"], "samples"),
+    ("n 1e9", ["bench", "--n", "1e9"], "--n"),
+    ("n 10**9", ["bench", "--n", str(10 ** 9)], "--n"),
+    ("k2 1000000", ["bench", "--n", "2", "--k2", "1000000"], "k2"),
+    ("2000 strategies", ["bench", "--n", "2", "--strategies", ",".join(["medal"] * 2000)],
+     "strategies"),
+    ("k1 0", ["generate", P, "--k1", "0"], "k1"),
+    ("candidates 10**6", ["generate", P, "--candidates", str(10 ** 6)], "candidates"),
+    ("max iterations 10**9", ["generate", P, "--max-iterations", str(10 ** 9)], "max_iterations"),
+    ("gen length 10**9", ["generate", P, "--gen-length", str(10 ** 9)], "gen_length"),
+    ("gamma nan", ["generate", P, "--gamma", "nan"], "gamma"),
+    ("c inf", ["generate", P, "--c", "inf"], "c must"),
+    ("temperature 1e9", ["generate", P, "--temperature", "1e9"], "temperature"),
+    ("subtasks 0", ["generate", P, "--subtasks", "0"], "n_subtasks"),
+    ("k2 as text", ["generate", P, "--k2", "many"], "--k2"),
+    ("huge int flag", ["generate", P, "--k1", BIG], "--k1"),
+    ("sweep 2000 values", ["bench", "--n", "2", "--sweep", "lc=" + ",".join(["1"] * 2000)], "sweep"),
+    ("sweep out of range", ["bench", "--n", "2", "--sweep", "k2=1,1000000"], "k2"),
+    ("sweep unknown", ["bench", "--n", "2", "--sweep", "bogus=1"], "sweep"),
+    ("train steps 0", ["train", "--steps", "0", "--out", "{dir}/ckpt"], "--steps"),
+    ("train lr 0", ["train", "--lr", "0", "--out", "{dir}/ckpt"], "--lr"),
+    ("train share 2", ["train", "--decompose-share", "2", "--out", "{dir}/ckpt"], "decompose"),
+    ("train width 10**9", ["train", "--width", str(10 ** 9), "--out", "{dir}/ckpt"], "--width"),
+    # problems given inline
+    ("problem 5000 digits", ["generate", '--problem={"numbers": [' + BIG + ', 1, 2], "target": 3}'],
+     "problem"),
+    ("problem deep", ["generate", "--problem=" + DEEP], "problem"),
+    ("no prompt", ["generate"], "--prompt"),
+    # problem files
+    ("latin-1 file", ["bench", "--problems", "{latin1}"], "UTF-8"),
+    ("UTF-16 file", ["bench", "--problems", "{utf16}"], "UTF-8"),
+    ("binary file", ["bench", "--problems", "{binary}"], "UTF-8"),
+    ("empty file", ["bench", "--problems", "{empty}"], "no problems"),
+    ("blank file", ["bench", "--problems", "{blank}"], "no problems"),
+    ("5000-digit line", ["bench", "--problems", "{bigint}"], "line 1"),
+    ("deep line", ["bench", "--problems", "{deep}"], "nested"),
+    ("not JSON", ["bench", "--problems", "{notjson}"], "not valid JSON"),
+    ("missing file", ["bench", "--problems", "{missing}"], "no problem file"),
+    ("directory as file", ["bench", "--problems", "{dir}"], "no problem file"),
+    ("/dev/zero as file", ["bench", "--problems", "/dev/zero"], "no problem file"),
+    # outputs that cannot be written, found before any work
+    ("trace missing dir", ["generate", P, "--trace", "{missing_dir}"], "does not exist"),
+    ("trace is a dir", ["generate", P, "--trace", "{dir}"], "directory"),
+    ("trace /dev/full", ["generate", P, "--trace", "/dev/full"], "regular file"),
+    ("out missing dir", ["bench", "--n", "2", "--out", "{missing_dir}"], "does not exist"),
+    ("out is a dir", ["bench", "--n", "2", "--out", "{dir}"], "directory"),
+    ("out /dev/full", ["bench", "--n", "2", "--out", "/dev/full"], "regular file"),
+    ("train out /dev/full", ["train", "--out", "/dev/full"], "not a directory"),
+    ("train out missing", ["train", "--out", "{missing_dir}"], "does not exist"),
+    # commands and flags
+    ("unknown command", ["bogus"], "invalid choice"),
+    ("unknown flag", ["generate", P, "--frobnicate"], "unrecognized"),
+    ("serve port 0", ["serve", "--port", "0"], "--port"),
+    ("serve bad limit", ["serve", "--max-samples", "0"], "MEDAL_MAX_SAMPLES"),
+]
+if os.geteuid() != 0:  # root may write anywhere
+    BAD.append(("trace read-only dir", ["generate", P, "--trace", "{readonly_dir}"],
+                "not writable"))
+
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """Any model load, training or Streamlit start means work began: fail loudly."""
+    import medal.models
+    import medal.train
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("work started before the bad invocation was refused")
+
+    monkeypatch.setattr(medal.models, "load_model", refuse)
+    monkeypatch.setattr(medal.train, "train", refuse)
+    import streamlit.web.cli
+    monkeypatch.setattr(streamlit.web.cli, "main", refuse)
+
+
+@pytest.mark.parametrize("name, argv, word", BAD, ids=[b[0] for b in BAD])
+def test_bad_invocation_is_one_error_line_and_exit_2(name, argv, word, files, no_work, capsys):
+    argv = [a.format(**files) if "{" in a and not a.startswith(("--problem=", "[")) else a
+            for a in argv]
+
+    def hang(*_):
+        raise TimeoutError("no answer within 60 s")
+    old = signal.signal(signal.SIGALRM, hang)
+    signal.alarm(60)
+    try:
+        try:
+            status = cli.main(argv)
+        except SystemExit as exc:       # argparse's own refusals
+            status = exc.code
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    out, err = capsys.readouterr()
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert status == 2, (status, err)
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert word.lower() in lines[0].lower(), lines[0]
+    assert "Traceback" not in err and not out
+
+
+def test_every_parameter_documents_its_range():
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for command in ("generate", "bench", "train"):
+        for action in sub.choices[command]._actions:
+            if action.type in (int, float) and action.dest not in ("help",):
+                assert "range" in (action.help or ""), (command, action.dest)
+
+
+def test_unwritable_output_found_before_the_run(tmp_path, monkeypatch, capsys):
+    """Failure 7: --trace to a missing folder was found only after the whole run."""
+    import medal.models
+    calls = []
+    monkeypatch.setattr(medal.models, "load_model", lambda *a, **k: calls.append(a))
+    status = cli.main(["generate", P, "--trace", str(tmp_path / "nope" / "t.json")])
+    assert status == 2 and not calls
+
+
+def test_good_invocation_still_runs(tmp_path, capsys):
+    trace = tmp_path / "t.json"
+    status = cli.main(["generate", P, "--max-iterations", "3", "--candidates", "1",
+                       "--trace", str(trace), "--no-compare"])
+    assert status == 0 and trace.is_file()
+    from medal.trace import load_trace
+    assert load_trace(trace)["run"]["strategy"] == "medal"
+
+
+def test_a_disk_that_fills_up_is_an_error_line(monkeypatch, tmp_path, capsys):
+    import medal.cli
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device", str(tmp_path / "t.json"))
+    monkeypatch.setattr("medal.trace.write_trace", full)
+    status = medal.cli.main(["generate", P, "--max-iterations", "2", "--candidates", "1",
+                             "--trace", str(tmp_path / "t.json"), "--no-compare"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1 and "No space left" in err[0]
