@@ -70,7 +70,7 @@ def test_examples_open_with_board_expression_and_candidates(app, tmp_path):
     expect(pg.locator('[data-testid="stPlotlyChart"]').first).to_be_visible()
     shot(pg, "candidates", size)
     open_tab(pg, "Entropy")
-    expect(pg.get_by_text("padding slots hidden", exact=False)).to_be_visible(timeout=30_000)
+    expect(pg.get_by_text("padding slots hidden", exact=False).first).to_be_visible(timeout=30_000)
     shot(pg, "entropy-trimmed", size)
     pg.get_by_text("Show the padding after the end of the answer").click()
     wait_idle(pg)
