@@ -140,7 +140,7 @@ _PAGE = """<!DOCTYPE html>
 body { font-family: system-ui, sans-serif; margin: 0; color: #222; }
 header { padding: 10px 16px; background: #f6f6f6; border-bottom: 1px solid #ddd; }
 header h1 { font-size: 18px; margin: 0 0 4px 0; }
-#meta { font-size: 13px; color: #555; }
+#meta { font-size: 13px; color: #555; line-height: 1.9; }
 #meta code { background: #fff; padding: 1px 4px; border: 1px solid #ddd; }
 #controls { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; padding: 8px 16px;
   position: sticky; top: 0; background: #fff; border-bottom: 1px solid #eee; z-index: 5; }
