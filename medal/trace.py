@@ -204,11 +204,11 @@ class TraceRecorder:
                                                     for it in self.trace["iterations"]
                                                     if it["expansion"]) + (1 if self.trace["tree"] else 0)}
         if self.trace["search"]:
-            # the finals are known only now (the winner's phase C came after the choice)
+            # the finals are known only now (the winner's phase C came after the choice):
+            # from the result's records, not from the copy taken at the choice
             finals = {r["node"]: r.get("final") for r in res.get("candidates") or []}
             for rec in self.trace["search"]["candidate_scores"]:
-                rec["final"] = finals.get(rec["node"])
-                self.trace["tree"]["nodes"][rec["node"]]["candidate_final"] = rec.get("final")
+                self.trace["tree"]["nodes"][rec["node"]]["candidate_final"] = finals.get(rec["node"])
         if e.comparison is not None:
             comp = jsonable(e.comparison.to_json())
             comp.pop("entropy_rows", None)

@@ -41,10 +41,14 @@ def _run(model, task: str, problem) -> tuple[dict, bool | None, bool | None]:
     return run.trace, result.verified, run.comparison.verified
 
 
-def find(model, task: str, want, seed: int) -> tuple[dict, int]:
-    """The first problem (of SCAN generated with ``seed``) whose run satisfies ``want``."""
+def find(model, task: str, want, seed: int, greedy_wrong: bool = False) -> tuple[dict, int]:
+    """The first problem (of SCAN generated with ``seed``) whose run satisfies ``want``
+    (``greedy_wrong``: only problems greedy gets wrong, checked first -- it is cheap)."""
     problems = get_task(task).generate(SCAN, seed=seed)
     for i, problem in enumerate(problems):
+        if greedy_wrong and Run(model, task=task, problem=problem, strategy="greedy").finish().verified:
+            continue
+        print(f"  {task} problem #{i}", flush=True)
         trace, medal_ok, greedy_ok = _run(model, task, problem)
         if want(trace, medal_ok, greedy_ok):
             return trace, i
@@ -77,7 +81,7 @@ def main() -> int:
     ]
     index = []
     for name, task, model, want, title, description in specs:
-        trace, i = find(model, task, want, seed=2026)
+        trace, i = find(model, task, want, seed=2026, greedy_wrong=task == "countdown")
         write_trace(trace, EXAMPLES_DIR / f"{name}.json")
         res, comp = trace["result"], trace["comparison"]["result"]
         print(f"{name}: problem #{i} {trace['run']['prompt']!r}: MEDAL {res['text']!r} "

@@ -19,7 +19,7 @@ from medal.engine import Run
 from medal.models import load_model
 from medal.trace import dumps, loads_trace, write_trace
 from medal.viz import export
-from medal.viz.common import main_phase
+from medal.viz.timeline import positions
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,37 +38,25 @@ def _data(html: str) -> dict:
     return json.loads(gzip.decompress(base64.b64decode(m.group(1))))
 
 
-def test_timeline_has_every_event(trace):
-    positions = export.timeline(trace)
-    n_it = len(trace["iterations"])
-    phase_c = [s for s in trace["decode"] if s["phase"] == main_phase(trace)]
-    greedy = trace["comparison"]["steps"]
-    assert len(positions) == 1 + 4 * n_it + 1 + len(phase_c) + len(greedy) + 1
-    assert [p.kind for p in positions[1:5]] == list(export.MCTS_PHASES)
-    assert positions[-1].kind == "finished" and export.trace_at(trace, positions[-1]) is trace
-
-
-def test_positions_replay_the_search_phase_by_phase(trace):
-    nodes = trace["tree"]["nodes"]
+def test_a_frame_per_timeline_position(trace):
+    pos = positions(trace)
+    frames = [export.frame(trace, i) for i in range(len(pos))]
+    assert [f["kind"] for f in frames] == [p.kind for p in pos]
+    assert frames[0]["title"] == "Start" and frames[-1]["title"] == "Finished"
+    kinds = [f["kind"] for f in frames]
     for it in trace["iterations"]:
         k = it["iteration"]
-        sel = export.trace_at(trace, export.Position("selection", k))
-        exp = export.trace_at(trace, export.Position("expansion", k))
-        sim = export.trace_at(trace, export.Position("simulation", k))
-        bp = export.trace_at(trace, export.Position("backpropagation", k))
-        born_before = {n["id"] for n in nodes if n["created_iteration"] < k}
-        assert {n["id"] for n in sel["tree"]["nodes"]} == born_before
-        new = set(it["expansion"]["children"])
-        assert {n["id"] for n in exp["tree"]["nodes"]} == born_before | new
-        # expanded but not simulated: no reward yet; simulated: the recorded r_IG
-        assert all(n["r_ig"] is None for n in exp["tree"]["nodes"] if n["id"] in new)
-        assert all(n["r_ig"] is not None for n in sim["tree"]["nodes"] if n["id"] in new)
-        # N changes only at backpropagation, to the values it recorded
-        assert all(n["N"] == 0 for n in sim["tree"]["nodes"] if n["id"] in new)
-        updated = {u["node"]: u["N"] for u in it["backpropagation"]["updates"]}
-        assert all(n["N"] == updated[n["id"]] for n in bp["tree"]["nodes"] if n["id"] in updated)
-        assert sel["iterations"][-1]["expansion"] is None and bp["iterations"][-1]["backpropagation"]
-        assert sel["result"] is None and sel["search"] is None
+        at = {f["kind"]: f for f in frames if f["iteration"] == k}
+        assert set(at) == {"selection", "expansion", "simulation", "backpropagation"}
+        born_before = sum(n["created_iteration"] < k for n in trace["tree"]["nodes"])
+        assert at["selection"]["tree"]["total"] == born_before
+        assert at["expansion"]["tree"]["total"] == born_before + len(it["expansion"]["children"])
+    # the candidate table appears at the choice, the greedy board with the comparison
+    first_choice = kinds.index("candidate_chosen")
+    assert all(not f["candidates"] for f in frames[:first_choice])
+    assert all(f["candidates"] for f in frames[first_choice:])
+    assert frames[-1]["task"].count('class="medal-board"') == 2
+    assert frames[first_choice]["task"].count('class="medal-board"') == 1
 
 
 def test_export_is_self_contained(trace):
@@ -80,7 +68,7 @@ def test_export_is_self_contained(trace):
     assert "Plotly.react" in html and "vis.Network" in html
     assert export.plotly_js()[:2000] in html     # plotly.js inlined from the plotly package
     data = _data(html)
-    assert len(data["frames"]) == len(export.timeline(trace))
+    assert len(data["frames"]) == len(positions(trace))
     assert data["frames"][-1]["candidates"] and data["frames"][-1]["task"]
     assert set(data["inspector"]) == {str(n["id"]) for n in trace["tree"]["nodes"]}
 
@@ -96,7 +84,7 @@ def test_every_trace_string_is_escaped(trace):
         node["sequence"] = bad
     for step in evil["decode"]:
         step["token_texts"] = [bad] * len(step["token_texts"])
-    evil["search"]["candidate_scores"][0]["final"]["text"] = bad
+    evil["tree"]["nodes"][evil["search"]["winner"]]["candidate_final"]["text"] = bad
     html = export.export_html(evil)
     assert "alert(1)</script>" not in html and "<img src=x" not in html
     # the page's own script elements are the only ones
@@ -112,7 +100,7 @@ def test_baseline_trace_exports():
     html = export.export_html(run.trace)
     data = _data(html)
     assert all(f["tree"] is None for f in data["frames"])
-    assert len(data["frames"]) == len(run.trace["decode"]) + 1
+    assert len(data["frames"]) == 1 + len(run.trace["decode"]) + 1   # started, steps, finished
 
 
 def test_cli_export(tmp_path, trace):

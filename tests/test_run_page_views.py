@@ -35,7 +35,7 @@ def test_an_example_opens_in_one_click(example):
     # the candidate comparison: who would win by which rule, a table per candidate
     frames = [d.value for d in at.dataframe]
     rules = next(f for f in frames if "would pick" in f.columns)
-    assert list(rules["rule"]) == ["cumulative IG (MEDAL's rule)", "Q (mean reward in the tree)",
+    assert list(rules["rule"]) == ["cumulative IG ← this run's rule", "Q (mean reward in the tree)",
                                    "the verifier"]
     table = next(f for f in frames if "final answer" in f.columns)
     assert table["final answer"].notna().all() and "None" not in set(table["final answer"])

@@ -99,14 +99,16 @@ def test_every_candidate_has_its_final_answer_and_verdict(sudoku_trace):
     scores = sudoku_trace["search"]["candidate_scores"]
     assert len(scores) == GenerationConfig().candidates
     win = sudoku_trace["search"]["winner"]
+    nodes = {n["id"]: n for n in sudoku_trace["tree"]["nodes"]}
     for r in scores:
-        assert r["final"] is not None and r["final"]["verified"] in (True, False)
+        final = nodes[r["node"]]["candidate_final"]      # recorded when the run finished
+        assert final is not None and final["verified"] in (True, False)
         assert r["completion_verified"] in (True, False)
         if r["node"] == win:   # the winner's final is the run's answer
-            assert r["final"]["text"] == sudoku_trace["result"]["text"]
-            assert "display_only" not in r["final"]
+            assert final["text"] == sudoku_trace["result"]["text"]
+            assert "display_only" not in final
         else:
-            assert r["final"]["display_only"] is True
+            assert final["display_only"] is True
     # display completions are not part of the run: no phase-C steps of the losers
     assert {s["phase"] for s in sudoku_trace["decode"]} == {"phase_c"}
     rows = candidates.candidate_rows(sudoku_trace)
@@ -132,8 +134,8 @@ def test_display_completions_leave_the_run_unchanged(sudoku_model, monkeypatch):
 def test_winners_by_rule_and_near_tie(sudoku_trace):
     wins = candidates.winners_by(sudoku_trace)
     win = sudoku_trace["search"]["winner"]
-    assert wins["cumulative IG (MEDAL's rule)"] == f"node {win}"
-    assert set(wins) == {"cumulative IG (MEDAL's rule)", "Q (mean reward in the tree)",
+    assert wins["cumulative IG ← this run's rule"] == f"node {win}"
+    assert set(wins) == {"cumulative IG ← this run's rule", "Q (mean reward in the tree)",
                          "the verifier"}
     scores = sudoku_trace["search"]["candidate_scores"]
     igs = sorted((r["cumulative_ig"] for r in scores), reverse=True)
@@ -163,7 +165,8 @@ def test_candidate_panel_stays_a_table_with_many(countdown_model):
 
 def test_candidate_strings_are_escaped(sudoku_trace):
     evil = copy.deepcopy(sudoku_trace)
-    evil["search"]["candidate_scores"][0]["final"]["text"] = "<img src=x onerror=alert(1)>"
+    node = evil["search"]["candidate_scores"][0]["node"]
+    evil["tree"]["nodes"][node]["candidate_final"]["text"] = "<img src=x onerror=alert(1)>"
     html = candidates.candidate_table_html(evil)
     assert "<img" not in html and "&lt;img" in html
 
@@ -246,3 +249,20 @@ def test_order_view_fills_in_while_running(countdown_model):
     assert "current search path" in order_html(run.trace)
     run.finish(until=lambda e: e.kind == "decode_step" and e.phase == "compare_greedy")
     assert sum(s.step is not None for s in slot_tokens(run.trace, "greedy")) >= 1
+
+
+def test_panel_follows_the_rollout_choice(sudoku_model):
+    trace = _trace(sudoku_model, "sudoku", SUDOKU.example_problems[3],
+                   candidate_choice="rollout")
+    win = trace["search"]["winner"]
+    wins = candidates.winners_by(trace)
+    assert wins["rollout IG ← this run's rule"] == f"node {win}"
+    assert "cumulative IG" in wins                 # the search's figure, for comparison
+    rows = candidates.candidate_rows(trace)
+    assert all(r.rollout_ig is not None and r.final is not None for r in rows)
+    assert all("rollout IG" in r.as_table_row() for r in rows)
+    tied = copy.deepcopy(trace)
+    ranked = sorted(tied["search"]["candidate_scores"], key=lambda r: -r["rollout_ig"])
+    if len(ranked) > 1:
+        ranked[1]["rollout_ig"] = ranked[0]["rollout_ig"] * (1 - 1e-4)
+        assert "rollout IG is within" in candidates.near_tie(tied)

@@ -1,7 +1,8 @@
 """The candidate comparison: every candidate side by side, and who would win by what.
 
 MEDAL picks the candidate with the highest cumulative information gain from the root
-(paper eq. 9). The panel puts that figure beside the candidate's Q (its mean reward in
+(paper eq. 9; with ``candidate_choice`` rollout or vote, by each candidate's phase-C
+rollout instead -- the panel then shows those figures too and marks the rule used). The panel puts that figure beside the candidate's Q (its mean reward in
 the tree) and the verdict of the task's verifier on what the candidate becomes:
 
 * its **rollout** -- the one-shot completion the simulation phase made from it;
@@ -37,6 +38,8 @@ class CandidateRow:
     final: str | None            # the phase-C answer (or the rollout when none recorded)
     final_verified: bool | None
     final_source: str            # "phase C (the run's answer)", "phase C (for display)", ...
+    rollout_ig: float | None = None   # candidate_choice rollout/vote: IG of its phase-C rollout
+    votes: int | None = None          # candidate_choice vote: rollouts sharing its answer
 
     def as_table_row(self) -> dict:
         """Plain values for a table: "—" for unknowns, never None."""
@@ -51,7 +54,9 @@ class CandidateRow:
                 "verdict": verdict_text(self.final_verified),
                 "answer from": self.final_source,
                 "rollout": self.rollout if self.rollout is not None else "—",
-                "rollout verdict": verdict_text(self.rollout_verified)}
+                "rollout verdict": verdict_text(self.rollout_verified),
+                **({"rollout IG": fmt(self.rollout_ig)} if self.rollout_ig is not None else {}),
+                **({"votes": self.votes} if self.votes is not None else {})}
 
 
 def verdict_text(verified: bool | None) -> str:
@@ -91,8 +96,17 @@ def candidate_rows(trace: dict) -> list[CandidateRow]:
             gap=(best - ig) if best is not None and ig is not None else None,
             q=finite(r.get("Q", node.get("Q"))), n=r.get("N", node.get("N")),
             rollout=rollout, rollout_verified=rollout_ok, final=text, final_verified=ok,
-            final_source=source))
+            final_source=source, rollout_ig=finite(r.get("rollout_ig")), votes=r.get("votes")))
     return rows
+
+
+def choice_rule(trace: dict) -> str:
+    """How the run chose: "search" (the cumulative IG of the search's commitments, the
+    default), "rollout" (each candidate's phase-C rollout) or "vote"."""
+    return (trace.get("run") or {}).get("config", {}).get("candidate_choice") or "search"
+
+
+RULE_NAMES = {"search": "cumulative IG", "rollout": "rollout IG", "vote": "votes"}
 
 
 def winners_by(trace: dict) -> dict[str, str]:
@@ -110,8 +124,14 @@ def winners_by(trace: dict) -> dict[str, str]:
         ids = [r.node for r in known if key(r) == best]
         return ", ".join(f"node {i}" for i in ids) + (" (tie)" if len(ids) > 1 else "")
 
-    out = {"cumulative IG (MEDAL's rule)": top(lambda r: r.cumulative_ig),
+    used = choice_rule(trace)
+    mark = " ← this run's rule"
+    out = {"cumulative IG" + (mark if used == "search" else ""): top(lambda r: r.cumulative_ig),
            "Q (mean reward in the tree)": top(lambda r: r.q)}
+    if any(r.rollout_ig is not None for r in rows):
+        out["rollout IG" + (mark if used == "rollout" else "")] = top(lambda r: r.rollout_ig)
+    if any(r.votes is not None for r in rows):
+        out["votes" + (mark if used == "vote" else "")] = top(lambda r: r.votes)
     verdicts = [r for r in rows if r.final_verified is not None]
     if not verdicts:
         out["the verifier"] = "— (no verifier for this prompt)"
@@ -123,9 +143,13 @@ def winners_by(trace: dict) -> dict[str, str]:
 
 
 def near_tie(trace: dict, margin: float = NEAR_TIE) -> str | None:
-    """A warning when the runner-up's cumulative IG is within ``margin`` (relative to the
-    winner's) of the winner's; None otherwise."""
-    igs = sorted((r.cumulative_ig for r in candidate_rows(trace) if r.cumulative_ig is not None),
+    """A warning when the runner-up's figure is within ``margin`` (relative to the
+    winner's) of the winner's; None otherwise. The figure is the one that chose: the
+    cumulative IG, or with ``candidate_choice`` rollout/vote the rollout IG."""
+    by_rollout = choice_rule(trace) in ("rollout", "vote")
+    what = "rollout IG" if by_rollout else "cumulative IG"
+    igs = sorted((v for r in candidate_rows(trace)
+                  if (v := (r.rollout_ig if by_rollout else r.cumulative_ig)) is not None),
                  reverse=True)
     if len(igs) < 2:
         return None
@@ -134,7 +158,7 @@ def near_tie(trace: dict, margin: float = NEAR_TIE) -> str | None:
     rel = gap / abs(first) if first else (0.0 if gap == 0 else float("inf"))
     if rel >= margin:
         return None
-    return (f"Near tie: the runner-up's cumulative IG is within {rel:.2%} of the winner's "
+    return (f"Near tie: the runner-up's {what} is within {rel:.2%} of the winner's "
             f"({first:.4f} vs {second:.4f}, gap {gap:.2g}; warned below {margin:.0%}). "
             "A difference this small can flip with the model's noise: compare the "
             "candidates' answers, not just the scores.")

@@ -21,110 +21,16 @@ from pathlib import Path
 
 from .board import task_view_html
 from .candidates import candidate_table_html
-from .common import esc, main_phase, nodes_by_id, run_config, run_info
+from .common import esc, nodes_by_id, run_config, run_info
 from .heatmap import entropy_grid
 from .inspector import action_table, node_badges, node_label, node_stats, sequence_html
 from .order import answer_end, order_html, order_summary
 from .phases import current_phase, progress
+from .timeline import positions, trace_at
 from .tree import VIS_OPTIONS, tree_view, vis_assets
 
-MCTS_PHASES = ("selection", "expansion", "simulation", "backpropagation")
 EXPORT_MAX_NODES = 60       # tree nodes drawn per position (the most visited are kept)
 INSPECTOR_MAX_NODES = 400   # nodes given an inspector card
-
-
-@dataclass(frozen=True)
-class Position:
-    """One point of the run's timeline."""
-    kind: str                   # root, an MCTS phase, candidate_chosen, decode, compare_greedy, finished
-    iteration: int = 0
-    index: int = 0              # decode / greedy step index
-
-
-def timeline(trace: dict) -> list[Position]:
-    """Every event of the run in order: the root, the four phases of each iteration, the
-    candidate choice, each decoding step, each greedy step, and the finished run."""
-    out: list[Position] = []
-    if trace.get("tree"):
-        out.append(Position("root"))
-        for it in trace.get("iterations") or []:
-            for phase in MCTS_PHASES:
-                if it.get(phase) is not None:
-                    out.append(Position(phase, it["iteration"]))
-    if (trace.get("search") or {}).get("winner") is not None:
-        out.append(Position("candidate_chosen"))
-    phase = main_phase(trace)
-    n_main = sum(1 for s in trace.get("decode") or [] if s["phase"] == phase)
-    out += [Position("decode", index=j) for j in range(n_main)]
-    n_greedy = len((trace.get("comparison") or {}).get("steps") or [])
-    out += [Position("compare_greedy", index=j) for j in range(n_greedy)]
-    out.append(Position("finished"))
-    return out
-
-
-def _search_at(trace: dict, k: int, phase: str) -> dict:
-    """The trace during iteration ``k`` just after ``phase`` (root: k = 0)."""
-    iterations = trace.get("iterations") or []
-    done_through = k if phase == "backpropagation" else k - 1
-    stats: dict[int, dict] = {}
-    ucbs: dict[int, float | None] = {}
-    for it in iterations[:k]:
-        for level in it["selection"]["levels"]:
-            for row in level:
-                ucbs[row["node"]] = row["ucb"]
-        bp = it.get("backpropagation")
-        if bp and it["iteration"] <= done_through:
-            for u in bp["updates"]:
-                stats[u["node"]] = u
-    made_by = k if phase in ("expansion", "simulation", "backpropagation") else k - 1
-    fresh = phase == "expansion"          # children made, not yet simulated
-    nodes = []
-    for node in trace["tree"]["nodes"]:
-        created = node.get("created_iteration", 0)
-        if created > max(made_by, 0):
-            continue
-        s = stats.get(node["id"], {"N": 0, "W": 0.0, "Q": 0.0})
-        copy = dict(node, N=s["N"], W=s["W"], Q=s["Q"], ucb=ucbs.get(node["id"]))
-        copy.pop("candidate_final", None)
-        if fresh and created == k and k > 0:
-            copy.update(r_ig=None, reward=None, verified=None, completion=None,
-                        completion_ids=None)
-        nodes.append(copy)
-    kept = [dict(it) for it in iterations[:k]]
-    if kept:
-        last = kept[-1]
-        after = MCTS_PHASES[MCTS_PHASES.index(phase) + 1:] if phase in MCTS_PHASES else ()
-        for later in after:
-            last[later] = None
-    out = dict(trace)
-    out.update(tree={"root": trace["tree"]["root"], "nodes": nodes}, iterations=kept,
-               search=None, decode=[], result=None, comparison=None, timing={})
-    out.pop("stats", None)
-    return out
-
-
-def trace_at(trace: dict, pos: Position) -> dict:
-    """The trace as it stood at ``pos`` (views render it unchanged)."""
-    if pos.kind == "finished":
-        return trace
-    if pos.kind == "root":
-        return _search_at(trace, 0, "root")
-    if pos.kind in MCTS_PHASES:
-        return _search_at(trace, pos.iteration, pos.kind)
-    out = dict(trace, decode=[], result=None, comparison=None, timing={})
-    out.pop("stats", None)
-    if pos.kind == "candidate_chosen":
-        return out
-    phase = main_phase(trace)
-    main = [s for s in trace.get("decode") or [] if s["phase"] == phase]
-    if pos.kind == "decode":
-        out["decode"] = main[: pos.index + 1]
-        return out
-    out["decode"] = main
-    comparison = trace.get("comparison") or {}
-    out["comparison"] = dict(comparison, steps=(comparison.get("steps") or [])[: pos.index + 1],
-                             result=None)
-    return out
 
 
 # ---------------------------------------------------------------------- frames
@@ -143,12 +49,14 @@ def _tree_json(trace: dict) -> dict:
             "shown": view.shown}
 
 
-def frame(trace: dict, pos: Position) -> dict:
-    """Everything the exported page shows at one position."""
-    t = trace_at(trace, pos)
+def frame(trace: dict, index: int) -> dict:
+    """Everything the exported page shows at position ``index`` of the run's timeline
+    (:mod:`.timeline`, the same positions the app steps through)."""
+    pos = positions(trace)[index]
+    t = trace_at(trace, index)
     info = current_phase(t)
     frac, caption = progress(t)
-    out = {"kind": pos.kind, "title": info.title, "detail": info.detail,
+    out = {"kind": pos.kind, "label": pos.label, "title": info.title, "detail": info.detail,
            "explanation": info.explanation, "iteration": info.iteration,
            "progress": 1.0 if pos.kind == "finished" else frac, "caption": caption,
            "order": order_html(t), "task": task_view_html(t) or "",
@@ -194,8 +102,7 @@ def _inline_js(code: str) -> str:
 
 def export_html(trace: dict) -> str:
     """The whole run as one HTML document."""
-    positions = timeline(trace)
-    frames = [frame(trace, p) for p in positions]
+    frames = [frame(trace, i) for i in range(len(positions(trace)))]
     cfg = run_config(trace)
     model = run_info(trace, "model") or {}
     meta = {"strategy": run_info(trace, "strategy", ""), "prompt": run_info(trace, "prompt", ""),
@@ -233,7 +140,7 @@ _PAGE = """<!DOCTYPE html>
 body { font-family: system-ui, sans-serif; margin: 0; color: #222; }
 header { padding: 10px 16px; background: #f6f6f6; border-bottom: 1px solid #ddd; }
 header h1 { font-size: 18px; margin: 0 0 4px 0; }
-#meta { font-size: 13px; color: #555; }
+#meta { font-size: 13px; color: #555; line-height: 1.9; }
 #meta code { background: #fff; padding: 1px 4px; border: 1px solid #ddd; }
 #controls { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; padding: 8px 16px;
   position: sticky; top: 0; background: #fff; border-bottom: 1px solid #eee; z-index: 5; }
