@@ -290,14 +290,15 @@ def _generate(args) -> int:
 def add_config_arguments(g) -> None:
     """Flags for every GenerationConfig field (generate and bench share them); each help
     ends with the range the engine accepts (medal.config.RANGES)."""
-    from .config import MIN_TEMPERATURE, RANGES
+    from .config import MIN_PAIR_TEMPERATURE, MIN_TEMPERATURE, RANGES
 
     def ranged(action):
         name = action.dest
         if name in RANGES:
             low, high = RANGES[name]
-            extra = (f"0 or {MIN_TEMPERATURE:g}..{high}" if name in ("temperature",
-                                                                      "slot_temperature")
+            extra = (f"0 or {MIN_TEMPERATURE:g}..{high}"
+                     if name in ("temperature", "slot_temperature")
+                     else f"0 or {MIN_PAIR_TEMPERATURE:g}..{high}" if name == "pair_temperature"
                      else f"{low}..{high}")
             action.help = f"{action.help}; range {extra}"
         return action

@@ -72,11 +72,14 @@ RANGES: dict[str, tuple] = {
     "verifier_bonus": (0, 1_000_000), "gen_length": (1, 4096), "steps": (1, 4096),
     "block_length": (1, 4096), "temperature": (0, 100), "slot_temperature": (0, 100),
     "eb_threshold": (0, 1_000_000), "samples": (1, 100), "n_subtasks": (1, 16),
-    "seed": (0, 4_294_967_295),
+    "seed": (0, 4_294_967_295), "rollout_steps": (1, 4096), "pair_temperature": (0, 100),
 }
 #: a sampling temperature is 0 (argmax) or at least this: below it softmax(x / T)
 #: overflows float32 and sampling fails
 MIN_TEMPERATURE = 1e-3
+#: phase C's pair sampling takes softmax(s / T) with s in [0, 1]: stable for any T down to
+#: this; below it s / T overflows
+MIN_PAIR_TEMPERATURE = 1e-6
 
 
 @dataclass(frozen=True)
@@ -154,6 +157,9 @@ class GenerationConfig:
             v = getattr(self, name)
             need(v == 0 or v >= MIN_TEMPERATURE,
                  f"{name} must be 0 (argmax) or at least {MIN_TEMPERATURE:g}, got {v!r}")
+        need(self.pair_temperature == 0 or self.pair_temperature >= MIN_PAIR_TEMPERATURE,
+             f"pair_temperature must be 0 (off) or at least {MIN_PAIR_TEMPERATURE:g}, "
+             f"got {self.pair_temperature!r}")
         for name in ("logits_eos_inf", "confidence_eos_eot_inf", "complete_candidates",
                      "one_per_parent"):
             v = getattr(self, name)

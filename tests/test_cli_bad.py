@@ -50,6 +50,8 @@ BAD = [
     # parameters out of range (the cases first)
     ("temperature 1e-320", ["generate", P, "--temperature", "1e-320"], "temperature"),
     ("slot temperature 1e-320", ["generate", P, "--slot-temperature", "1e-320"], "slot_temperature"),
+    ("pair temperature 1e-320", ["generate", P, "--strategy", "medal-no-mcts",
+                                 "--pair-temperature", "1e-320"], "pair_temperature"),
     ("seed 2**64", ["generate", P, "--seed", str(2 ** 64)], "seed"),
     ("seed negative", ["generate", P, "--seed", "-1"], "seed"),
     ("samples 1000000", ["bench", "--n", "2", "--samples", "1000000"], "samples"),
