@@ -81,6 +81,8 @@ export default function (component) {
     });
     fit.onclick = () => s.network.fit({animation: {duration: 300}});
     STATE.set(parentElement, s);
+    globalThis.__medalTreeNetwork = network;     // for the browser tests and benchmark
+    globalThis.__medalTreeBox = box;
     initialView(s, data);
   } else {
     sync(s.nodes, prep(data.nodes));
@@ -122,8 +124,10 @@ export default function (component) {
       const t = (e.composedPath && e.composedPath()[0]) || e.target;
       const tag = ((t && t.tagName) || "").toLowerCase();
       const role = t && t.getAttribute ? t.getAttribute("role") : null;
-      if (["input", "textarea", "select", "button"].includes(tag) || (t && t.isContentEditable)
-          || ["slider", "tab", "combobox", "option", "listbox", "radio"].includes(role)) return;
+      if (["input", "textarea", "select"].includes(tag) || (t && t.isContentEditable)
+          || ["slider", "tab", "combobox", "option", "listbox", "radio", "switch",
+              "checkbox"].includes(role)) return;
+      if (tag === "button" && e.key === " ") return;     // Space presses a focused button
       const action = keys[e.key];
       if (!action || !g.enabled) return;
       e.preventDefault();
