@@ -269,7 +269,8 @@ def _on_node() -> None:
 
 
 def _on_position() -> None:
-    STATE.setdefault("cursor", {})[STATE["source_id"]] = STATE["w_position"]
+    # the slider counts positions from 1, like the progress caption
+    STATE.setdefault("cursor", {})[STATE["source_id"]] = STATE["w_position"] - 1
     STATE["playing"] = False
 
 
@@ -472,8 +473,8 @@ def phase_header(trace: dict | None, index: int, n_positions: int) -> None:
 def timeline_slider(index: int, n_positions: int, source_id: str) -> None:
     if n_positions < 2:
         return
-    STATE["w_position"] = index
-    st.slider("Timeline: position", 0, n_positions - 1, key="w_position",
+    STATE["w_position"] = index + 1
+    st.slider("Timeline: position", 1, n_positions, key="w_position",
               on_change=_on_position, label_visibility="collapsed",
               help="Every event of the run is a position: drag, or use ← → (Space plays).")
 

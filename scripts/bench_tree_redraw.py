@@ -119,7 +119,7 @@ def main() -> int:
             # search, minus the clicks
             pos = positions(trace)
             start = next(i for i, q in enumerate(pos) if q.kind == "search_finished")
-            timeline = pg.locator(f'[role="slider"][aria-valuemax="{len(pos) - 1}"]').first
+            timeline = pg.locator(f'[role="slider"][aria-valuemax="{len(pos)}"]').first
             timeline.focus()
             timeline.press("Home")
             for _ in range(start - args.clicks):

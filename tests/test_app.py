@@ -112,7 +112,7 @@ def test_search_phase_by_phase_then_to_the_end(app):
     # the timeline goes back through the search, phase by phase
     from medal.viz.timeline import index_of_iteration_end
     trace = app.session_state["run"].trace
-    app.slider(key="w_position").set_value(index_of_iteration_end(trace, 1)).run()
+    app.slider(key="w_position").set_value(index_of_iteration_end(trace, 1) + 1).run()
     assert phase(app) == "Backpropagation · iteration 1"
     button(app, "Previous").click().run()
     assert phase(app) == "Simulation · iteration 1"
@@ -213,8 +213,8 @@ def test_uploaded_trace_is_replayed_without_a_model(app):
     assert len(app.tabs) == 5
     from medal.viz.timeline import positions
     replay = app.slider(key="w_position")
-    assert replay.max == len(positions(trace)) - 1
-    replay.set_value(1).run()
+    assert replay.min == 1 and replay.max == len(positions(trace))
+    replay.set_value(2).run()
     assert phase(app) == "Root evaluation"
     assert "run" not in app.session_state           # nothing was run, no model loaded
 
@@ -273,7 +273,7 @@ def test_state_survives_page_switches_in_every_mode(app):
     trace = make_trace(lc=2, candidates=2)
     upload(app, "run.json", dumps(trace).encode())
     assert phase(app) == "Finished"
-    app.slider(key="w_position").set_value(3).run()
+    app.slider(key="w_position").set_value(4).run()
     assert phase(app) == "Expansion · iteration 1"
     app.switch_page("pages/how_medal_works.py").run()
     app.switch_page("pages/run.py").run()

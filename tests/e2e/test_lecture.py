@@ -23,15 +23,22 @@ TREE = "#medal-tree"
 
 
 def shot(pg, name: str) -> None:
+    pg.mouse.move(2, 2)                   # no hover tooltip in the picture
+    pg.wait_for_timeout(300)
     pg.screenshot(path=str(ARTIFACTS / f"lecture-{name}.png"))
+    tree = pg.locator(TREE)
+    if tree.count() and tree.is_visible():   # the main area scrolls: the tree, in view
+        tree.scroll_into_view_if_needed()
+        pg.wait_for_timeout(300)
+        pg.screenshot(path=str(ARTIFACTS / f"lecture-{name}-tree.png"))
 
 
 def tree_drawn(pg) -> int:
     """Waits for the in-page tree (no iframe) to have drawn, returns its draw counter."""
     box = pg.locator(TREE)
-    expect(box).to_have_count(1, timeout=30_000)
+    expect(box).to_have_count(1, timeout=90_000)   # a loaded machine: be patient
     expect(box).to_have_attribute("data-drawn", __import__("re").compile(r"\d+"),
-                                  timeout=30_000)
+                                  timeout=60_000)
     assert pg.locator(f'iframe[srcdoc*="medal-tree"]').count() == 0
     return int(box.get_attribute("data-drawn"))
 
@@ -56,6 +63,9 @@ def node_point(pg, nid: int) -> tuple[float, float]:
 
 def test_lecture(page, tmp_path):
     pg = page
+    console = open(ARTIFACTS / "lecture-console.log", "w")
+    pg.on("console", lambda m: console.write(f"{m.type}: {m.text}\n"))
+    pg.on("pageerror", lambda e: console.write(f"pageerror: {e}\n"))
     pg.set_viewport_size(LARGE)
     set_number(pg, "L_c: slots committed by the search", 2)
     set_number(pg, "C: candidates to collect", 3)
@@ -91,12 +101,15 @@ def test_lecture(page, tmp_path):
 
     # a node click opens it in the inspector, its slots framed in the order strip
     tree_drawn(pg)
+    pg.locator(TREE).scroll_into_view_if_needed()
+    pg.wait_for_timeout(300)
     x, y = node_point(pg, 1)
     pg.mouse.click(x, y)
     expect(pg.get_by_text("Node 1:", exact=False)).to_be_visible(timeout=30_000)
     expect(pg.get_by_role("tab", name="Inspector", exact=True)).to_have_attribute(
         "aria-selected", "true")
-    expect(pg.locator('[data-highlight="1"]').first).to_be_visible()
+    framed = pg.get_by_role("tabpanel", name="Inspector").locator('[data-highlight="1"]')
+    expect(framed.first).to_be_visible()
     shot(pg, "3-node-click-inspector-1440")
 
     # page switches keep the run, its position and every setting
@@ -117,7 +130,8 @@ def test_lecture(page, tmp_path):
     phase_is(pg, "Finished", timeout=180_000)
     wait_idle(pg)
     open_tab(pg, "Trace file")
-    with pg.expect_download() as info:
+    wait_idle(pg)                          # the tab switch reruns the page
+    with pg.expect_download(timeout=120_000) as info:
         click(pg, "Download trace (JSON)")
     assert info.value.suggested_filename.startswith("medal-countdown-medal-seed0-")
     saved = tmp_path / info.value.suggested_filename
