@@ -198,7 +198,7 @@ def test_rewards_and_ucb_recompute(trace):
             assert r is None
             continue
         assert r["r_ig (recomputed)"] == pytest.approx(r["r_ig (recorded)"], rel=1e-4, abs=1e-6)
-        u = inspector.ucb_breakdown(trace, nid)
+        u = (inspector.ucb_breakdown(trace, nid) or {}).get("last selection")
         if u and u["N"]:
             assert u["ucb (recomputed)"] == pytest.approx(u["ucb (recorded)"], rel=1e-9)
             checked += 1
