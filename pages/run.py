@@ -1,8 +1,12 @@
 """MEDAL Explorer -- the Run page: watch MEDAL think, step by step.
 
-Layout only: the run is driven by ``medal.viz.controller`` and every figure and HTML
-block is built by ``medal.viz`` from the trace dict -- the same dict for a live run
-(``run.trace``) and for an uploaded trace file.
+Layout only: the run is driven by ``medal.viz.controller``; every figure and HTML block is
+built by ``medal.viz`` from the trace dict -- the same dict for a live run (``run.trace``)
+and for an uploaded trace file. Both are stepped on one timeline (``medal.viz.timeline``):
+every event is a position, and what the page shows is the trace as it stood there.
+
+All state lives in ``st.session_state`` under plain keys (the run, the loaded trace, the
+timeline cursor, a copy of every setting), so page switches and reruns keep it.
 """
 from __future__ import annotations
 
@@ -16,10 +20,9 @@ from medal.engine import STRATEGIES
 from medal.errors import MedalError, TraceError
 from medal.tasks import TASKS
 from medal.trace import MAX_TRACE_BYTES, dumps, loads_trace
-from medal.viz import (current_phase, entropy_heatmap, iteration_count, order_html,
-                       order_summary, phase_cycle_html, progress, trace_at_iteration,
-                       tree_html, tree_view)
-from medal.viz import inspector
+from medal.viz import (current_phase, entropy_heatmap, order_html, order_summary,
+                       phase_cycle_html, progress)
+from medal.viz import components, inspector, timeline
 from medal.viz.safe import md
 # --- issue 10b views (candidates, task views, examples, export) ---
 from medal.viz import board as task_board
@@ -27,35 +30,48 @@ from medal.viz import candidates as cand_view
 from medal.viz.examples import list_examples, load_example
 from medal.viz.export import export_html
 # --- end issue 10b ---
-from medal.viz.controller import (PARAMETERS, advance, app_threads, create_run, load_options,
-                                  make_config)
+from medal.viz.controller import (PARAMETERS, SPEEDS, advance, app_threads, create_run,
+                                  download_name, k2_note, make_config, prompt_note)
+from medal.viz.tree import component_data, tree_view
 
 DEFAULT_MODEL = getattr(models, "DEFAULT_MODEL", "builtin:countdown")
 DEVICES = tuple(getattr(models, "DEVICES", ("auto",)))
 DTYPES = tuple(getattr(models, "DTYPE_CHOICES", ("auto",)))
 DEFERRED_DOWNLOAD = Version(st.__version__) >= Version("1.52")
-CHUNK_SECONDS = 0.5      # "Run to end" works in chunks; Stop is honoured between them
+CHUNK_SECONDS = 0.5      # "Run to end" (jump) works in chunks; Stop is honoured between them
+TABS = ["Tree", "Answer", "Candidates", "Entropy", "Unmasking order", "Inspector",
+        "Trace file"]
+END_MODES = ("animate", "jump")
+MISSING = "—"            # how every table shows a missing value
 
-# ---------------------------------------------------------------- widget state
-# Streamlit forgets a page's widget values when another page is shown; keep a copy.
+# ---------------------------------------------------------------- state
+# Streamlit forgets a page's widget values when the widget is not drawn (another page, the
+# other source); every setting is copied into ``saved_widgets`` and restored from it.
 WIDGET_DEFAULTS = {"w_model": DEFAULT_MODEL, "w_task": next(iter(TASKS)),
                    "w_device": "auto", "w_dtype": "auto",
                    "w_strategy": "medal", "w_source": "Live run", "w_max_nodes": 40,
                    "w_padding": False,
+                   "w_speed": 1.0, "w_end_mode": "jump", "w_presenter": False,
                    **{f"w_{p.name}": p.default for p in PARAMETERS}}
+STATE = st.session_state
 
 
 def _restore_widgets() -> None:
-    saved = st.session_state.setdefault("saved_widgets", {})
+    saved = STATE.setdefault("saved_widgets", {})
     for key, default in WIDGET_DEFAULTS.items():
-        if key not in st.session_state:
-            st.session_state[key] = saved.get(key, default)
+        if key not in STATE:
+            STATE[key] = saved.get(key, default)
+    for key in ("w_prompt", "w_example"):
+        if key not in STATE and saved.get(key) is not None:
+            STATE[key] = saved[key]
 
 
 def _save_widgets() -> None:
-    st.session_state["saved_widgets"] = {k: st.session_state[k] for k in WIDGET_DEFAULTS
-                                         if k in st.session_state}
-    st.session_state["saved_widgets"]["w_prompt"] = st.session_state.get("w_prompt")
+    """Merge (never replace): the settings of the source not shown stay saved."""
+    saved = STATE.setdefault("saved_widgets", {})
+    for key in (*WIDGET_DEFAULTS, "w_prompt", "w_example"):
+        if key in STATE:
+            saved[key] = STATE[key]
 
 
 # ---------------------------------------------------------------- model (operator's list)
@@ -81,11 +97,12 @@ def load_model_or_error(spec: str, options: dict):
 
 
 def model_settings(sb) -> tuple[str, dict]:
-    """The model picker: a model from the operator's list, device and dtype; a read-only
-    line says whether remote code is allowed."""
+    """The sidebar's model section: a model from the operator's list, device and dtype;
+    a read-only line says whether remote code is allowed."""
+    sb.subheader("Model")
     allowed = SERVING.models
-    if st.session_state.get("w_model") not in allowed:
-        st.session_state["w_model"] = DEFAULT_MODEL if DEFAULT_MODEL in allowed else allowed[0]
+    if STATE.get("w_model") not in allowed:
+        STATE["w_model"] = DEFAULT_MODEL if DEFAULT_MODEL in allowed else allowed[0]
     spec = sb.selectbox("Model", allowed, key="w_model",
                         help="The models this server offers: the built-in tiny models (CPU) "
                              "and any the operator added (MEDAL_MODELS).")
@@ -100,17 +117,17 @@ def model_settings(sb) -> tuple[str, dict]:
 
 # ---------------------------------------------------------------- sidebar: settings
 def _use_example() -> None:
-    st.session_state["w_prompt"] = st.session_state["w_example"]
+    STATE["w_prompt"] = STATE["w_example"]
 
 
 def _task_changed() -> None:
     """A new task: its first example prompt, and its built-in model if one was in use."""
-    task = TASKS[st.session_state["w_task"]]
+    task = TASKS[STATE["w_task"]]
     first = task.format_prompt(task.example_problems[0])
-    st.session_state["w_example"] = st.session_state["w_prompt"] = first
-    if (st.session_state.get("w_model", "").strip().startswith("builtin:")
+    STATE["w_example"] = STATE["w_prompt"] = first
+    if (STATE.get("w_model", "").strip().startswith("builtin:")
             and f"builtin:{task.name}" in SERVING.models):
-        st.session_state["w_model"] = f"builtin:{task.name}"
+        STATE["w_model"] = f"builtin:{task.name}"
 
 
 def _number_widget(p, container):
@@ -133,21 +150,22 @@ def _number_widget(p, container):
 
 def sidebar_settings() -> dict:
     sb = st.sidebar
-    sb.subheader("Model")
     spec, options = model_settings(sb)
     sb.subheader("Task and prompt")
     task_name = sb.selectbox("Task", list(TASKS), key="w_task", on_change=_task_changed,
                              help="How a prompt is formatted and an answer verified.")
     task = TASKS[task_name]
     examples = [task.format_prompt(p) for p in task.example_problems]
-    if st.session_state.get("w_example") not in examples:
-        st.session_state["w_example"] = examples[0]
+    if STATE.get("w_example") not in examples:
+        STATE["w_example"] = examples[0]
     sb.selectbox("Example prompts", examples, key="w_example", on_change=_use_example)
-    if "w_prompt" not in st.session_state:
-        st.session_state["w_prompt"] = (st.session_state["saved_widgets"].get("w_prompt")
-                                        or examples[0])
+    if "w_prompt" not in STATE:
+        STATE["w_prompt"] = examples[0]
     prompt = sb.text_area("Prompt", key="w_prompt", height=80,
                           help="Pick an example above or write your own.")
+    note = prompt_note(task_name, prompt)
+    if note:
+        sb.warning(note)
     strategy = sb.selectbox("Strategy", list(STRATEGIES), key="w_strategy",
                             help="medal: MCTS initialisation + phase C. The others are the "
                                  "paper's baselines and ablations.")
@@ -185,99 +203,215 @@ def start_run(settings: dict):
     except MedalError as exc:
         st.error(md(f"Cannot start this run: {exc}"))
         return None
-    st.session_state["run"] = run
-    st.session_state["run_settings"] = settings_key(settings)
-    st.session_state["run_id"] = st.session_state.get("run_id", 0) + 1
+    STATE["run"] = run
+    STATE["run_settings"] = settings_key(settings)
+    STATE["run_id"] = STATE.get("run_id", 0) + 1
+    STATE["run_started_at"] = time.time()
+    STATE["run_notes"] = [n for n in (k2_note(run.config, run.strategy),) if n]
     return run
-
-
-def _request(action: str) -> None:
-    """Button callbacks run before the page: the buttons then render in the new state."""
-    if action == "stop":
-        st.session_state["running"] = False
-    elif action == "reset":
-        for key in ("run", "running", "run_settings", "last_step_ms", "pending", "events",
-                    "trace_cache"):
-            st.session_state.pop(key, None)
-    else:
-        st.session_state["pending"] = action
 
 
 def step_or_error(run, mode: str, **limits) -> bool:
     """Advance the run; on failure show why (no traceback) and stop running."""
     try:
         events = advance(run, mode, **limits)
-        st.session_state["events"] = st.session_state.get("events", 0) + len(events)
+        STATE["events"] = STATE.get("events", 0) + len(events)
         return True
     except Exception as exc:  # the model or the engine failed mid-run
-        st.session_state["running"] = False
-        st.session_state["events"] = st.session_state.get("events", 0) + 1  # trace moved
+        STATE["running"] = STATE["playing"] = False
+        STATE["events"] = STATE.get("events", 0) + 1  # trace moved
         detail = str(exc) if isinstance(exc, MedalError) else f"{type(exc).__name__}: {exc}"
         st.error(md(f"The run failed: {detail}. Press Reset to start again."))
         return False
 
 
+def step_one_position(run) -> bool:
+    """Advance the engine until the timeline has one more position (or the run ends)."""
+    before = len(timeline.positions(run.trace))
+    t0 = time.perf_counter()
+    while not run.done and len(timeline.positions(run.trace)) <= before:
+        if not step_or_error(run, "phase"):
+            return False
+    STATE["last_step_ms"] = (time.perf_counter() - t0) * 1000
+    return True
+
+
 def run_trace(run) -> dict:
     """``run.trace``, rebuilt only when the run has moved: clicking a tab or moving a
-    slider reuses it (building it is the largest part of a UI step's cost)."""
-    key = (st.session_state.get("run_id"), st.session_state.get("events", 0))
-    cached = st.session_state.get("trace_cache")
+    slider reuses it."""
+    key = (STATE.get("run_id"), STATE.get("events", 0))
+    cached = STATE.get("trace_cache")
     if cached is not None and cached[0] == key:
         return cached[1]
     trace = run.trace
-    st.session_state["trace_cache"] = (key, trace)
+    STATE["trace_cache"] = (key, trace)
     return trace
 
 
-def live_section(settings: dict) -> dict | None:
-    action = st.session_state.pop("pending", None)
-    run = st.session_state.get("run")
-    if action and run is None:
-        run = start_run(settings)
-    elif run is not None and st.session_state.get("run_settings") != settings_key(settings):
-        st.info("The settings changed since this run started: press Reset to run with them.")
-    if run is not None and action:
-        t0 = time.perf_counter()
-        if action == "end":
-            st.session_state["running"] = True
-        elif step_or_error(run, action):
-            st.session_state["last_step_ms"] = (time.perf_counter() - t0) * 1000
-    running = run is not None and st.session_state.get("running", False)
-    busy = (run is not None and run.done) or running
-    cols = st.columns(5)
-    cols[0].button("Next phase", disabled=busy, on_click=_request, args=("phase",),
-                   help="One event: one MCTS phase (selection, expansion, simulation, "
-                        "backpropagation) or one decoding step.")
-    cols[1].button("Next iteration", disabled=busy, on_click=_request, args=("iteration",),
-                   help="Up to the end of the next MCTS iteration (its backpropagation); "
-                        "past the search, one decoding step.")
-    cols[2].button("Run to end", disabled=busy, on_click=_request, args=("end",),
-                   type="primary")
-    cols[3].button("Stop", disabled=not running, on_click=_request, args=("stop",),
-                   help="Pause a run to the end; step on or run on from where it stopped.")
-    cols[4].button("Reset", on_click=_request, args=("reset",),
-                   help="Discard this run; the next step starts a new one with the current "
-                        "settings.")
-    bar = st.empty()
-    if run is None:
-        st.info("Press **Next phase**, **Next iteration** or **Run to end** to start a run "
-                "with the settings in the sidebar.")
-        return None
-    if running:
-        # In chunks: a click on Stop (or any widget) interrupts the page between two
-        # chunks, and the run resumes on the next page run unless Stop was pressed.
-        while not run.done:
-            if not step_or_error(run, "end", max_seconds=CHUNK_SECONDS):
-                break
-            frac, caption = progress(run_trace(run))
-            bar.progress(frac, text=f"Running… {caption}. Press Stop to pause.")
+# ---------------------------------------------------------------- timeline actions
+def _request(action: str) -> None:
+    """Buttons, keys and the play timer only ask; :func:`navigate` acts, in page order."""
+    if action == "stop":
+        STATE["running"] = STATE["playing"] = False
+    elif action == "reset":
+        for key in ("run", "running", "run_settings", "last_step_ms", "pending", "events",
+                    "trace_cache", "playing", "run_notes"):
+            STATE.pop(key, None)
+        STATE.get("cursor", {}).pop(f"live-{STATE.get('run_id', 0)}", None)
+        STATE["inspect_node"] = None
+    else:
+        STATE["pending"] = action
+
+
+def _on_nav() -> None:
+    value = components.trigger("medal_nav", "nav")
+    if isinstance(value, dict) and value.get("action"):
+        _request(value["action"])
+
+
+def _on_node() -> None:
+    value = components.trigger("medal_tree", "node")
+    if isinstance(value, int):
+        STATE["inspect_node"] = value
+        STATE["w_tab"] = "Inspector"
+
+
+def _on_position() -> None:
+    # the slider counts positions from 1, like the progress caption
+    STATE.setdefault("cursor", {})[STATE["source_id"]] = STATE["w_position"] - 1
+    STATE["playing"] = False
+
+
+def navigate(action: str | None, live_run, trace: dict | None, source_id: str,
+             settings: dict | None) -> dict | None:
+    """Apply ``action`` to the timeline (stepping the live run when at its head); returns
+    the (possibly grown) full trace."""
+    if not action:
+        return trace
+    cursors = STATE.setdefault("cursor", {})
+    if live_run is None and settings is not None and action in (
+            "phase", "next", "iteration", "end", "toggle", "tick", "last"):
+        live_run = start_run(settings)
+        if live_run is None:
+            STATE["playing"] = False
+            return None
+        source_id = f"live-{STATE['run_id']}"
+        STATE["source_id"] = source_id
+        trace = run_trace(live_run)
+    if trace is None:
+        return trace
+    pos = timeline.positions(trace)
+    last = len(pos) - 1
+    cur = cursors.get(source_id)
+    cur = last if cur is None else min(cur, last)
+    at_head = cur >= last
+
+    def go(index):
+        cursors[source_id] = None if index is None or index >= last else max(0, index)
+
+    if action in ("next", "phase", "tick"):
+        if not at_head:
+            go(cur + 1)
+        elif live_run is not None and not live_run.done:
+            step_one_position(live_run)
+            go(None)
+        elif action == "tick":
+            STATE["playing"] = False
+    elif action == "prev":
+        go(cur - 1)
+        STATE["playing"] = False
+    elif action == "first":
+        go(0)
+        STATE["playing"] = False
+    elif action == "last":
+        go(None)
+    elif action == "iteration":
+        later = [i for i, p in enumerate(pos) if i > cur and p.kind in timeline.ITERATION_ENDS]
+        if later:
+            go(later[0])
+        elif live_run is not None and not live_run.done:
+            t0 = time.perf_counter()
+            if step_or_error(live_run, "iteration"):
+                STATE["last_step_ms"] = (time.perf_counter() - t0) * 1000
+            go(None)
         else:
-            st.session_state["running"] = False
-            st.rerun()  # draw the buttons and the views of the finished run
-    trace = run_trace(run)
-    frac, caption = progress(trace)
-    bar.progress(1.0 if run.done else frac, text=caption)
-    return trace
+            go(None)
+    elif action == "toggle":
+        playing = not STATE.get("playing", False)
+        if playing and at_head and (live_run is None or live_run.done):
+            go(0)                        # play a finished timeline from its start
+        STATE["playing"] = playing
+    elif action == "end":
+        if STATE.get("w_end_mode") == "animate":
+            STATE["playing"] = True
+        elif live_run is not None and not live_run.done:
+            STATE["running"] = True
+            go(None)
+        else:
+            go(None)
+    return run_trace(live_run) if live_run is not None else trace
+
+
+# ---------------------------------------------------------------- controls
+def controls(live: bool, live_run, at_head: bool, at_start: bool, has_trace: bool) -> None:
+    running = STATE.get("running", False)
+    playing = STATE.get("playing", False)
+    finished = not live or (live_run is not None and live_run.done)
+    end_reached = has_trace and at_head and finished
+    cols = st.columns([1, 1, 1.1, 1, 1, 1] + ([0.8, 0.8] if live else []))
+    cols[0].button("Previous", disabled=at_start or running or not has_trace,
+                   on_click=_request, args=("prev",), help="One position back (← key).")
+    cols[1].button("Next phase", disabled=end_reached or running, on_click=_request,
+                   args=("next",), type="primary",
+                   help="One position on (→ key): one MCTS phase (selection, expansion, "
+                        "simulation, backpropagation), the candidate choice, or one "
+                        "decoding step.")
+    cols[2].button("Next iteration", disabled=end_reached or running, on_click=_request,
+                   args=("iteration",),
+                   help="To the end of the next MCTS iteration (its backpropagation); past "
+                        "the search, one step.")
+    cols[3].button("Pause" if playing else "Play", disabled=running or not (has_trace or live),
+                   on_click=_request, args=("toggle",),
+                   help="Step on by itself at the chosen speed (Space key).")
+    cols[4].button("Run to end", disabled=end_reached or running, on_click=_request,
+                   args=("end",),
+                   help="Animate to the end at the chosen speed, or jump there (sidebar: "
+                        "Playback).")
+    cols[5].button("Start of run", disabled=at_start or running or not has_trace,
+                   on_click=_request, args=("first",), help="Back to the first position "
+                                                            "(Home key).")
+    if live:
+        cols[6].button("Stop", disabled=not (running or playing), on_click=_request,
+                       args=("stop",),
+                       help="Pause a run to the end; step on or run on from where it "
+                            "stopped.")
+        cols[7].button("Reset", on_click=_request, args=("reset",),
+                       help="Discard this run; the next step starts a new one with the "
+                            "current settings.")
+
+
+def playback_settings() -> None:
+    with st.sidebar.expander("Playback", expanded=False):
+        st.select_slider("Speed (seconds per position)", SPEEDS, key="w_speed",
+                         help="For Play and for an animated Run to end.")
+        st.radio("Run to end", END_MODES, key="w_end_mode", horizontal=True,
+                 format_func=lambda m: {"animate": "animate", "jump": "jump"}[m],
+                 help="animate: step to the end at the chosen speed; jump: straight to the "
+                      "end.")
+
+
+def presenter_style() -> None:
+    """Presenter mode: large type, the sidebar hidden, keyboard stepping."""
+    st.html("""<style>
+      section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
+      [data-testid="stExpandSidebarButton"] { display: none !important; }
+      .stMainBlockContainer, [data-testid="stMainBlockContainer"] {
+        max-width: 100% !important; padding-left: 1.5rem; padding-right: 1.5rem; }
+      [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li,
+      [data-testid="stCaptionContainer"] { font-size: 1.35rem !important; }
+      [data-testid="stMarkdownContainer"] h4 { font-size: 2.1rem !important; }
+      button p { font-size: 1.15rem !important; }
+    </style>""")
 
 
 # ---------------------------------------------------------------- uploaded trace
@@ -286,13 +420,8 @@ def upload_section() -> dict | None:
         "Trace file (JSON)", type=["json"], key="w_upload",
         help=f"A trace exported by this app or by `python -m medal generate --trace`; at "
              f"most {MAX_TRACE_BYTES // 2**20} MB. No model is needed to inspect it.")
-    if up is None:
-        st.info("Upload a trace in the sidebar to replay and inspect it without a model.")
-        return None
-    cached = st.session_state.get("uploaded")
-    if cached and cached[0] == up.file_id:
-        trace, error = cached[1], cached[2]
-    else:
+    cached = STATE.get("uploaded")
+    if up is not None and not (cached and cached[0] == up.file_id):
         trace, error = None, None
         if up.size > MAX_TRACE_BYTES:
             error = (f"{up.name} is {up.size / 2**20:.1f} MB; traces are limited to "
@@ -302,19 +431,29 @@ def upload_section() -> dict | None:
                 trace = loads_trace(up.getvalue(), MAX_TRACE_BYTES)
             except TraceError as exc:
                 error = str(exc)
-        st.session_state["uploaded"] = (up.file_id, trace, error)
-    if error:
-        st.error(md(f"Cannot read {up.name}: {error}"))
+        STATE["uploaded"] = cached = (up.file_id, trace, error)
+        STATE["uploaded_name"] = up.name
+        STATE["inspect_node"] = None
+    if not cached:
+        st.info("Upload a trace in the sidebar to replay and inspect it without a model.")
         return None
-    st.sidebar.success(md(f"Loaded {up.name}: {trace['run']['strategy']} on "
+    name = STATE.get("uploaded_name", "the trace")
+    trace, error = cached[1], cached[2]
+    if error:
+        st.error(md(f"Cannot read {name}: {error}"))
+        return None
+    st.sidebar.success(md(f"Loaded {name}: {trace['run']['strategy']} on "
                           f"{trace['run']['model'].get('name')}"))
+    if up is None:
+        st.sidebar.caption("The trace stays loaded until another file is uploaded.")
     return trace
 
 
 # ---------------------------------------------------------------- issue 10b: examples
 def _open_example(name: str) -> None:
-    st.session_state["w_source"] = "Example"
-    st.session_state["example_name"] = name
+    STATE["w_source"] = "Example"
+    STATE["example_name"] = name
+    STATE["inspect_node"] = None
 
 
 def example_buttons(container) -> None:
@@ -336,14 +475,14 @@ def _example_trace(name: str) -> dict:
 def example_section() -> dict | None:
     """The example chosen with :func:`example_buttons`, replayed like an uploaded trace."""
     shipped = {e.name: e for e in list_examples()}
-    name = st.session_state.get("example_name")
+    name = STATE.get("example_name")
     if name not in shipped:
         st.info("Pick an example run in the sidebar.")
         return None
     try:
         trace = _example_trace(name)
     except MedalError as exc:
-        st.error(f"Cannot open the example {name}: {exc}")
+        st.error(md(f"Cannot open the example {name}: {exc}"))
         return None
     st.sidebar.success(f"Example: {shipped[name].title}")
     st.caption(shipped[name].description)
@@ -351,16 +490,24 @@ def example_section() -> dict | None:
 # ---------------------------------------------------------------- end issue 10b: examples
 
 
+def run_parameters(trace: dict) -> None:
+    """The prompt and parameters a trace was made with (shown as text: they come from the
+    trace, which may be anyone's upload)."""
+    run = trace.get("run") or {}
+    with st.expander("Prompt and parameters of this run", expanded=False):
+        st.text(f"Strategy: {run.get('strategy')} · model: "
+                f"{(run.get('model') or {}).get('name')}")
+        st.text("Prompt:")
+        st.code(run.get("prompt") or "", language=None)
+        if run.get("model_prompt") and run.get("model_prompt") != run.get("prompt"):
+            st.text("Prompt as given to the model (with the decomposition guidance):")
+            st.code(run["model_prompt"], language=None)
+        table([{"parameter": k, "value": "" if v is None else str(v)}
+               for k, v in (run.get("config") or {}).items()])
+
+
 # ---------------------------------------------------------------- views
-def show_frame(html: str, height: int) -> None:
-    if hasattr(st, "iframe"):
-        st.iframe(html, height=height)
-    else:  # Streamlit < 1.52
-        import streamlit.components.v1 as components
-        components.html(html, height=height, scrolling=False)
-
-
-def phase_header(trace: dict | None) -> None:
+def phase_header(trace: dict | None, index: int, n_positions: int) -> None:
     info = current_phase(trace)
     head = f"#### Phase: {info.title}"
     if info.iteration:
@@ -373,48 +520,47 @@ def phase_header(trace: dict | None) -> None:
         st.caption(md(info.detail))  # the run's own tokens and answer: text, not Markdown
 
 
-def replay_control(trace: dict, source_id: str) -> dict:
-    """For a finished or uploaded run: a slider back through the search iterations."""
-    n_iter = iteration_count(trace)
-    in_progress = st.session_state.get("w_source") == "Live run" and trace.get("result") is None
-    if not n_iter or in_progress:
-        return trace
-    k = st.slider("Replay: the run as it stood after iteration", 0, n_iter, n_iter,
-                  key=f"replay-{source_id}",
-                  help="Step back through the search; the last position is the whole run.")
-    return trace_at_iteration(trace, k)
+def timeline_slider(index: int, n_positions: int, source_id: str) -> None:
+    if n_positions < 2:
+        return
+    STATE["w_position"] = index + 1
+    st.slider("Timeline: position", 1, n_positions, key="w_position",
+              on_change=_on_position, label_visibility="collapsed",
+              help="Every event of the run is a position: drag, or use ← → (Space plays).")
 
 
-def views(shown: dict, trace: dict, source_id: str) -> None:
-    """The tabs, drawing ``shown`` (a replay position of ``trace``)."""
-    tabs = st.tabs(["Tree", "Answer", "Candidates", "Entropy", "Unmasking order", "Inspector",
-                    "Trace file"])
-    with tabs[0]:
-        tree_tab(shown)
-    with tabs[1]:   # --- issue 10b: the view shaped like the task ---
+def views(shown: dict, trace: dict, source_id: str, new: list[int], sim: list[int]) -> None:
+    """The tabs, drawing ``shown`` (the timeline's position in ``trace``)."""
+    tabs = st.tabs(TABS, key="w_tab", on_change="rerun")
+    nid = selected_node(shown)
+    with tabs[TABS.index("Tree")]:
+        tree_tab(shown, source_id, new, sim, nid)
+    with tabs[TABS.index("Answer")]:   # --- issue 10b: the view shaped like the task ---
         task_tab(shown)
-    with tabs[2]:   # --- issue 10b: the candidate comparison ---
+    with tabs[TABS.index("Candidates")]:   # --- issue 10b: the candidate comparison ---
         candidates_tab(shown)
-    with tabs[3]:
+    with tabs[TABS.index("Entropy")]:
         # --- issue 10b: padding after the answer hidden unless asked for ---
         padding = st.toggle("Show the padding after the end of the answer", key="w_padding",
                             help="Slots after the first end-of-sequence token are padding; "
                                  "they are hidden by default.")
-        st.plotly_chart(entropy_heatmap(shown, show_padding=padding),
-                        config={"displaylogo": False}, key=f"heatmap-{source_id}")
+        figure = inspector.outline_slots(entropy_heatmap(shown, show_padding=padding),
+                                         highlight_slots(shown, nid))
+        st.plotly_chart(figure, config={"displaylogo": False}, key=f"heatmap-{source_id}")
         st.caption("Entropy of every masked slot before each step (blank: already unmasked); "
                    "the token in a cell is the one unmasked there. MEDAL's first rows are the "
                    "search's commitments along the winner's path (during the search: the "
-                   "current path).")
-    with tabs[4]:
-        st.html(order_html(shown))
-        st.dataframe(order_summary(shown), hide_index=True)
+                   "current path). Outlined columns: the slots committed by the node open in "
+                   "the inspector.")
+    with tabs[TABS.index("Unmasking order")]:
+        st.html(order_html(shown, highlight=highlight_slots(shown, nid)))
+        table(order_summary(shown))
         st.caption("seconds: wall-clock time of the run, from its start to its answer -- "
                    "for a run stepped by hand it includes the pauses between steps; model "
                    "seconds: time inside the model's forward passes.")
-    with tabs[5]:
-        inspector_tab(shown)
-    with tabs[6]:
+    with tabs[TABS.index("Inspector")]:
+        inspector_tab(shown, nid)
+    with tabs[TABS.index("Trace file")]:
         trace_tab(trace)
 
 
@@ -435,12 +581,12 @@ def candidates_tab(trace: dict) -> None:
         return
     tie = cand_view.near_tie(trace)
     if tie:
-        st.warning(tie)
+        st.warning(md(tie))
     wins = cand_view.winners_by(trace)
-    st.dataframe([{"rule": k, "would pick": v} for k, v in wins.items()], hide_index=True)
+    table([{"rule": k, "would pick": v} for k, v in wins.items()])
     st.plotly_chart(cand_view.candidate_bars(trace), config={"displaylogo": False},
                     key="candidate-bars")
-    st.dataframe([r.as_table_row() for r in rows], hide_index=True)
+    table([r.as_table_row() for r in rows])
     st.caption("final answer: the candidate completed by phase C (the winner's is the run's "
                "answer; the losers' are completed after the run for display, their cost not "
                "counted); rollout: the one-shot completion the simulation scored. "
@@ -452,7 +598,25 @@ def candidates_tab(trace: dict) -> None:
 # ---------------------------------------------------------------- end issue 10b: views
 
 
-def tree_tab(trace: dict) -> None:
+def selected_node(trace: dict) -> int | None:
+    """The node open in the inspector: the one clicked (if it exists at this position),
+    else the winner, else the newest node."""
+    ids = inspector.node_ids(trace)
+    if not ids:
+        return None
+    clicked = STATE.get("inspect_node")
+    if clicked in ids:
+        return clicked
+    win = (trace.get("search") or {}).get("winner")
+    return win if win in ids else ids[-1]
+
+
+def highlight_slots(trace: dict, nid: int | None) -> list[int]:
+    return inspector.committed_slots(trace, nid) if nid is not None else []
+
+
+def tree_tab(trace: dict, source_id: str, new: list[int], sim: list[int],
+             nid: int | None) -> None:
     if not trace.get("tree"):
         st.info(f"No search tree yet: the {md(trace['run']['strategy'])} strategy builds none, "
                 "or its search has not started.")
@@ -460,43 +624,46 @@ def tree_tab(trace: dict) -> None:
     cap = st.slider("Most nodes drawn", 10, 300, step=10, key="w_max_nodes",
                     help="Large trees keep the most visited nodes, their ancestors and "
                          "everything the current iteration touched.")
-    view = tree_view(trace, cap)
-    show_frame(tree_html(trace, cap, height=560, view=view), height=610)
+    view = tree_view(trace, cap, new=new, rewards_shown=sim, selected=nid)
+    STATE["tree_seq"] = STATE.get("tree_seq", 0) + 1
+    data = component_data(trace, view, height=540 if not STATE.get("w_presenter") else 600,
+                          view_id=source_id, seq=STATE["tree_seq"])
+    components.tree(data, key="medal_tree", on_node=_on_node)
     note = f"{view.total} nodes in the tree"
     if view.hidden:
-        note += f"; {view.hidden} nodes hidden (showing {view.shown})"
-    st.caption(note + ". Hover a node for N, W, Q, UCB and r_IG; scroll to zoom, drag to pan.")
+        note += f"; {view.hidden} hidden (showing {view.shown})"
+    st.caption(note + ". Click a node to open it in the inspector; hover for N, W, Q, UCB "
+                      "and r_IG; scroll to zoom, drag to pan (kept while you step).")
 
 
-def inspector_tab(trace: dict) -> None:
+def inspector_tab(trace: dict, nid: int | None) -> None:
     ids = inspector.node_ids(trace)
     if not ids:
         st.info("No search tree to inspect for this strategy.")
         return
-    win = (trace.get("search") or {}).get("winner")
-    default = win if win in ids else ids[-1]
-    # a new widget once the winner is known, so that it opens on the winner
-    nid = st.selectbox("Node or candidate", ids, index=ids.index(default),
-                       format_func=lambda i: inspector.node_label(trace, i),
-                       key=f"inspect-{win}")
+    STATE["w_inspect"] = nid
+
+    def chose() -> None:
+        STATE["inspect_node"] = STATE["w_inspect"]
+
+    st.selectbox("Node or candidate (or click a node in the tree)", ids, key="w_inspect",
+                 format_func=lambda i: inspector.node_label(trace, i), on_change=chose)
     st.markdown(f"**Node {nid}**: {inspector.node_badges(trace, nid)}")
     st.html(inspector.sequence_html(trace, nid))
+    st.html(order_html(trace, highlight=highlight_slots(trace, nid)))
+    card = inspector.ucb_breakdown(trace, nid)
     stats = inspector.node_stats(trace, nid)
     cols = st.columns(6)
-    for col, key in zip(cols, ("N", "W", "Q", "UCB", "r_IG", "depth")):
-        value = stats[key]
-        col.metric(key, "—" if value is None else value if isinstance(value, int)
-                   else f"{value:.4f}")
+    shown = {"N": stats["N"], "W": stats["W"], "Q": stats["Q"],
+             "UCB": card["ucb"] if card else None, "r_IG": stats["r_IG"],
+             "depth": stats["depth"]}
+    for col, (key, value) in zip(cols, shown.items()):
+        col.metric(key, MISSING if value is None else "∞" if value == float("inf")
+                   else value if isinstance(value, int) else f"{value:.4f}")
     left, right = st.columns(2)
     with left:
-        ucb = inspector.ucb_breakdown(trace, nid)
-        if ucb:
-            bonus = ucb["bonus"]
-            st.markdown(f"**UCB** at iteration {ucb['iteration']}: Q + c·√(ln N(parent)/N) = "
-                        f"{ucb['Q']:.4f} + {ucb['c']}·√(ln {ucb['parent_N']} / {ucb['N']}) = "
-                        + ("∞ (unvisited)" if bonus == float("inf")
-                           else f"{ucb['ucb (recomputed)']:.4f}")
-                        + (" — chosen" if ucb["chosen"] else ""))
+        if card:
+            st.markdown("**UCB** " + inspector.ucb_text(card))
     with right:
         r = inspector.reward_breakdown(trace, nid)
         if stats["reward"] is not None and stats["reward"] != stats["r_IG"]:
@@ -507,13 +674,13 @@ def inspector_tab(trace: dict) -> None:
             st.markdown(f"**r_IG** = ({r['parent entropy sum']:.3f} − "
                         f"{r['remaining entropy sum']:.3f}) / {r['parent entropy sum']:.3f} = "
                         f"{r['r_ig (recomputed)']:.4f} (recorded "
-                        + ("—" if r["r_ig (recorded)"] is None else f"{r['r_ig (recorded)']:.4f}")
-                        + ")")
+                        + (MISSING if r["r_ig (recorded)"] is None
+                           else f"{r['r_ig (recorded)']:.4f}") + ")")
     st.markdown("**Action set** (what expanding this node adds; s recomputed from p, H, margin "
                 f"and γ = {trace['run']['config'].get('gamma')})")
     rows = inspector.action_table(trace, nid)
     if rows:
-        number_table(rows)
+        table(rows)
     else:
         st.caption("Empty: this node is terminal (L_c slots committed, or nothing eligible).")
     report = inspector.candidate_report(trace)
@@ -521,21 +688,26 @@ def inspector_tab(trace: dict) -> None:
         st.markdown("**Candidate choice**")
         if report["why"]:
             st.info(md(report["why"]))
-        number_table(report["rows"])
+        table(report["rows"])
 
 
-def number_table(rows: list[dict]) -> None:
-    """A dataframe whose float columns keep 4 significant digits (scores are ~1e-4)."""
+def table(rows: list[dict]) -> None:
+    """A dataframe: float columns keep 4 significant digits (scores are ~1e-4) and every
+    missing value reads the same (MISSING)."""
     floats = {k for r in rows for k, v in r.items() if isinstance(v, float)}
-    st.dataframe(rows, hide_index=True, column_config={
+    st.dataframe(rows, hide_index=True, placeholder=MISSING, column_config={
         k: st.column_config.NumberColumn(k, format="%.4g") for k in floats})
+
+
+number_table = table
 
 
 def trace_tab(trace: dict) -> None:
     # Streamlit >= 1.52 writes the file only when the button is clicked: a large trace is
     # then not serialised and re-sent at every step of the run.
     data = (lambda: dumps(trace)) if DEFERRED_DOWNLOAD else dumps(trace)
-    st.download_button("Download trace (JSON)", data, file_name="medal-trace.json",
+    when = STATE.get("run_started_at") if STATE.get("w_source") == "Live run" else None
+    st.download_button("Download trace (JSON)", data, file_name=download_name(trace, when),
                        mime="application/json", key="download_trace")
     # --- issue 10b: the same run as one self-contained web page ---
     page = (lambda: export_html(trace)) if DEFERRED_DOWNLOAD else None
@@ -554,27 +726,90 @@ def trace_tab(trace: dict) -> None:
 
 
 # ---------------------------------------------------------------- page
-_restore_widgets()
-st.title("MEDAL Explorer")
-st.caption("Monte Carlo tree search initialisation for diffusion language models, step by "
-           "step. See *How MEDAL works* in the sidebar for the formulas.")
-source = st.sidebar.radio("Source", ["Live run", "Uploaded trace", "Example"], key="w_source",
-                          horizontal=True)
-example_buttons(st.sidebar)   # --- issue 10b ---
-if source == "Example":       # --- issue 10b ---
-    trace = example_section()
-    source_id = f"example-{st.session_state.get('example_name')}"
-elif source == "Live run":
-    settings = sidebar_settings()
-    trace = live_section(settings)
-    source_id = f"live-{st.session_state.get('run_id', 0)}"
-else:
-    trace = upload_section()
-    source_id = f"upload-{(st.session_state.get('uploaded') or ('none',))[0]}"
-if trace is not None:
-    shown = replay_control(trace, source_id)
-    phase_header(shown)
-    if source == "Live run" and st.session_state.get("last_step_ms") is not None:
-        st.caption(f"last step: {st.session_state['last_step_ms']:.0f} ms")
-    views(shown, trace, source_id)
-_save_widgets()
+def main() -> None:
+    _restore_widgets()
+    presenter = st.sidebar.toggle("Presenter mode", key="w_presenter",
+                                  help="Large type, no sidebar; step with ← → and Space.")
+    if presenter:
+        presenter_style()
+        st.button("Leave presenter mode", on_click=lambda: STATE.update(w_presenter=False))
+    else:
+        st.title("MEDAL Explorer")
+        st.caption("Monte Carlo tree search initialisation for diffusion language models, "
+                   "step by step. See *How MEDAL works* in the sidebar for the formulas.")
+    source = st.sidebar.radio("Source", ["Live run", "Uploaded trace", "Example"],
+                              key="w_source", horizontal=True)
+    example_buttons(st.sidebar)   # --- issue 10b ---
+    playback_settings()
+    live = source == "Live run"
+    action = STATE.pop("pending", None)
+    run = None
+    settings = None
+    if live:
+        settings = sidebar_settings()
+        run = STATE.get("run")
+        trace = run_trace(run) if run is not None else None
+        source_id = f"live-{STATE.get('run_id', 0)}"
+    elif source == "Example":   # --- issue 10b ---
+        trace = example_section()
+        source_id = f"example-{STATE.get('example_name')}"
+    else:
+        trace = upload_section()
+        source_id = f"upload-{(STATE.get('uploaded') or ('none',))[0]}"
+    STATE["source_id"] = source_id
+    if live or trace is not None:
+        trace = navigate(action, run, trace, source_id, settings if live else None)
+    run = STATE.get("run") if live else None
+    source_id = STATE["source_id"]
+    if live and run is not None and STATE.get("run_settings") != settings_key(settings):
+        st.info("The settings changed since this run started: press Reset to run with them.")
+    for note in (STATE.get("run_notes") or []) if live and run is not None else []:
+        st.warning(note)
+    n_pos = len(timeline.positions(trace))
+    index = timeline.clamp(trace, STATE.get("cursor", {}).get(source_id))
+    controls(live, run, at_head=index >= n_pos - 1, at_start=index <= 0,
+             has_trace=trace is not None)
+    bar = st.empty()
+    if trace is None:
+        if live:
+            st.info("Press **Next phase**, **Next iteration** or **Run to end** to start a "
+                    "run with the settings in the sidebar.")
+        components.navigator(playing=False, delay_ms=1000, seq=0, enabled=True,
+                             key="medal_nav", on_nav=_on_nav)
+        _save_widgets()
+        return
+    if live and run is not None and STATE.get("running"):
+        # "Run to end" (jump) in chunks: a click on Stop (or any widget) interrupts the
+        # page between two chunks; the run resumes on the next page run unless stopped.
+        while not run.done:
+            if not step_or_error(run, "end", max_seconds=CHUNK_SECONDS):
+                break
+            frac, caption = progress(run_trace(run))
+            bar.progress(frac, text=f"Running… {caption}. Press Stop to pause.")
+        else:
+            STATE["running"] = False
+            st.rerun()
+    shown = timeline.trace_at(trace, index)
+    at_head = index >= n_pos - 1
+    frac, caption = progress(shown)
+    if at_head and (not live or (run is not None and run.done)):
+        frac = 1.0
+    bar.progress(frac, text=f"{caption} · position {index + 1} of {n_pos}")
+    timeline_slider(index, n_pos, source_id)
+    phase_header(shown, index, n_pos)
+    if live and at_head and STATE.get("last_step_ms") is not None:
+        st.caption(f"last step: {STATE['last_step_ms']:.0f} ms")
+    if not live or (run is not None and run.done):
+        run_parameters(trace)
+    pos = timeline.positions(trace)[index]
+    new = timeline.nodes_new_at(trace, index)
+    sim = new if pos.kind == "simulation" else []
+    views(shown, trace, source_id, new, sim)
+    playing = STATE.get("playing", False)
+    components.navigator(playing=playing, delay_ms=int(1000 * float(STATE.get("w_speed", 1))),
+                         seq=STATE.get("tree_seq", 0) * 1000 + index, enabled=True,
+                         key="medal_nav", on_nav=_on_nav)
+    _save_widgets()
+
+
+main()

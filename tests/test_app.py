@@ -116,10 +116,13 @@ def test_search_phase_by_phase_then_to_the_end(app):
     assert app.session_state["run"].done
     assert any("candidate" in i.value.lower() or "cumulative" in i.value for i in app.info)
     assert app.get("download_button")
-    # the replay slider goes back through the search
-    replay = next(s for s in app.slider if s.label.startswith("Replay"))
-    replay.set_value(1).run()
+    # the timeline goes back through the search, phase by phase
+    from medal.viz.timeline import index_of_iteration_end
+    trace = app.session_state["run"].trace
+    app.slider(key="w_position").set_value(index_of_iteration_end(trace, 1) + 1).run()
     assert phase(app) == "Backpropagation · iteration 1"
+    button(app, "Previous").click().run()
+    assert phase(app) == "Simulation · iteration 1"
     button(app, "Reset").click().run()
     assert "run" not in app.session_state
     assert any("Press **Next phase**" in i.value for i in app.info)
@@ -219,9 +222,10 @@ def test_uploaded_trace_is_replayed_without_a_model(app):
     assert not app.error
     assert phase(app) == "Finished"
     assert len(app.tabs) == 7   # Tree, Answer, Candidates, Entropy, Order, Inspector, Trace file
-    replay = next(s for s in app.slider if s.label.startswith("Replay"))
-    assert replay.max == len(trace["iterations"])
-    replay.set_value(0).run()
+    from medal.viz.timeline import positions
+    replay = app.slider(key="w_position")
+    assert replay.min == 1 and replay.max == len(positions(trace))
+    replay.set_value(2).run()
     assert phase(app) == "Root evaluation"
     assert "run" not in app.session_state           # nothing was run, no model loaded
 
@@ -249,3 +253,150 @@ def test_teaching_page_without_a_run():
     assert not at.exception
     assert any("Start a run" in i.value for i in at.info)
     assert len(at.latex) >= 8
+
+
+# ---------------------------------------------------------------------- issue 10 (part A)
+SETTING_WIDGETS = ("number_input", "checkbox", "selectbox", "text_input", "text_area", "radio",
+                   "toggle", "select_slider", "slider")
+
+
+def settings_shown(at) -> dict:
+    return {w.key: w.value for kind in SETTING_WIDGETS for w in getattr(at, kind)
+            if w.key and w.key.startswith("w_") and w.key not in ("w_position", "w_inspect")}
+
+
+def test_state_survives_page_switches_in_every_mode(app):
+    """Issue 10 #1: every parameter and the loaded trace survive page switches, in the
+    live-run mode and in the uploaded-trace mode (and switching between them)."""
+    configure(app, k1=4, k2=3, candidates=3, gamma=2.5, c=0.3, max_iterations=9,
+              temperature=0.5, seed=7, decompose=True).run()
+    app.text_area(key="w_prompt").set_value("Use 3, 7, 12 to make 33.").run()
+    want = settings_shown(app)
+    assert want["w_model"] == RANDOM_SPEC and want["w_k1"] == 4 and want["w_c"] == 0.3
+    assert len(want) > 25
+    button(app, "Next phase").click().run()
+    for _ in range(2):                       # live mode -> teaching page -> back
+        app.switch_page("pages/how_medal_works.py").run()
+        app.switch_page("pages/run.py").run()
+        assert not app.exception
+        assert settings_shown(app) == want
+        assert phase(app) == "Start"          # the run is still there
+    trace = make_trace(lc=2, candidates=2)
+    upload(app, "run.json", dumps(trace).encode())
+    assert phase(app) == "Finished"
+    app.slider(key="w_position").set_value(4).run()
+    assert phase(app) == "Expansion · iteration 1"
+    app.switch_page("pages/how_medal_works.py").run()
+    app.switch_page("pages/run.py").run()
+    assert not app.exception
+    assert app.radio(key="w_source").value == "Uploaded trace"
+    assert phase(app) == "Expansion · iteration 1", "the uploaded trace or its position was lost"
+    assert any("Loaded run.json" in s.value for s in app.success)
+    app.radio(key="w_source").set_value("Live run").run()
+    assert settings_shown(app) == want
+    assert phase(app) == "Start"
+    app.radio(key="w_source").set_value("Uploaded trace").run()
+    assert phase(app) == "Expansion · iteration 1"
+
+
+def progress_text(at) -> str:
+    bars = at.get("progress")
+    assert len(bars) == 1
+    return bars[0].proto.text
+
+
+def test_uploaded_trace_steps_phase_by_phase_like_a_live_run(app):
+    """Issue 10 #2: the four phases of every iteration, the candidate choice and every
+    decoding step are positions; header and progress agree at each."""
+    trace = make_trace(lc=2, candidates=2)
+    upload(app, "run.json", dumps(trace).encode())
+    button(app, "Start of run").click().run()
+    seen = [phase(app)]
+    texts = [progress_text(app)]
+    for _ in range(8):
+        button(app, "Next phase").click().run()
+        seen.append(phase(app))
+        texts.append(progress_text(app))
+    assert seen == ["Start", "Root evaluation", "Selection · iteration 1",
+                    "Expansion · iteration 1", "Simulation · iteration 1",
+                    "Backpropagation · iteration 1", "Selection · iteration 2",
+                    "Expansion · iteration 2", "Simulation · iteration 2"]
+    assert "search: 1 iteration," in texts[5] and "search: 2 iterations" in texts[6]
+    assert texts[8].endswith(f"position 9 of {len(__import__('medal.viz.timeline').viz.timeline.positions(trace))}")
+    button(app, "Previous").click().run()
+    assert phase(app) == "Expansion · iteration 2"
+    button(app, "Next iteration").click().run()
+    assert phase(app) == "Backpropagation · iteration 2"
+    app.slider(key="w_position").set_value(app.slider(key="w_position").max - 1).run()
+    assert phase(app) != "Finished"
+    button(app, "Next phase").click().run()
+    assert phase(app) == "Finished" and button(app, "Next phase").disabled
+    assert not app.exception and not app.error
+
+
+def test_live_run_steps_back_and_on(app):
+    configure(app).run()
+    for _ in range(6):
+        button(app, "Next phase").click().run()
+    assert phase(app) == "Backpropagation · iteration 1"
+    assert any(c.value.startswith("last step:") for c in app.caption)
+    button(app, "Previous").click().run()
+    assert phase(app) == "Simulation · iteration 1"
+    # issue 10 #7: "last step: 13 ms" belongs to the live head, not to a replayed position
+    assert not any(c.value.startswith("last step:") for c in app.caption)
+    button(app, "Next phase").click().run()          # back to the head: no engine step
+    assert phase(app) == "Backpropagation · iteration 1"
+    assert app.session_state["events"] == 6
+    button(app, "Next phase").click().run()          # at the head: the engine steps
+    assert phase(app) == "Selection · iteration 2" and app.session_state["events"] == 7
+
+
+def test_replay_hides_the_step_time_and_shows_the_prompt_and_parameters(app):
+    trace = make_trace(lc=2, candidates=2, seed=5)
+    upload(app, "run.json", dumps(trace).encode())
+    assert not any(c.value.startswith("last step:") for c in app.caption)
+    codes = [c.value for c in app.code]
+    assert trace["run"]["prompt"] in codes
+    exp = next(e for e in app.expander if e.label == "Prompt and parameters of this run")
+    table = exp.dataframe[0].value
+    assert dict(zip(table["parameter"], table["value"]))["seed"] == "5"
+
+
+def test_tables_show_missing_values_one_way(app):
+    configure(app).run()
+    button(app, "Run to end").click().run()
+    frames = app.dataframe
+    assert len(frames) >= 3
+    assert all(f.proto.placeholder == "—" for f in frames)
+
+
+def test_malformed_prompt_is_flagged_before_running(app):
+    app.text_area(key="w_prompt").set_value("make twenty please").run()
+    assert any("not a countdown problem" in w.value for w in app.sidebar.warning)
+    assert "run" not in app.session_state
+    app.text_area(key="w_prompt").set_value("Use 4, 18, 13 to make 20.").run()
+    assert not any("not a countdown problem" in w.value for w in app.sidebar.warning)
+
+
+def test_k2_above_the_possible_is_reported(app):
+    configure(app, k2=100000).run()
+    button(app, "Next phase").click().run()
+    assert any("K2 = 100000 is more than" in w.value for w in app.warning)
+
+
+def test_node_click_opens_the_inspector_with_linked_highlights(app):
+    """What a click in the tree does (the browser test clicks for real): the node is
+    the inspector's, and its committed slots are framed in the order strip."""
+    configure(app).run()
+    button(app, "Run to end").click().run()
+    trace = app.session_state["run"].trace
+    node = next(n for n in trace["tree"]["nodes"] if n["depth"] == 2)
+    app.session_state["inspect_node"] = node["id"]
+    app.session_state["w_tab"] = "Inspector"
+    app.run()
+    assert f"**Node {node['id']}**" in markdown_text(app)
+    assert app.selectbox(key="w_inspect").value == node["id"]
+    framed = [h for h in app.get("html") if 'data-highlight="1"' in h.proto.body]
+    assert framed and all(h.proto.body.count('data-highlight="1"') in (2, 4) for h in framed)
+    ucb = next(m.value for m in app.markdown if m.value.startswith("**UCB**"))
+    assert f"/ {node['N']})" in ucb

@@ -200,7 +200,7 @@ def test_rewards_and_ucb_recompute(trace):
             assert r is None
             continue
         assert r["r_ig (recomputed)"] == pytest.approx(r["r_ig (recorded)"], rel=1e-4, abs=1e-6)
-        u = inspector.ucb_breakdown(trace, nid)
+        u = (inspector.ucb_breakdown(trace, nid) or {}).get("last selection")
         if u and u["N"]:
             assert u["ucb (recomputed)"] == pytest.approx(u["ucb (recorded)"], rel=1e-9)
             checked += 1
@@ -448,3 +448,151 @@ def test_verifier_reward_is_shown_beside_r_ig(trace):
     t = make_trace(lc=2, candidates=2, reward="ig+verifier")
     assert inspector.node_stats(t, t["search"]["winner"])["reward"] is not None
     tree_html(t), order_html(t), entropy_heatmap(t)
+
+
+# ---------------------------------------------------------------------- issue 10 (part A)
+def test_tree_layout_holds_still_as_the_tree_grows(budget_trace):
+    """Issue 10 #3: a node never moves once drawn -- at every position of the timeline it
+    sits where the finished tree has it -- and siblings never overlap."""
+    from medal.viz.timeline import positions, trace_at
+    from medal.viz.tree import H_GAP, layout
+    final = layout(budget_trace)
+    assert len(final) == len(budget_trace["tree"]["nodes"])
+    for i in range(len(positions(budget_trace))):
+        view = tree_view(trace_at(budget_trace, i), max_nodes=300)
+        for n in view.nodes:
+            if isinstance(n["id"], int):
+                assert (n["x"], n["y"]) == final[n["id"]]
+    by_depth = {}
+    for nid, (x, y) in final.items():
+        by_depth.setdefault(y, []).append(x)
+    for xs in by_depth.values():
+        xs.sort()
+        assert all(b - a >= H_GAP - 1e-6 for a, b in zip(xs, xs[1:]))
+    nodes = nodes_by_id(budget_trace)
+    for nid, (x, y) in final.items():                # children below their parent
+        if nodes[nid]["parent"] is not None:
+            assert y > final[nodes[nid]["parent"]][1]
+
+
+def test_tree_colour_scale_is_fixed_for_the_run(budget_trace):
+    """Issue 10 #3: the colour of Q is not rescaled per frame: one outlier Q does not
+    repaint the other nodes, and a node keeps its colour while its Q is unchanged."""
+    from medal.viz.tree import q_scale
+    scale = q_scale(budget_trace)
+    assert scale and scale[0] == 0 and scale[1] > 0
+    colours = {n["id"]: n["color"]["background"] for n in tree_view(budget_trace, 300).nodes}
+    bent = copy.deepcopy(budget_trace)
+    victim = next(n for n in bent["tree"]["nodes"] if n["N"] > 0 and n["parent"] is not None)
+    victim["Q"] = 50.0                                # an outlier
+    after = {n["id"]: n["color"]["background"] for n in tree_view(bent, 300).nodes}
+    changed = {nid for nid in colours if colours[nid] != after[nid]}
+    assert changed == {victim["id"]}
+    from medal.viz.timeline import index_of_iteration_end, trace_at
+    early = trace_at(budget_trace, index_of_iteration_end(budget_trace, 2))
+    assert q_scale(early) == scale
+    assert "fixed for this run" in tree_html(budget_trace)
+
+
+def test_tree_highlights_new_nodes_and_shows_simulation_results(trace):
+    from medal.viz.timeline import nodes_new_at, positions, trace_at
+    pos = positions(trace)
+    sim = next(i for i, p in enumerate(pos) if p.kind == "simulation")
+    shown = trace_at(trace, sim)
+    new = nodes_new_at(trace, sim)
+    view = tree_view(shown, new=new, rewards_shown=new)
+    by_id = {n["id"]: n for n in view.nodes}
+    for nid in new:
+        node = nodes_by_id(shown)[nid]
+        assert by_id[nid]["shapeProperties"]["borderDashes"]
+        assert f"r={node['r_ig']:.3f}" in by_id[nid]["label"]
+    assert not by_id[0]["shapeProperties"]["borderDashes"]
+    after = tree_view(trace_at(trace, sim + 1), new=[])
+    assert not any(n["shapeProperties"]["borderDashes"] for n in after.nodes
+                   if isinstance(n["id"], int))
+
+
+def test_tree_component_data_is_json_and_escaped(trace):
+    from medal.viz.tree import component_data
+    evil = _evil(trace)
+    data = component_data(evil, tree_view(evil), view_id="x", seq=3)
+    json.dumps(data)
+    # titles become HTML in the page: escaped; labels are drawn as text on the canvas
+    assert not any("<img" in n.get("title", "") for n in data["nodes"])
+    assert "<img" not in data["legend"]
+    assert not data["options"]["nodes"]["font"].get("multi")
+    assert data["options"]["physics"]["enabled"] is False
+    assert all("x" in n and "y" in n for n in data["nodes"])
+    assert data["focus"] == evil["tree"]["root"] and data["view"] == "x"
+
+
+def test_ucb_card_uses_one_consistent_set_of_figures():
+    """Issue 10 #5: the UCB card's N, Q and parent N are the node's and its parent's
+    figures at this point of the run (not those of the latest selection, which a
+    backpropagation has since changed), and the unvisited case is explained."""
+    from medal.viz.timeline import positions, trace_at
+    final = make_trace(lc=3, candidates=500, max_iterations=10)
+    checked = unvisited = 0
+    for i, p in enumerate(positions(final)):
+        if p.kind not in ("expansion", "backpropagation"):
+            continue
+        t = trace_at(final, i)
+        nodes = nodes_by_id(t)
+        for nid, node in nodes.items():
+            card = inspector.ucb_breakdown(t, nid)
+            assert card["N"] == node["N"] and card["Q"] == node["Q"]
+            if node["parent"] is None:
+                assert card["state"] == "root" and card["ucb"] is None
+                assert "never selected" in inspector.ucb_text(card)
+                continue
+            parent = nodes[node["parent"]]
+            assert card["parent_N"] == parent["N"]
+            if node["N"] == 0:
+                assert card["state"] == "unvisited" and card["ucb"] == math.inf
+                assert "unvisited (N = 0)" in inspector.ucb_text(card)
+                unvisited += 1
+            else:
+                want = node["Q"] + card["c"] * math.sqrt(math.log(parent["N"]) / node["N"])
+                assert card["ucb"] == pytest.approx(want, rel=1e-12)
+                text = inspector.ucb_text(card)
+                assert f"√(ln {parent['N']} / {node['N']})" in text
+                assert f"= {card['ucb']:.4f}" in text
+                last = card["last selection"]
+                if last and last["N"] != node["N"]:
+                    checked += 1                 # the case the issue saw (26 vs 31)
+            assert inspector.node_stats(t, nid)["UCB"] == card["ucb"]
+    assert checked and unvisited
+
+
+def test_committed_slots_and_outlines(trace):
+    win = trace["search"]["winner"]
+    slots = inspector.committed_slots(trace, win)
+    nodes = nodes_by_id(trace)
+    assert len(slots) == nodes[win]["depth"]
+    assert inspector.committed_slots(trace, trace["tree"]["root"]) == []
+    html = order_html(trace, highlight=slots)
+    assert html.count('data-highlight="1"') == 2 * len(slots)      # MEDAL and greedy rows
+    fig = inspector.outline_slots(entropy_heatmap(trace), slots)
+    assert len(fig.layout.shapes) == 2 * len(slots)
+
+
+def test_small_fixes_plural_download_name_k2():
+    """Issue 10 #7: "1 iteration" singular; downloads named after the run; K2 above the
+    possible reported."""
+    from medal.viz.controller import download_name, k2_note, prompt_note
+    from medal.viz.phases import plural
+    assert plural(1, "iteration") == "1 iteration" and plural(2, "iteration") == "2 iterations"
+    t = make_trace(lc=1, candidates=1, max_iterations=1)
+    t2 = copy.deepcopy(t)
+    t2["search"].update(winner=None, iterations=1)
+    t2["decode"], t2["result"], t2["comparison"] = [], None, None
+    assert "after 1 iteration:" in current_phase(t2).detail
+    name = download_name(t, 0)
+    assert name.startswith("medal-countdown-medal-seed0-") and name.endswith(".json")
+    assert download_name(t, 0) != download_name(t, 3600)
+    cfg = GenerationConfig(k1=3, k2=100000).resolved(28, 2, None)
+    note = k2_note(cfg)
+    assert "K2 = 100000" in note and str(3 * cfg.block_length) in note
+    assert k2_note(GenerationConfig(k1=3, k2=5).resolved(28, 2, None)) is None
+    assert prompt_note("countdown", "Use 4, 18, 13 to make 20.") is None
+    assert "not a countdown problem" in prompt_note("countdown", "twenty please")

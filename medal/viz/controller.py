@@ -149,6 +149,80 @@ _ALL_PARAMETERS: tuple[Parameter, ...] = (
 PARAMETERS = tuple(p for p in _ALL_PARAMETERS if p.name in _FIELDS)
 
 
+#: seconds per timeline position for Play and an animated "Run to end"
+SPEEDS = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
+
+
+def download_name(trace: dict, when: float | None = None) -> str:
+    """A trace file's name from its run: task, strategy, seed and time (``when``, a Unix
+    time; default now), e.g. ``medal-countdown-medal-seed0-20261123-0712.json``."""
+    import re
+    run = trace.get("run") or {}
+    task = trace_task(trace)
+    seed = (run.get("config") or {}).get("seed")
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(time.time() if when is None
+                                                            else when))
+    parts = ["medal", task, run.get("strategy"), None if seed is None else f"seed{seed}",
+             stamp]
+    name = "-".join(str(p) for p in parts if p not in (None, ""))
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name) + ".json"
+
+
+def trace_task(trace: dict) -> str | None:
+    """The task a trace was made for (traces record the problem, not the task's name)."""
+    from ..tasks import TASKS
+    run = trace.get("run") or {}
+    if run.get("task") in TASKS:
+        return run["task"]
+    problem = run.get("problem")
+    if problem:
+        for name, task in TASKS.items():
+            try:
+                task.parse_problem(problem)
+                return name
+            except Exception:       # not this task's problem
+                continue
+    model = str((run.get("model") or {}).get("name") or "")
+    if model.startswith("builtin:") and model[8:] in TASKS:
+        return model[8:]
+    if run.get("prompt"):
+        for name, task in TASKS.items():
+            if task.problem_from_prompt(run["prompt"]) is not None:
+                return name
+    return None
+
+
+def prompt_note(task_name: str, prompt: str) -> str | None:
+    """Why a prompt cannot be verified by its task, said before the run (None: fine)."""
+    from ..tasks import TASKS
+    task = TASKS.get(task_name)
+    if task is None or not (prompt or "").strip():
+        return None if task is None else "The prompt is empty: write one or pick an example."
+    if task.problem_from_prompt(prompt) is None:
+        example = task.format_prompt(task.example_problems[0])
+        return (f"This prompt is not a {task_name} problem the task can read, so the answer "
+                f"cannot be verified (the run still works). Expected a prompt like: "
+                f"{example!r}.")
+    return None
+
+
+def k2_note(config: GenerationConfig, strategy: str = "medal") -> str | None:
+    """K2 above the number of actions a node can have is reported, not silently capped.
+    ``config``: the run's resolved config (gen_length and block_length known)."""
+    if not strategy.startswith("medal") or strategy == "medal-no-mcts":
+        return None
+    L = config.gen_length or 0
+    block = config.block_length or L
+    open_slots = min(L, block) if block else L
+    pool = config.k1 * open_slots
+    if pool and config.k2 > pool:
+        return (f"K2 = {config.k2} is more than the actions a node can have: at most K1 × "
+                f"open slots = {config.k1} × {open_slots} = {pool} (slots of the current "
+                f"block of {block}). Each expansion makes at most {pool} children; lower K2 "
+                f"to {pool} or less, or raise K1.")
+    return None
+
+
 def make_config(values: dict) -> GenerationConfig:
     """A validated config from the widgets' values (raises InputError with the fix)."""
     known = {p.name for p in PARAMETERS}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from .common import (action_label, candidate_ids, esc, finite, nodes_by_id, node_path,
+from .common import (action_label, candidate_ids, esc, nodes_by_id, node_path,
                      run_config, winner_id)
 
 
@@ -141,23 +141,74 @@ def action_table(trace: dict, nid: int) -> list[dict]:
 
 
 def ucb_breakdown(trace: dict, nid: int) -> dict | None:
-    """The node's UCB at the latest selection that considered it, recomputed."""
+    """The node's UCB from one consistent set of figures: its own N and Q and its
+    parent's N as they stand at this point of the run, with the bonus and the value
+    recomputed. ``state`` says which case applies: "root" (never selected: no UCB),
+    "unvisited" (N = 0: the bonus is infinite, so selection tries it before any visited
+    sibling) or "visited". ``last selection``: the figures the latest selection that
+    considered the node used (a backpropagation may have changed them since), with the
+    value it recorded. None for a node not in the trace."""
+    nodes = nodes_by_id(trace)
+    node = nodes.get(nid)
+    if node is None:
+        return None
     c = float(run_config(trace).get("c", 0.1))
+    last = None
     for it in reversed(trace.get("iterations") or []):
         for level in it["selection"]["levels"]:
             for row in level:
-                if row["node"] == nid:
+                if row["node"] == nid and last is None:
                     if row["N"] == 0:
                         value = math.inf
-                        bonus = math.inf
                     else:
-                        bonus = c * math.sqrt(math.log(max(row["parent_N"], 1)) / row["N"])
-                        value = row["Q"] + bonus
-                    return {"iteration": it["iteration"], "Q": row["Q"], "N": row["N"],
-                            "parent_N": row["parent_N"], "c": c, "bonus": bonus,
-                            "ucb (recorded)": row["ucb"], "ucb (recomputed)": value,
-                            "chosen": row["chosen"]}
-    return None
+                        value = row["Q"] + c * math.sqrt(math.log(max(row["parent_N"], 1))
+                                                         / row["N"])
+                    last = {"iteration": it["iteration"], "N": row["N"], "Q": row["Q"],
+                            "parent_N": row["parent_N"], "ucb (recorded)": row["ucb"],
+                            "ucb (recomputed)": value, "chosen": row["chosen"]}
+        if last is not None:
+            break
+    parent = nodes.get(node.get("parent"))
+    out = {"node": nid, "c": c, "N": node["N"], "Q": node["Q"],
+           "parent_N": parent["N"] if parent else None, "last selection": last}
+    if parent is None:
+        out.update(state="root", bonus=None, ucb=None)
+    elif node["N"] == 0:
+        out.update(state="unvisited", bonus=math.inf, ucb=math.inf)
+    else:
+        bonus = c * math.sqrt(math.log(max(parent["N"], 1)) / node["N"])
+        out.update(state="visited", bonus=bonus, ucb=node["Q"] + bonus)
+    return out
+
+
+def ucb_text(card: dict) -> str:
+    """The UCB card as one line of Markdown (numbers only: nothing from the trace's text)."""
+    if card["state"] == "root":
+        return "— the root is never selected (selection starts below it), so it has no UCB."
+    formula = (f"Q + c·√(ln N(parent) / N) = {card['Q']:.4f} + {card['c']}·√(ln "
+               f"{card['parent_N']} / {card['N']})")
+    if card["state"] == "unvisited":
+        text = (f"{formula} = ∞ — unvisited (N = 0): the exploration bonus is infinite, so "
+                "the next selection at its parent tries it before any visited sibling.")
+    else:
+        text = f"{formula} = {card['Q']:.4f} + {card['bonus']:.4f} = {card['ucb']:.4f}"
+    last = card.get("last selection")
+    if last:
+        was = "∞" if last["N"] == 0 else f"{last['ucb (recomputed)']:.4f}"
+        text += (f"  \nThe latest selection that considered it (iteration "
+                 f"{last['iteration']}) saw N = {last['N']}, Q = {last['Q']:.4f}, parent N = "
+                 f"{last['parent_N']}: UCB {was}" + (", chosen" if last["chosen"] else "")
+                 + ".")
+    return text
+
+
+def committed_slots(trace: dict, nid: int) -> list[int]:
+    """The answer slots the node's path commits (root first), for the linked highlights."""
+    nodes = nodes_by_id(trace)
+    if nid not in nodes:
+        return []
+    return [nodes[p]["action"]["slot"] for p in node_path(nodes, nid)[1:]
+            if nodes[p].get("action")]
 
 
 def reward_breakdown(trace: dict, nid: int) -> dict | None:
@@ -180,7 +231,7 @@ def node_stats(trace: dict, nid: int) -> dict:
     n = nodes_by_id(trace)[nid]
     return {"node": nid, "parent": n.get("parent"), "depth": n["depth"],
             "created in iteration": n.get("created_iteration"), "N": n["N"], "W": n["W"],
-            "Q": n["Q"], "UCB": finite(n.get("ucb")) if n.get("ucb") is not None else None,
+            "Q": n["Q"], "UCB": (ucb_breakdown(trace, nid) or {}).get("ucb"),
             "r_IG": n.get("r_ig"), "reward": n.get("reward", n.get("r_ig")),
             "completion verified": n.get("verified"), "entropy sum": n.get("entropy_sum"),
             "candidate": nid in candidate_ids(trace), "winner": nid == winner_id(trace),
@@ -208,3 +259,19 @@ def candidate_report(trace: dict) -> dict | None:
                      "verified": final.get("verified") if final else None})
     return {"winner": win, "why": search.get("why"), "stop_reason": search.get("stop_reason"),
             "iterations": search.get("iterations"), "rows": rows}
+
+
+def outline_slots(fig, slots: list[int]):
+    """Outline the columns of ``slots`` on every heatmap of an entropy figure (the slots
+    the inspected node commits); returns the figure."""
+    for trace in fig.data:
+        xaxis = getattr(trace, "xaxis", None) or "x"
+        yaxis = getattr(trace, "yaxis", None) or "y"
+        n_rows = len(trace.y) if trace.y is not None else 1
+        for slot in slots:
+            if trace.x is not None and slot >= len(trace.x):
+                continue
+            fig.add_shape(type="rect", xref=xaxis, yref=yaxis, x0=slot - 0.5, x1=slot + 0.5,
+                          y0=-0.5, y1=n_rows - 0.5, line={"color": "#d62728", "width": 3},
+                          fillcolor="rgba(0,0,0,0)", name=f"slot {slot}")
+    return fig

@@ -88,15 +88,18 @@ def orders(trace: dict, which: str = "medal") -> list[int | None]:
     return [s.step for s in slot_tokens(trace, which)]
 
 
-def _token_span(st: SlotToken, n_steps: int) -> str:
+def _token_span(st: SlotToken, n_steps: int, highlight: bool = False) -> str:
+    # the slots of the node open in the inspector (linked views): a thick black frame
+    mark = ' data-highlight="1"' if highlight else ""
+    ring = "box-shadow:0 0 0 3px #000000;" if highlight else ""
     if st.fixed:
-        return (f'<span title="slot {st.slot}: fixed by the task\'s format (never masked)" '
+        return (f'<span{mark} title="slot {st.slot}: fixed by the task\'s format (never masked)" '
                 'style="display:inline-block;min-width:1.1em;margin:1px;padding:2px 3px;'
-                'border-radius:3px;font-family:monospace;text-align:center;'
+                f'border-radius:3px;font-family:monospace;text-align:center;{ring}'
                 f'background:#ffffff;color:#777777;border:1px dashed #bbbbbb">{esc(st.text)}</span>')
     if st.step is None:
-        return (f'<span title="slot {st.slot}: still masked" style="display:inline-block;'
-                f'min-width:1.1em;margin:1px;padding:2px 3px;border-radius:3px;'
+        return (f'<span{mark} title="slot {st.slot}: still masked" style="display:inline-block;'
+                f'min-width:1.1em;margin:1px;padding:2px 3px;border-radius:3px;{ring}'
                 f'background:#eeeeee;color:#999999;text-align:center">_</span>')
     bg = lerp_colour(st.step / max(1, n_steps - 1), VIRIDIS)
     fg = text_colour_for(bg)
@@ -107,14 +110,17 @@ def _token_span(st: SlotToken, n_steps: int) -> str:
            else "MCTS initialisation" if st.by_search else "decoding")
     if st.tentative:
         outline = "outline:2px dashed #d62728;outline-offset:-2px;"
-    return (f'<span title="slot {st.slot} · step {st.step} · {how}" style="display:inline-block;'
+    return (f'<span{mark} title="slot {st.slot} · step {st.step} · {how}" '
+            f'style="display:inline-block;{ring}'
             f'min-width:1.1em;margin:1px;padding:2px 3px;border-radius:3px;white-space:pre;'
             f'font-family:monospace;text-align:center;background:{bg};color:{fg};{outline}{fade}">'
             f'{esc(text)}<sub style="font-size:0.65em;opacity:0.8">{st.step}</sub></span>')
 
 
-def order_html(trace: dict) -> str:
-    """MEDAL's unmasking order above greedy's (when the trace has the comparison)."""
+def order_html(trace: dict, highlight=()) -> str:
+    """MEDAL's unmasking order above greedy's (when the trace has the comparison).
+    ``highlight``: slots to frame (the inspected node's commitments)."""
+    highlight = set(highlight or ())
     n_steps = max(1, run_config(trace).get("steps") or
                   run_config(trace).get("gen_length") or 1)
     rows = [(run_info(trace, "strategy", ""), slot_tokens(trace, "medal"))]
@@ -122,7 +128,7 @@ def order_html(trace: dict) -> str:
         rows.append(("greedy", slot_tokens(trace, "greedy")))
     out = ['<div class="medal-order" style="font-size:15px;line-height:2.1">']
     for name, slots in rows:
-        tokens = "".join(_token_span(s, n_steps) for s in slots)
+        tokens = "".join(_token_span(s, n_steps, s.slot in highlight) for s in slots)
         out.append('<div style="display:flex;align-items:flex-start;margin-bottom:6px">'
                    '<div style="width:7em;flex:none;font-weight:600;padding-top:2px">'
                    f'{esc(name)}</div><div>{tokens}</div></div>')

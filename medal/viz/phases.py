@@ -123,7 +123,7 @@ def current_phase(trace: dict | None) -> PhaseInfo:
                    "budget": "the iteration budget ran out",
                    "exhausted": "no node was left to expand"}
         return _info("search_finished",
-                     f"after {search['iterations']} iterations: "
+                     f"after {plural(search['iterations'], 'iteration')}: "
                      f"{reasons.get(search['stop_reason'], search['stop_reason'])}; "
                      f"candidates {search['candidates']}")
     iterations = trace.get("iterations") or []
@@ -198,7 +198,7 @@ def progress(trace: dict | None, with_comparison: bool = True) -> tuple[float, s
         need = cfg.get("candidates") or 1
         own += 0.5 * (1.0 if search_done else min(1.0, max(its / budget, cands / need)))
         decode_weight = 0.5
-        captions.append(f"search: {its} iterations, {cands}/{need} candidates")
+        captions.append(f"search: {plural(its, 'iteration')}, {cands}/{need} candidates")
     decode = trace.get("decode") or []
     main_steps = [s for s in decode if not s["phase"].startswith("phase_c-")]
     done_steps = len(main_steps) + (_winner_depth(trace) if has_search else 0)
@@ -214,6 +214,11 @@ def progress(trace: dict | None, with_comparison: bool = True) -> tuple[float, s
         frac = 0.9 + 0.1 * min(1.0, n / steps_total)
         captions.append(f"greedy comparison: step {n} of {steps_total}")
     return min(frac, 0.999), "; ".join(captions)
+
+
+def plural(n: int, word: str) -> str:
+    """``1 iteration``, ``2 iterations``."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _n_candidates(trace: dict) -> int:

@@ -21,6 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 MCTS_KINDS = ("selection", "expansion", "simulation", "backpropagation")
+#: where "Next iteration" stops: the end of an iteration, or any position past the search
+ITERATION_ENDS = frozenset({"backpropagation", "search_finished", "candidate_chosen",
+                            "decode", "compare", "finished"})
 
 
 @dataclass(frozen=True)

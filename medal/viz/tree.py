@@ -5,12 +5,19 @@ pyvis for the graph (nodes, edges, options) and writes the page itself, inlining
 vis-network JavaScript and CSS that ship inside the pyvis package. Nothing is fetched
 from outside the machine.
 
-Each node is labelled with its action (token @ slot), coloured by Q (viridis, over the
-nodes shown), sized by N; its tooltip lists N, W, Q, UCB and r_IG (HTML-escaped: token
-texts come from models and uploaded files). The current selection path, the children
-just expanded, the candidates and the winner stand out. Large trees are capped: the
-most visited nodes are kept with all their ancestors, plus everything the current
+Each node is labelled with its action (token @ slot), coloured by Q on a scale fixed for
+the whole run (:func:`q_scale`: not rescaled per frame, so one outlier does not repaint
+the others), sized by N; its tooltip lists N, W, Q, UCB and r_IG (HTML-escaped: token
+texts come from models and uploaded files). The current selection path, the nodes new
+in this phase, the candidates and the winner stand out; during a simulation each new
+child's label shows its r_IG and the start of its completion. Large trees are capped:
+the most visited nodes are kept with all their ancestors, plus everything the current
 iteration touched; the rest are summarised per parent as "+k hidden".
+
+Positions are computed here (:func:`layout`), not by vis-network: a layered layout from
+(depth, order of birth) in which a node never moves once placed, so the drawing holds
+still as the tree grows. :mod:`medal.viz.tree_component` draws it in the page and
+updates it in place; :func:`tree_html` is the standalone (iframe / file) form.
 """
 from __future__ import annotations
 
@@ -31,10 +38,11 @@ CANDIDATE_COLOUR = "#d4a017"
 WINNER_COLOUR = "#d62728"
 UNVISITED = "#d9d9d9"
 
+H_GAP = 84          # px between sibling nodes
+V_GAP = 120         # px between depths
+
 VIS_OPTIONS = {
-    "layout": {"hierarchical": {"enabled": True, "direction": "UD", "sortMethod": "directed",
-                                "levelSeparation": 90, "nodeSpacing": 55, "treeSpacing": 70,
-                                "shakeTowards": "roots"}},
+    "layout": {"hierarchical": {"enabled": False}, "randomSeed": 0},
     "physics": {"enabled": False},
     "interaction": {"hover": True, "tooltipDelay": 80, "zoomView": True, "dragView": True,
                     "navigationButtons": False, "keyboard": False},
@@ -44,6 +52,9 @@ VIS_OPTIONS = {
                        "strokeWidth": 3, "strokeColor": "#ffffff"},
               "borderWidth": 1.5},
 }
+# labels sit on a white box drawn over the edges, so an edge never runs through a label
+VIS_OPTIONS["nodes"]["font"]["background"] = "rgba(255,255,255,0.85)"
+VIS_OPTIONS["nodes"]["fixed"] = {"x": True, "y": True}
 
 
 @dataclass
@@ -53,11 +64,75 @@ class TreeView:
     edges: list[dict] = field(default_factory=list)
     total: int = 0          # nodes in the trace's tree
     shown: int = 0          # of them drawn
-    q_range: tuple[float, float] | None = None
+    q_range: tuple[float, float] | None = None   # the fixed colour scale of Q
 
     @property
     def hidden(self) -> int:
         return self.total - self.shown
+
+
+def layout(trace: dict) -> dict[int, tuple[float, float]]:
+    """(x, y) of every node: y from its depth, x from the order of birth.
+
+    The children of one expansion (consecutive ids) are placed as a group, centred under
+    their parent when that stretch of their layer is free, else at the nearest free
+    stretch. A node's position depends only on the nodes born before it, so it never
+    moves as the tree grows (and a replay at any point draws it where the live run did)."""
+    tree = trace.get("tree") or {}
+    nodes = tree.get("nodes") or []
+    if not nodes:
+        return {}
+    pos: dict[int, tuple[float, float]] = {tree["root"]: (0.0, 0.0)}
+    taken: dict[int, list[tuple[float, float]]] = {}
+    groups: list[list[dict]] = []
+    for n in nodes:
+        if n.get("parent") is None:
+            continue
+        if groups and groups[-1][0]["parent"] == n["parent"] and \
+                groups[-1][-1]["id"] + 1 == n["id"]:
+            groups[-1].append(n)
+        else:
+            groups.append([n])
+    for group in groups:
+        parent = group[0]["parent"]
+        if parent not in pos:            # a malformed trace: an orphan group
+            pos[parent] = (0.0, 0.0)
+        depth = group[0]["depth"]
+        width = (len(group) - 1) * H_GAP
+        want = pos[parent][0] - width / 2
+        lo = _free_stretch(taken.setdefault(depth, []), want, width)
+        taken[depth].append((lo, lo + width))
+        for i, n in enumerate(group):
+            pos[n["id"]] = (lo + i * H_GAP, depth * V_GAP)
+    return pos
+
+
+def _free_stretch(taken: list[tuple[float, float]], want: float, width: float) -> float:
+    """The start nearest ``want`` of a stretch ``width`` wide, H_GAP clear of ``taken``."""
+    def free(lo: float) -> bool:
+        return all(lo + width + H_GAP <= a + 1e-6 or lo >= b + H_GAP - 1e-6 for a, b in taken)
+    options = [want] + [b + H_GAP for _, b in taken] + [a - H_GAP - width for a, _ in taken]
+    return min((o for o in options if free(o)), key=lambda o: (abs(o - want), o))
+
+
+def q_scale(trace: dict) -> tuple[float, float] | None:
+    """The colour scale of Q for the whole run: 0 to twice the best reward of the root's
+    children (iteration 1's simulation), rounded up. Fixed from iteration 1 on, and the
+    same in a replay; Q above it is drawn in the top colour. None before iteration 1's
+    simulation (no node is visited yet)."""
+    its = trace.get("iterations") or []
+    sim = its[0].get("simulation") if its else None
+    rewards = [r for r in (sim or {}).get("rewards", []) if isinstance(r, (int, float))]
+    if not rewards:
+        return None
+    top = 2 * max(max(rewards), 1e-6)
+    digits = max(0, -math.floor(math.log10(top)) + 1)
+    return 0.0, math.ceil(top * 10 ** digits) / 10 ** digits
+
+
+def _short(text: str, n: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def visible_node_ids(trace: dict, max_nodes: int = DEFAULT_MAX_NODES) -> set[int]:
@@ -113,22 +188,33 @@ def node_tooltip(node: dict, *, is_winner: bool = False, is_candidate: bool = Fa
     return "<br>".join(lines)
 
 
-def tree_view(trace: dict, max_nodes: int = DEFAULT_MAX_NODES) -> TreeView:
-    """The nodes and edges to draw for ``trace`` (empty for strategies without a tree)."""
+def tree_view(trace: dict, max_nodes: int = DEFAULT_MAX_NODES, *,
+              new: list[int] | None = None, rewards_shown: list[int] | None = None,
+              selected: int | None = None) -> TreeView:
+    """The nodes and edges to draw for ``trace`` (empty for strategies without a tree).
+
+    ``new``: the nodes to highlight as new in this phase (default: the latest expansion's
+    children); ``rewards_shown``: nodes whose label also shows r_IG and the start of the
+    completion (the page passes the new children during a simulation); ``selected``: the
+    node open in the inspector (outlined)."""
     nodes = nodes_by_id(trace)
     if not nodes:
         return TreeView()
     keep = visible_node_ids(trace, max_nodes)
+    if selected in nodes:
+        keep.update(node_path(nodes, selected))
     path = set(current_path(trace))
     path_edges = set(zip(current_path(trace), current_path(trace)[1:]))
-    new = set(latest_children(trace))
+    new = set(latest_children(trace) if new is None else new)
+    with_reward = set(rewards_shown or ())
     cands = set(candidate_ids(trace))
     win = winner_id(trace)
     shown = [nodes[i] for i in sorted(keep)]
-    qs = [n["Q"] for n in shown if n["N"] > 0 and n.get("parent") is not None]
-    q_lo, q_hi = (min(qs), max(qs)) if qs else (0.0, 0.0)
+    scale = q_scale(trace)
+    q_lo, q_hi = scale if scale else (0.0, 0.0)
     n_max = max((n["N"] for n in shown), default=1) or 1
-    view = TreeView(total=len(nodes), shown=len(shown), q_range=(q_lo, q_hi) if qs else None)
+    xy = layout(trace)
+    view = TreeView(total=len(nodes), shown=len(shown), q_range=scale)
     hidden_below: dict[int, int] = {}   # kept node -> hidden nodes in its subtrees
     for n in nodes.values():
         if n["id"] in keep:
@@ -157,12 +243,23 @@ def tree_view(trace: dict, max_nodes: int = DEFAULT_MAX_NODES) -> TreeView:
         label = action_label(n, sep="\n")      # two short lines: narrower than one
         if nid == win:
             label = "★ " + label
+        extra = {}
+        if nid in with_reward and n.get("r_ig") is not None:
+            label += f"\nr={n['r_ig']:.3f}"
+            if n.get("completion"):
+                label += "\n" + _short(n["completion"].replace("_", "·"), 11)
+            extra["font"] = {"size": 14, "background": "#fff3c4"}
+        if nid == selected:
+            border = "#000000"
+        x, y = xy.get(nid, (0.0, 0.0))
         view.nodes.append({
             "id": nid, "label": label, "shape": shape, "size": round(size, 1),
+            "x": x, "y": y, **extra,
             "color": {"background": colour, "border": border,
                       "highlight": {"background": colour, "border": "#000000"},
                       "hover": {"background": colour, "border": "#000000"}},
-            "borderWidth": 4 if (nid in path or nid == win or nid in new) else
+            "borderWidth": 5 if nid == selected else
+                           4 if (nid in path or nid == win or nid in new) else
                            2.5 if nid in cands else 1.5,
             "shapeProperties": {"borderDashes": [5, 4] if nid in new else False},
             "title": node_tooltip(n, is_winner=nid == win, is_candidate=nid in cands),
@@ -170,18 +267,20 @@ def tree_view(trace: dict, max_nodes: int = DEFAULT_MAX_NODES) -> TreeView:
         parent = n.get("parent")
         if parent is not None and parent in keep:
             on_path = (parent, nid) in path_edges
-            view.edges.append({"from": parent, "to": nid,
+            view.edges.append({"id": f"{parent}-{nid}", "from": parent, "to": nid,
                                **({"color": {"color": PATH_COLOUR}, "width": 4}
                                   if on_path else {})})
     for parent, count in sorted(hidden_below.items()):
         hid = f"hidden-{parent}"
+        px, py = xy.get(parent, (0.0, 0.0))
         view.nodes.append({"id": hid, "label": f"+{count}", "shape": "dot", "size": 4,
+                           "x": px + H_GAP / 2, "y": py + V_GAP / 2,
                            "color": {"background": "#eeeeee", "border": "#bbbbbb"},
                            "font": {"size": 13, "color": "#888888"},
                            "title": f"{count} node{'s' if count != 1 else ''} below node "
                                     f"{parent} not drawn (fewer visits); raise the node cap "
                                     "to see them"})
-        view.edges.append({"from": parent, "to": hid, "dashes": True,
+        view.edges.append({"id": f"{parent}-{hid}", "from": parent, "to": hid, "dashes": True,
                            "color": {"color": "#cccccc"}})
     return view
 
@@ -249,15 +348,18 @@ div.vis-tooltip {{ font-family: sans-serif; font-size: 12px; max-width: 460px;
 """
 
 
-def _legend(view: TreeView) -> str:
-    lo_c, hi_c = lerp_colour(0, VIRIDIS), lerp_colour(1, VIRIDIS)
-    q = ""
+def legend_html(view: TreeView) -> str:
+    """The colour legend: Q on the run's fixed scale, and what the outlines mean."""
+    stops = ", ".join(lerp_colour(i / 8, VIRIDIS) for i in range(9))
     if view.q_range:
-        q = (f"Q {esc(fmt(view.q_range[0]))} <span style='color:{lo_c}'>●</span>→"
-             f"<span style='color:{hi_c}'>●</span> {esc(fmt(view.q_range[1]))}")
-    parts = [q or "colour: Q", "size: N",
+        q = (f"Q {esc(fmt(view.q_range[0], 2))} <span style='display:inline-block;width:90px;"
+             f"height:10px;vertical-align:middle;background:linear-gradient(90deg,{stops})'>"
+             f"</span> {esc(fmt(view.q_range[1], 3))}+ (fixed for this run)")
+    else:
+        q = "colour: Q (from iteration 1's simulation on)"
+    parts = [q, f"<span style='color:{UNVISITED}'>●</span> unvisited", "size: N",
              f"<span style='color:{PATH_COLOUR}'>━</span> current path",
-             f"<span style='color:{NEW_COLOUR}'>◌</span> just expanded",
+             f"<span style='color:{NEW_COLOUR}'>◌</span> new in this phase",
              f"<span style='color:{CANDIDATE_COLOUR}'>◆</span> candidate",
              f"<span style='color:{WINNER_COLOUR}'>★</span> winner"]
     text = "".join(f"<span class='k'>{p}</span>" for p in parts)
@@ -265,6 +367,9 @@ def _legend(view: TreeView) -> str:
         text += (f"<span class='k'><b>{view.hidden} node{'s' if view.hidden != 1 else ''} "
                  f"hidden</b> (showing {view.shown} of {view.total})</span>")
     return text
+
+
+_legend = legend_html
 
 
 def tree_html(trace: dict, max_nodes: int = DEFAULT_MAX_NODES, height: int = 520,
@@ -286,3 +391,16 @@ def tree_html(trace: dict, max_nodes: int = DEFAULT_MAX_NODES, height: int = 520
     return _PAGE.format(css=css, js=js, height=height, legend=_legend(view),
                         nodes=_script_json(nodes), edges=_script_json(edges),
                         options=options.replace("<", "\\u003c"))
+
+
+def component_data(trace: dict, view: TreeView, *, height: int = 540, view_id: str = "",
+                   seq: int = 0, min_scale: float = 0.8) -> dict:
+    """What :func:`medal.viz.components.tree` is given: nodes (with fixed positions) and
+    edges, vis-network options, the legend HTML (escaped), and ``view_id`` -- a change of
+    it (another run or trace) starts a fresh drawing; within one, updates keep zoom and
+    pan. ``min_scale``: the first view is not zoomed out further than this, so labels
+    stay readable; it centres on the root."""
+    options = json.loads(json.dumps(VIS_OPTIONS))
+    return {"nodes": view.nodes, "edges": view.edges, "options": options,
+            "legend": legend_html(view), "height": height, "view": view_id, "seq": seq,
+            "min_scale": min_scale, "focus": (trace.get("tree") or {}).get("root", 0)}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -151,10 +152,12 @@ def click(pg, label: str) -> None:
 
 
 def assert_tree_drawn(pg) -> None:
-    """The tree's iframe holds a vis-network canvas with something drawn on it."""
-    frame = pg.frame_locator('iframe[srcdoc*="medal-tree"]').first
-    expect(frame.locator("#medal-tree[data-drawn=true]")).to_have_count(1, timeout=30_000)
-    canvas = frame.locator("#medal-tree canvas")
+    """The tree (an in-page st.components.v2 drawing since issue 10, no iframe) holds a
+    vis-network canvas with something drawn on it."""
+    box = pg.locator("#medal-tree")
+    expect(box).to_have_count(1, timeout=90_000)
+    expect(box).to_have_attribute("data-drawn", re.compile(r"\d+"), timeout=60_000)
+    canvas = box.locator("canvas")
     expect(canvas).to_have_count(1)
     inked = canvas.evaluate("""c => {
         const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
@@ -204,7 +207,7 @@ def test_step_by_step_download_upload_teach(page, tmp_path):
     shot(pg, "4-entropy", chart)
 
     open_tab(pg, "Unmasking order")
-    expect(pg.locator(".medal-order")).to_be_visible()
+    expect(pg.locator(".medal-order").first).to_be_visible()   # (the inspector has one too)
     shot(pg, "5-order")
 
     open_tab(pg, "Inspector")
@@ -237,9 +240,10 @@ def test_step_by_step_download_upload_teach(page, tmp_path):
     wait_idle(pg)
     assert_tree_drawn(pg)
     shot(pg, "8-uploaded")
-    replay = pg.get_by_role("slider").first
+    replay = pg.get_by_role("slider", name="Timeline: position").first
     replay.focus()
     replay.press("Home")
+    replay.press("ArrowRight")            # the timeline: Start, then the root evaluation
     phase_is(pg, "Root evaluation")
     wait_idle(pg)
     assert_tree_drawn(pg)
