@@ -50,7 +50,6 @@ MISSING = "—"            # how every table shows a missing value
 WIDGET_DEFAULTS = {"w_model": DEFAULT_MODEL, "w_task": next(iter(TASKS)),
                    "w_device": "auto", "w_dtype": "auto",
                    "w_strategy": "medal", "w_source": "Live run", "w_max_nodes": 40,
-                   "w_padding": False,
                    "w_speed": 1.0, "w_end_mode": "jump", "w_presenter": False,
                    **{f"w_{p.name}": p.default for p in PARAMETERS}}
 STATE = st.session_state
@@ -541,7 +540,10 @@ def views(shown: dict, trace: dict, source_id: str, new: list[int], sim: list[in
         candidates_tab(shown)
     with tabs[TABS.index("Entropy")]:
         # --- issue 10b: padding after the answer hidden unless asked for ---
+        # drawn only while a run is shown, so its value is kept outside the widget
+        STATE["w_padding"] = STATE.get("pref_padding", False)
         padding = st.toggle("Show the padding after the end of the answer", key="w_padding",
+                            on_change=lambda: STATE.update(pref_padding=STATE["w_padding"]),
                             help="Slots after the first end-of-sequence token are padding; "
                                  "they are hidden by default.")
         figure = inspector.outline_slots(entropy_heatmap(shown, show_padding=padding),

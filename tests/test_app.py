@@ -275,6 +275,9 @@ def test_state_survives_page_switches_in_every_mode(app):
     assert want["w_model"] == RANDOM_SPEC and want["w_k1"] == 4 and want["w_c"] == 0.3
     assert len(want) > 25
     button(app, "Next phase").click().run()
+    # settings drawn only once a run exists (the heatmap's padding toggle) survive too
+    app.toggle(key="w_padding").set_value(True).run()
+    want["w_padding"] = True
     for _ in range(2):                       # live mode -> teaching page -> back
         app.switch_page("pages/how_medal_works.py").run()
         app.switch_page("pages/run.py").run()
@@ -379,9 +382,15 @@ def test_malformed_prompt_is_flagged_before_running(app):
 
 
 def test_k2_above_the_possible_is_reported(app):
-    configure(app, k2=100000).run()
+    # within the engine's range but more actions than K1 x open slots: a warning
+    configure(app, k2=500).run()
     button(app, "Next phase").click().run()
-    assert any("K2 = 100000 is more than" in w.value for w in app.warning)
+    assert any("K2 = 500 is more than" in w.value for w in app.warning)
+    # beyond the engine's range (issue 9): refused with the range, no run
+    configure(app, k2=100000).run()
+    button(app, "Reset").click().run()
+    button(app, "Next phase").click().run()
+    assert any("k2 must be between 1 and 1000" in e.value for e in app.error)
 
 
 def test_node_click_opens_the_inspector_with_linked_highlights(app):

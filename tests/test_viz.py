@@ -590,9 +590,9 @@ def test_small_fixes_plural_download_name_k2():
     name = download_name(t, 0)
     assert name.startswith("medal-countdown-medal-seed0-") and name.endswith(".json")
     assert download_name(t, 0) != download_name(t, 3600)
-    cfg = GenerationConfig(k1=3, k2=100000).resolved(28, 2, None)
+    cfg = GenerationConfig(k1=3, k2=1000).resolved(28, 2, None)
     note = k2_note(cfg)
-    assert "K2 = 100000" in note and str(3 * cfg.block_length) in note
+    assert "K2 = 1000" in note and str(3 * cfg.block_length) in note
     assert k2_note(GenerationConfig(k1=3, k2=5).resolved(28, 2, None)) is None
     assert prompt_note("countdown", "Use 4, 18, 13 to make 20.") is None
     assert "not a countdown problem" in prompt_note("countdown", "twenty please")

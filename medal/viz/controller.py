@@ -137,6 +137,12 @@ _ALL_PARAMETERS: tuple[Parameter, ...] = (
               min_value=0.0, step=0.1),
     Parameter("samples", "Best-of-N samples", "int", "N for the bst5 strategy.",
               group="decoding", min_value=1),
+    Parameter("logits_eos_inf", "Never write end-of-sequence (logits_eos_inf)", "bool",
+              "As LLaDA's generate.py: the EOS logit is set to -inf, so no slot is filled "
+              "with it.", group="decoding"),
+    Parameter("confidence_eos_eot_inf", "End tokens last (confidence_eos_eot_inf)", "bool",
+              "As LLaDA's generate.py: a slot whose token would be EOS or end-of-turn is "
+              "unmasked only after every other slot.", group="decoding"),
     Parameter("decompose", "Task decomposition", "optional_bool",
               "Augment the prompt with the subtask guidance. Default: on for MEDAL "
               "strategies with LLMs (the paper); off for baselines and for the built-in "
