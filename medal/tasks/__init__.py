@@ -118,7 +118,9 @@ def countdown_training_example(rng: random.Random, p_four: float = 0.1,
     cluster on easy values."""
     while True:
         n = 4 if rng.random() < p_four else 3
-        if n == 3 and rng.random() < p_uniform_target:
+        # (no draw at all when the share is 0: the default data stream stays the one the
+        # shipped model was trained on)
+        if n == 3 and p_uniform_target > 0 and rng.random() < p_uniform_target:
             problem, expr, steps = _cd.uniform_target_solution(rng)
         else:
             sample = _cd.random_solution(rng, n)
