@@ -201,7 +201,7 @@ def test_step_by_step_download_upload_teach(page, tmp_path):
     shot(pg, "3-finished-tree")
 
     open_tab(pg, "Entropy")
-    chart = pg.locator('[data-testid="stPlotlyChart"]').first
+    chart = pg.get_by_role("tabpanel", name="Entropy").locator('[data-testid="stPlotlyChart"]').first
     expect(chart.locator(".heatmaplayer image, .hm image")).not_to_have_count(0, timeout=30_000)
     expect(chart.get_by_text("greedy (low-confidence)")).to_be_visible()
     shot(pg, "4-entropy", chart)
@@ -211,7 +211,7 @@ def test_step_by_step_download_upload_teach(page, tmp_path):
     shot(pg, "5-order")
 
     open_tab(pg, "Inspector")
-    expect(pg.get_by_text("Candidate choice")).to_be_visible()
+    expect(pg.get_by_role("tabpanel", name="Inspector").get_by_text("Candidate choice")).to_be_visible()
     shot(pg, "6-inspector")
 
     open_tab(pg, "Trace file")
