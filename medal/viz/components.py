@@ -46,9 +46,23 @@ function initialView(s, data) {
     const focus = s.network.getPositions([data.focus])[data.focus] || {x: 0, y: 0};
     s.network.moveTo({position: {x: focus.x, y: focus.y + 120}, scale: data.min_scale,
                       animation: false});
-  } else if (scale > 1.3) {
-    s.network.moveTo({scale: 1.3, animation: false});
+  } else if (scale > 2.2) {       // a young tree: large enough to read, not bloated
+    s.network.moveTo({scale: 2.2, animation: false});
   }
+}
+
+// The view follows the growing tree (re-fitted at every update) until the user zooms or
+// pans: then it is left exactly where the user put it. "Fit tree" hands it back.
+function autoView(s, data) {
+  initialView(s, data);
+  s.auto = {scale: s.network.getScale(), pos: s.network.getViewPosition()};
+}
+
+function untouched(s) {
+  if (!s.auto) return false;
+  const scale = s.network.getScale(), pos = s.network.getViewPosition();
+  return Math.abs(scale - s.auto.scale) < 1e-6 && Math.abs(pos.x - s.auto.pos.x) < 0.5
+    && Math.abs(pos.y - s.auto.pos.y) < 0.5;
 }
 
 export default function (component) {
@@ -70,6 +84,7 @@ export default function (component) {
     legend.className = "medal-legend";
     bar.append(fit, legend);
     root.append(box, bar);
+    box.style.height = data.height + "px";   // before the first fit, so it fits this box
     parentElement.append(root);
     const nodes = new vis.DataSet(prep(data.nodes));
     const edges = new vis.DataSet(data.edges);
@@ -79,14 +94,18 @@ export default function (component) {
       const id = p.nodes && p.nodes.length ? p.nodes[0] : null;
       if (typeof id === "number") s.send("node", id);
     });
-    fit.onclick = () => s.network.fit({animation: {duration: 300}});
+    fit.onclick = () => { autoView(s, s.data); };
     STATE.set(parentElement, s);
     globalThis.__medalTreeNetwork = network;     // for the browser tests and benchmark
     globalThis.__medalTreeBox = box;
-    initialView(s, data);
+    s.data = data;
+    autoView(s, data);
   } else {
+    const follow = untouched(s);
     sync(s.nodes, prep(data.nodes));
     sync(s.edges, data.edges);
+    s.data = data;
+    if (follow) autoView(s, data);
   }
   s.send = setTriggerValue;
   s.box.style.height = data.height + "px";
