@@ -191,3 +191,22 @@ def test_a_disk_that_fills_up_is_an_error_line(monkeypatch, tmp_path, capsys):
                              "--trace", str(tmp_path / "t.json"), "--no-compare"])
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1 and "No space left" in err[0]
+
+
+def test_hub_spec_that_cannot_be_reached_is_one_error_line_at_once(tmp_path):
+    """Failure 7: a hub spec while offline ran for 50 s, retrying, with a warning line
+    from huggingface_hub before the error. Now the host is probed first (here an address
+    that never resolves, so the test asks no network) and the answer is one line."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, HF_ENDPOINT="https://medal-test-no-such-host.invalid",
+               HF_HOME=str(tmp_path / "hf"), HF_HUB_OFFLINE="0")
+    for spec in ("mlm:nosuchorg/nosuchmodel", "dream:nosuchorg/nosuchmodel"):
+        proc = subprocess.run([sys.executable, "-m", "medal", "generate", "--model", spec,
+                               "--trust-remote-code", "--dtype", "bfloat16", "--prompt", "hi"],
+                              capture_output=True, text=True, env=env, timeout=60)
+        lines = [line for line in proc.stderr.splitlines() if line.strip()]
+        assert proc.returncode == 2, proc.stderr
+        assert len(lines) == 1 and lines[0].startswith("error: could not load"), proc.stderr
+        assert "medal-test-no-such-host.invalid could not be resolved" in lines[0]

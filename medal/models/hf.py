@@ -248,6 +248,38 @@ def _missing_files_message(source: ModelSource, exc: Exception) -> str:
             f"or copy the checkpoint folder here and use {source.family}:/path/to/folder")
 
 
+#: seconds to wait for the hub's address before calling it unreachable
+HUB_PROBE_SECONDS = 5.0
+
+
+def check_hub_reachable(source: ModelSource) -> None:
+    """A hub id whose files are not in the local cache needs the hub: find out in seconds
+    whether its host resolves, instead of letting the download retry for a minute with
+    warnings on the terminal. Cached files, offline mode and local folders skip this."""
+    if _offline():
+        return
+    try:
+        from huggingface_hub import constants, try_to_load_from_cache
+        cached = try_to_load_from_cache(source.target, "config.json", revision=source.revision)
+        endpoint = constants.ENDPOINT
+    except Exception:  # an old or odd huggingface_hub: let transformers decide
+        return
+    if isinstance(cached, str):
+        return
+    import concurrent.futures
+    import socket
+    from urllib.parse import urlparse
+    host = urlparse(endpoint).hostname or "huggingface.co"
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+    try:
+        pool.submit(socket.getaddrinfo, host, 443).result(timeout=HUB_PROBE_SECONDS)
+    except Exception as exc:
+        raise ModelLoadError(_missing_files_message(
+            source, OSError(f"{host} could not be resolved ({type(exc).__name__})"))) from None
+    finally:
+        pool.shutdown(wait=False)
+
+
 def check_local_files(directory: Path, name: str) -> None:
     """A local checkpoint directory has a config, complete weights and a tokenizer."""
     if not directory.is_dir():
@@ -432,6 +464,8 @@ class HFDiffusionLM(DiffusionLM):
             raise ModelLoadError(remote_code_refusal(source))  # before touching any file
         if source.local:
             check_local_files(Path(source.target), source.name)
+        else:
+            check_hub_reachable(source)
         dev = choose_device(device)
         dt = choose_dtype(dtype, dev)
         check_memory(source, cls.typical_parameters, dev, dt)
