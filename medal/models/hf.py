@@ -231,7 +231,7 @@ def _offline() -> bool:
         return os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
 
 
-def _missing_files_message(source: ModelSource, exc: Exception) -> str:
+def _missing_files_message(source: ModelSource, exc: Exception, who: str = "transformers") -> str:
     said = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
     if source.local:
         return (f"could not load {source.name}: files are missing or unreadable in "
@@ -241,7 +241,7 @@ def _missing_files_message(source: ModelSource, exc: Exception) -> str:
     why = ("offline mode is on (HF_HUB_OFFLINE=1)" if _offline() else
            "the Hugging Face hub could not be reached, or the id is wrong")
     return (f"could not load {source.name}: its files are not in the local Hugging Face "
-            f"cache and {why} (transformers said: {said}). Download them once on a machine "
+            f"cache and {why} ({who} said: {said}). Download them once on a machine "
             f"with internet: `hf download {source.target}"
             + (f" --revision {source.revision}" if source.revision else "") + "` (older "
             "huggingface_hub: `huggingface-cli download ...`), then run with HF_HUB_OFFLINE=1; "
@@ -275,7 +275,8 @@ def check_hub_reachable(source: ModelSource) -> None:
         pool.submit(socket.getaddrinfo, host, 443).result(timeout=HUB_PROBE_SECONDS)
     except Exception as exc:
         raise ModelLoadError(_missing_files_message(
-            source, OSError(f"{host} could not be resolved ({type(exc).__name__})"))) from None
+            source, OSError(f"{host} could not be resolved ({type(exc).__name__})"),
+            who="a look-up of the hub's address")) from None
     finally:
         pool.shutdown(wait=False)
 
