@@ -114,7 +114,7 @@ def _train(args) -> int:
                  prompt_length=args.prompt_length, answer_length=args.answer_length,
                  threads=args.threads, decompose_share=args.decompose_share,
                  four_share=args.four_share, uniform_target_share=args.uniform_target_share,
-                 init=args.init)
+                 canonical_answers=args.canonical_answers, init=args.init)
     print(f"saved {args.out} ({info['training']['parameters']} parameters, "
           f"{info['training']['seconds']:.0f} s, final loss {info['training']['final_loss']})")
     return 0
@@ -474,6 +474,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--uniform-target-share", type=float, default=None,
                    help="Countdown: share of three-number problems drawn like the test problems "
                         "(target uniform over the reachable ones), 0..1 (default 0)")
+    t.add_argument("--canonical-answers", action="store_true",
+                   help="Countdown: answer the test-like problems (--uniform-target-share) with "
+                        "one canonical solution each instead of a random one")
     t.add_argument("--init", default=None,
                    help="go on training from this checkpoint directory (a later stage of a "
                         "recipe; its architecture must match --layers/--width)")

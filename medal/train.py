@@ -38,7 +38,8 @@ def train(task: str = "countdown", out: str | Path = "assets/countdown", steps: 
           n_embd: int = 128, n_head: int = 4, prompt_length: int | None = None,
           answer_length: int | None = None, threads: int | None = None,
           decompose_share: float | None = None, four_share: float | None = None,
-          uniform_target_share: float | None = None, init: str | Path | None = None,
+          uniform_target_share: float | None = None, canonical_answers: bool = False,
+          init: str | Path | None = None,
           log_every: int = 100) -> dict:
     """Train (or, with ``init``, go on training) a built-in model and save it to ``out``.
 
@@ -89,9 +90,15 @@ def train(task: str = "countdown", out: str | Path = "assets/countdown", steps: 
                     raise InputError(f"{name.replace('p_', '--').replace('_', '-')}-share must lie "
                                      f"in 0..1, got {value}")
                 data_options[name] = value
-    elif any(v is not None for v in (decompose_share, four_share, uniform_target_share)):
-        raise InputError("--decompose-share, --four-share and --uniform-target-share are "
-                         "Countdown training options")
+        if canonical_answers:
+            if not uniform_target_share:
+                raise InputError("--canonical-answers answers the test-like problems; give it "
+                                 "with --uniform-target-share above 0")
+            data_options["canonical"] = True
+    elif any(v is not None for v in (decompose_share, four_share, uniform_target_share)) \
+            or canonical_answers:
+        raise InputError("--decompose-share, --four-share, --uniform-target-share and "
+                         "--canonical-answers are Countdown training options")
     t0, losses = time.time(), []
     bar = tqdm(range(steps), desc=f"train {task}", unit="step")
     for step in bar:
@@ -122,6 +129,7 @@ def train(task: str = "countdown", out: str | Path = "assets/countdown", steps: 
                     + (f"--four-share {four_share} " if four_share is not None else "")
                     + (f"--uniform-target-share {uniform_target_share} "
                        if uniform_target_share is not None else "")
+                    + ("--canonical-answers " if canonical_answers else "")
                     + (f"--init {init} " if init is not None else "")
                     + (f"--threads {threads} " if threads else "") + f"--out {out}"),
     }}

@@ -135,3 +135,40 @@ def test_uniform_target_training_problems_are_solved_and_spread():
         assert problem is not None and verify(answer, problem), (prompt, answer)
         targets.add(problem.target)
     assert len(targets) > 60   # the target is drawn over all reachable values, not a few
+
+
+def test_canonical_answers_give_one_valid_answer_per_prompt():
+    """With canonical answers a prompt always gets the same answer (a function of the
+    prompt), it verifies, and it is the simplest form: integer steps, fewest brackets,
+    the numbers in the prompt's order."""
+    import random
+    from medal.tasks import countdown_training_example
+    from medal.tasks.countdown import canonical_solution, problem_from_prompt, verify
+    assert canonical_solution(CountdownProblem((4, 18, 13), 20)) == ("4*(18-13)", "18-13=5,4*5=20")
+    assert canonical_solution(CountdownProblem((14, 2, 9), 25))[0] == "14+2+9"
+    assert canonical_solution(CountdownProblem((4, 18, 13), 99)) is None
+    rng = random.Random(5)
+    for _ in range(500):
+        prompt, answer = countdown_training_example(rng, p_four=0.0, p_decompose=0.0,
+                                                    p_uniform_target=1.0, canonical=True)
+        problem = problem_from_prompt(prompt)
+        assert verify(answer, problem), (prompt, answer)
+        # the answer is the problem's one canonical solution, whatever the draw
+        assert answer == canonical_solution(problem)[0], (prompt, answer)
+    # without canonical answers the same stream gives other solutions for some prompts
+    rng = random.Random(5)
+    other = 0
+    for _ in range(500):
+        prompt, answer = countdown_training_example(rng, p_four=0.0, p_decompose=0.0,
+                                                    p_uniform_target=1.0)
+        other += answer != canonical_solution(problem_from_prompt(prompt))[0]
+    assert other > 50
+
+
+def test_canonical_answers_need_the_test_like_share(tmp_path):
+    from medal.errors import InputError
+    from medal.train import train
+    with pytest.raises(InputError, match="--uniform-target-share"):
+        train(task="countdown", out=tmp_path / "m", steps=1, canonical_answers=True)
+    with pytest.raises(InputError, match="Countdown training options"):
+        train(task="sudoku", out=tmp_path / "m", steps=1, canonical_answers=True)

@@ -105,7 +105,8 @@ def get_task(name: str) -> Task:
 
 def countdown_training_example(rng: random.Random, p_four: float = 0.1,
                                p_decompose: float = 0.5, max_answer: int = 28,
-                               p_uniform_target: float = 0.0) -> tuple[str, str]:
+                               p_uniform_target: float = 0.0,
+                               canonical: bool = False) -> tuple[str, str]:
     """A (prompt, answer) pair for training the built-in Countdown model.
 
     Half the prompts ask for the decomposed (step) form -- the built-in model's reading
@@ -115,13 +116,14 @@ def countdown_training_example(rng: random.Random, p_four: float = 0.1,
     ``p_uniform_target`` of the three-number problems are drawn as the test problems are
     (:func:`~medal.tasks.countdown.uniform_target_solution`: the target uniform over the
     reachable ones); the rest are built forwards from random operations, whose targets
-    cluster on easy values."""
+    cluster on easy values. With ``canonical`` those test-like problems are answered by
+    their one :func:`~medal.tasks.countdown.canonical_solution` instead of a random one."""
     while True:
         n = 4 if rng.random() < p_four else 3
         # (no draw at all when the share is 0: the default data stream stays the one the
         # shipped model was trained on)
         if n == 3 and p_uniform_target > 0 and rng.random() < p_uniform_target:
-            problem, expr, steps = _cd.uniform_target_solution(rng)
+            problem, expr, steps = _cd.uniform_target_solution(rng, canonical)
         else:
             sample = _cd.random_solution(rng, n)
             if sample is None:

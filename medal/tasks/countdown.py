@@ -12,6 +12,7 @@ The verifier never raises: anything malformed is simply wrong.
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 import json
 import random
@@ -307,13 +308,48 @@ def all_solutions(numbers) -> dict[int, list[tuple[str, str | None]]]:
     return out
 
 
-def uniform_target_solution(rng: random.Random) -> tuple[CountdownProblem, str, str | None]:
+def _canonical_key(numbers, expr: str, steps: str | None) -> tuple:
+    """Sort key of one solution: a step form exists, fewest brackets, shortest, then the
+    numbers read in the prompt's order, then the text itself (a total order)."""
+    pool, order = list(numbers), []
+    for lit in re.findall(r"\d+", expr):
+        k = pool.index(int(lit))
+        order.append(k)
+        pool[k] = None
+    return (steps is None, expr.count("("), len(expr), order, expr)
+
+
+@functools.lru_cache(maxsize=None)
+def _solution_table(numbers: tuple[int, ...], canonical: bool):
+    """``all_solutions`` for these numbers (in this order), cached; with ``canonical``
+    each target keeps only its one canonical solution (see :func:`canonical_solution`)."""
+    sols = all_solutions(numbers)
+    if canonical:
+        sols = {t: [min(v, key=lambda es: _canonical_key(numbers, *es))] for t, v in sols.items()}
+    return {t: tuple(v) for t, v in sols.items()}
+
+
+def canonical_solution(problem: CountdownProblem) -> tuple[str, str | None] | None:
+    """The one solution a training example gives for a three-number problem: among all
+    solutions, one with integer steps, the fewest brackets, the shortest, reading the
+    numbers in the prompt's order. None when the target is unreachable.
+
+    One answer per prompt makes the training target a function of the prompt: a masked
+    DLM that sees several equally likely answers fills slots from different ones at once
+    (answers that use a number twice)."""
+    sols = _solution_table(tuple(problem.numbers), True).get(problem.target)
+    return sols[0] if sols else None
+
+
+def uniform_target_solution(rng: random.Random, canonical: bool = False
+                            ) -> tuple[CountdownProblem, str, str | None]:
     """A three-number (problem, expression, steps or None) drawn the way
     :func:`generate_problems` draws test problems: numbers uniform, the target uniform
-    over the reachable whole targets, then one of its solutions at random."""
+    over the reachable whole targets, then one of its solutions at random (or, with
+    ``canonical``, its :func:`canonical_solution`)."""
     while True:
         numbers = tuple(rng.randint(MIN_NUMBER, MAX_NUMBER) for _ in range(3))
-        sols = all_solutions(numbers)
+        sols = _solution_table(numbers, canonical)
         if sols:
             target = rng.choice(sorted(sols))
             expr, steps = rng.choice(sols[target])
