@@ -19,6 +19,7 @@ together are the model call. Sequences are the answer states the model evaluated
 """
 from __future__ import annotations
 
+import gc
 import statistics
 import time
 
@@ -73,6 +74,9 @@ def profile(model, task, problems, config: GenerationConfig, progress=None,
             search_only: bool = False) -> dict:
     """:func:`profile_one` over problems (problem i with seed ``config.seed + i``), summed."""
     from dataclasses import replace
+    # the collector's debt from importing torch and loading the model (a full collection
+    # of every object, tens of ms) is paid now, not in the first search that trips it
+    gc.collect()
     rows = []
     for i, p in enumerate(problems):
         rows.append(profile_one(model, task, p, replace(config, seed=config.seed + i),

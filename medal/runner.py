@@ -49,6 +49,28 @@ class Evaluation:
         return self.top_tokens.gather(1, idx).squeeze(1)
 
 
+@dataclass(frozen=True, eq=False)
+class EvaluationBatch:
+    """Evaluations of B answer states, with their figures also stacked ``[B, ...]``, so
+    the per-state work of an expansion (action sets, rewards, completions) is one tensor
+    pass over the batch. ``evaluations[b]``'s tensors are rows of the stacked ones."""
+    evaluations: list[Evaluation]
+    answer: torch.Tensor      # [B, L]
+    masked: torch.Tensor      # [B, L] bool
+    entropy: torch.Tensor     # [B, L] (0 where unmasked)
+    top_tokens: torch.Tensor  # [B, L, k]
+    top_probs: torch.Tensor   # [B, L, k]
+
+    @classmethod
+    def stack(cls, evaluations: list[Evaluation]) -> "EvaluationBatch":
+        return cls(evaluations, *(torch.stack([getattr(ev, name) for ev in evaluations])
+                                  for name in ("answer", "masked", "entropy", "top_tokens",
+                                               "top_probs")))
+
+    def __len__(self) -> int:
+        return len(self.evaluations)
+
+
 #: largest chunk of logits scored at once (elements): bounds the float32 copies that
 #: softmax and entropy make, whatever the batch, answer length and vocabulary
 SCORE_CHUNK = 1 << 24
@@ -132,7 +154,7 @@ class ModelRunner:
                 todo[k] = a
         if todo:
             batch = torch.stack(list(todo.values()))
-            for k, ev in zip(todo, self._forward(batch)):
+            for k, ev in zip(todo, self._forward(batch).evaluations):
                 self._cache[k] = ev
                 if len(self._cache) > self._cache_size:
                     self._cache.popitem(last=False)
@@ -141,8 +163,24 @@ class ModelRunner:
         out = []
         for k, a in zip(keys, answers):
             ev = self._cache.get(k)
-            out.append(ev if ev is not None else self._forward(a.unsqueeze(0))[0])
+            out.append(ev if ev is not None else self._forward(a.unsqueeze(0)).evaluations[0])
         return out
+
+    def evaluate_batch(self, answers: torch.Tensor) -> EvaluationBatch:
+        """:meth:`evaluate` of a ``[B, L]`` tensor, the figures also stacked. When no state
+        is cached or repeated (an expansion's children, as a rule) the stacked figures are
+        the forward's own tensors, and the counts are as :meth:`evaluate` would make them."""
+        keys = [row.tobytes() for row in answers.numpy()]
+        cache = self._cache
+        if len(set(keys)) < len(keys) or any(k in cache for k in keys):
+            return EvaluationBatch.stack(self.evaluate(answers))
+        batch = self._forward(answers)
+        for k, ev in zip(keys, batch.evaluations):
+            cache[k] = ev
+            if len(cache) > self._cache_size:
+                cache.popitem(last=False)
+        self.requested += len(keys)
+        return batch
 
     def sharing_cache(self) -> "ModelRunner":
         """A runner with its own counters over the same prompt and the same cache: a
@@ -155,13 +193,14 @@ class ModelRunner:
     def evaluate_one(self, answer: torch.Tensor) -> Evaluation:
         return self.evaluate([answer])[0]
 
-    def _forward(self, answers: torch.Tensor) -> list[Evaluation]:
+    def _forward(self, answers: torch.Tensor) -> EvaluationBatch:
         """One forward of the model on ``answers`` (CPU, ``[B, L]``). Everything the model
         returns stays on its device: only the top-k tokens and probabilities and the
         per-slot entropies come back to the CPU."""
         B, L = answers.shape
         device = self.model.device
         ids = torch.cat([self.prompt.expand(B, -1), answers], dim=1)
+        answers = ids[:, ids.shape[1] - L:]  # our own copy: the caller may change theirs
         t0 = time.perf_counter()
         logits = self.model.logits(ids.to(device), L)
         if device.type == "cuda":
@@ -177,7 +216,9 @@ class ModelRunner:
         self.forwards += 1
         self.sequences += B
         masked = answers == self.model.mask_id
-        H = torch.where(masked, H, torch.zeros_like(H))
-        return [Evaluation(answer=a, masked=m, entropy=h, top_tokens=t, top_probs=p)
-                for a, m, h, t, p in zip(answers.clone().unbind(0), masked.unbind(0),
-                                         H.unbind(0), top_tokens.unbind(0), top_probs.unbind(0))]
+        H = torch.where(masked, H, 0.0)
+        evaluations = [Evaluation(answer=a, masked=m, entropy=h, top_tokens=t, top_probs=p)
+                       for a, m, h, t, p in zip(answers.unbind(0), masked.unbind(0),
+                                                H.unbind(0), top_tokens.unbind(0),
+                                                top_probs.unbind(0))]
+        return EvaluationBatch(evaluations, answers, masked, H, top_tokens, top_probs)

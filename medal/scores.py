@@ -100,27 +100,97 @@ def action_set(top_tokens: torch.Tensor, top_probs: torch.Tensor, H: torch.Tenso
 def action_sets(top_tokens: torch.Tensor, top_probs: torch.Tensor, H: torch.Tensor,
                 eligible: torch.Tensor, k1: int, k2: int, gamma: float,
                 scoring: str = "confidence", late_tokens=()) -> list[list[Action]]:
+    """:func:`action_set` of B states at once (``[B, slots, k]``, ``[B, slots]``): the
+    Action lists of :func:`batch_action_sets`."""
+    sets = batch_action_sets(top_tokens, top_probs, H, eligible, k1, k2, gamma, scoring,
+                             late_tokens)
+    return [sets.actions(b) for b in range(len(sets))]
+
+
+class ActionSets:
+    """The action sets of B states, made in one tensor pass (:func:`batch_action_sets`).
+
+    ``pairs[b, i]`` is state b's i-th action as (slot, token); state b has ``counts[b]``
+    actions. The :class:`Action` objects of a state, with the figures their scores came
+    from, are made only when asked for (:meth:`actions`): a search expands one of the K2
+    children it makes per iteration, and reads the others' action sets as objects only
+    when a trace records them."""
+
+    __slots__ = ("pairs", "counts", "_picks", "_sources")
+
+    def __init__(self, pairs: torch.Tensor | None, counts: list[int],
+                 picks: torch.Tensor | None = None, sources: tuple = ()):
+        self.pairs, self.counts = pairs, counts
+        self._picks = picks        # [B, n] indices into each state's (slot, rank) scores
+        self._sources = sources    # (scores [B, L*K1], probs [B, L*K1], H [B, L], margin [B, L])
+
+    def __len__(self) -> int:
+        return len(self.counts)
+
+    def actions(self, b: int) -> list[Action]:
+        n = self.counts[b]
+        if not n:
+            return []
+        picks = self._picks[b, :n]
+        pairs = self.pairs[b, :n]
+        s, probs, H, margin = (t[b] for t in self._sources)
+        slots = pairs[:, 0]
+        figures = torch.stack([s[picks], probs[picks], H[slots], margin[slots]], -1)
+        return [Action(slot=slot, token=token, p=p, entropy=h, margin=m, score=sc)
+                for (slot, token), (sc, p, h, m) in zip(pairs.tolist(), figures.tolist())]
+
+    def slots_tokens(self, b: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """State b's action slots and tokens, ``[counts[b]]`` each (views)."""
+        rows = self.pairs[b, :self.counts[b]]
+        return rows[:, 0], rows[:, 1]
+
+
+#: [B, L + pad] buffers whose [:, :L] view is a batch of rows that no elementwise kernel
+#: merges into one long row (see _rowwise_sigmoid)
+_ROW_PAD = 1
+
+
+def _rowwise_sigmoid(x: torch.Tensor, gamma: float) -> torch.Tensor:
+    """sigmoid(gamma * x) of each row of ``x`` ``[B, L]``, rounded exactly as
+    ``torch.sigmoid(gamma * row)`` of that row alone.
+
+    The CPU sigmoid takes two vectors at a time and the tail of a row with the scalar
+    formula, which rounds differently: on a contiguous ``[B, L]`` tensor the rows run
+    together and an element's rounding depends on its place in the batch. Written into
+    the ``[:, :L]`` view of a ``[B, L + 1]`` buffer the rows cannot be merged, so each
+    row is one kernel call of length L, as alone."""
+    B, L = x.shape
+    out = torch.empty(B, L + _ROW_PAD, dtype=x.dtype)[:, :L]
+    torch.mul(x, gamma, out=out)
+    return out.sigmoid_()
+
+
+def batch_action_sets(top_tokens: torch.Tensor, top_probs: torch.Tensor, H: torch.Tensor,
+                      eligible: torch.Tensor, k1: int, k2: int, gamma: float,
+                      scoring: str = "confidence", late_tokens=(),
+                      counts: list[int] | None = None) -> ActionSets:
     """:func:`action_set` of B states at once (``[B, slots, k]``, ``[B, slots]``), in one
     tensor pass: the K2 children of an expansion get their action sets together.
+    ``counts``: each state's number of eligible slots, when the caller knows it.
 
     Every figure equals the one-state computation's to the bit: the elementwise steps are
     the same per element, the sigmoid (whose vectorised and scalar kernels round
-    differently) is taken per state as before, and a stable sort of each row orders
-    exactly as the stable sort of that state alone."""
+    differently) is taken row by row as for one state (:func:`_rowwise_sigmoid`), and a
+    stable sort of each row orders exactly as the stable sort of that state alone."""
     B = top_probs.shape[0]
     k1 = min(k1, top_probs.shape[-1])
-    counts = eligible.sum(-1).tolist()
+    if counts is None:
+        counts = eligible.sum(-1).tolist()
     if B == 0 or k1 < 1 or not any(counts):
-        return [[] for _ in range(B)]
+        return ActionSets(None, [0] * B)
     margin = top2_margin(top_probs)                                   # [B, L]
+    probs = top_probs[..., :k1]
     if scoring == "margin":
-        s = margin_only_scores(top_probs, margin)[..., :k1]
+        s = margin_only_scores(probs, margin)
     else:
-        phi = torch.stack([margin_factor(m, gamma) for m in margin.unbind(0)])
-        s = top_probs[..., :k1] * (entropy_penalty(H) * phi).unsqueeze(-1)
-    s = torch.where(eligible.unsqueeze(-1), s, torch.full_like(s, -math.inf)).flatten(1)
+        s = probs * (entropy_penalty(H) * _rowwise_sigmoid(margin, gamma)).unsqueeze(-1)
+    s = torch.where(eligible.unsqueeze(-1), s, -math.inf).flatten(1)
     # stable sort on the slot-major flattening keeps ties in (slot, probability rank) order
-    n_max = min(k2, s.shape[1])
     order = torch.sort(s, dim=1, descending=True, stable=True).indices
     if late_tokens:
         # then a stable sort by class: eligible, eligible but late, ineligible
@@ -129,19 +199,10 @@ def action_sets(top_tokens: torch.Tensor, top_probs: torch.Tensor, H: torch.Tens
         rank = torch.where(eligible.unsqueeze(-1), late.long(),
                            torch.full_like(late.long(), 2)).flatten(1)
         order = order.gather(1, torch.sort(rank.gather(1, order), dim=1, stable=True).indices)
-    picks = order[:, :n_max]
-    slots = picks // k1
-    flat_s = s.gather(1, picks).tolist()
-    flat_p = top_probs[..., :k1].flatten(1).gather(1, picks).tolist()
-    flat_t = top_tokens[..., :k1].flatten(1).gather(1, picks).tolist()
-    Hs, ms, slot_l = H.gather(1, slots).tolist(), margin.gather(1, slots).tolist(), slots.tolist()
-    out = []
-    for b in range(B):
-        n = min(k2, counts[b] * k1)
-        out.append([Action(slot=slot_l[b][i], token=int(flat_t[b][i]), p=flat_p[b][i],
-                           entropy=Hs[b][i], margin=ms[b][i], score=flat_s[b][i])
-                    for i in range(n)])
-    return out
+    picks = order[:, :min(k2, s.shape[1])]
+    pairs = torch.stack([picks // k1, top_tokens[..., :k1].flatten(1).gather(1, picks)], -1)
+    return ActionSets(pairs, [min(k2, c * k1) for c in counts], picks,
+                      (s, probs.flatten(1), H, margin))
 
 
 def information_gain(parent_entropy: torch.Tensor, parent_masked: torch.Tensor,

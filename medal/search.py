@@ -18,34 +18,81 @@ candidates exist, the tree is exhausted, or the iteration budget runs out.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import torch
 
 from .decoding import eligible_slots_batch, rollout
 from .events import Backpropagated, Expanded, RootEvaluated, Selected, Simulated
-from .runner import Evaluation, ModelRunner
-from .scores import Action, action_sets, information_gains, rollout_information_gain, ucb
+from .runner import Evaluation, EvaluationBatch, ModelRunner
+from .scores import (Action, ActionSets, batch_action_sets, information_gains,
+                     rollout_information_gain, ucb)
 
 
-@dataclass(eq=False)
 class Node:
-    id: int
-    parent: "Node | None"
-    action: Action | None
-    depth: int
-    evaluation: Evaluation
-    actions: list[Action]          # this node's action set (what expanding it would add)
-    r_ig: float | None = None      # information gain when it was made
-    verified: bool | None = None   # its completion passes the task's verifier (if asked)
-    reward: float | None = None    # what backpropagation adds: r_IG (+ verifier bonus)
-    completion: torch.Tensor | None = None
-    children: list["Node"] = field(default_factory=list)
-    N: int = 0
-    W: float = 0.0
-    exhausted: bool = False
-    candidate: bool = False
-    last_ucb: float | None = None
+    """A search node: an answer state, its evaluation, and its statistics.
+
+    ``actions`` (this node's action set: what expanding it would add) and ``action`` (the
+    action that made it, its parent's ``actions[index]``) are made as :class:`Action`
+    objects only when read: the search itself works on the tensors of the batched action
+    sets (:class:`~medal.scores.ActionSets`)."""
+
+    __slots__ = ("id", "parent", "depth", "evaluation", "index", "r_ig", "verified",
+                 "reward", "completion", "children", "N", "W", "exhausted", "candidate",
+                 "last_ucb", "entropy_total", "n_masked", "_action", "_actions", "_sets")
+
+    def __init__(self, id: int, parent: "Node | None", action: Action | None, depth: int,
+                 evaluation: Evaluation, actions: list[Action] | None = None, *,
+                 index: int | None = None, sets: ActionSets | None = None,
+                 entropy_total: float | None = None, n_masked: int | None = None,
+                 exhausted: bool = False, candidate: bool = False):
+        self.id = id
+        self.parent = parent
+        self.depth = depth
+        self.evaluation = evaluation
+        self.index = index                # which of the parent's actions made it
+        self.r_ig: float | None = None    # information gain when it was made
+        self.verified: bool | None = None  # its completion passes the task's verifier
+        self.reward: float | None = None  # what backpropagation adds: r_IG (+ verifier bonus)
+        self.completion: torch.Tensor | None = None
+        self.children: list[Node] = []
+        self.N = 0
+        self.W = 0.0
+        self.exhausted = exhausted
+        self.candidate = candidate
+        self.last_ucb: float | None = None
+        #: sum of the entropy over the node's masked slots (r_IG's totals), and their number
+        self.entropy_total = entropy_total
+        self.n_masked = n_masked
+        self._action = action
+        self._actions = actions
+        self._sets = sets                 # (ActionSets, row) when made from a batch
+
+    @property
+    def actions(self) -> list[Action]:
+        if self._actions is None:
+            self._actions = self._sets[0].actions(self._sets[1]) if self._sets else []
+        return self._actions
+
+    @actions.setter
+    def actions(self, value: list[Action]) -> None:
+        self._actions, self._sets = value, None
+
+    @property
+    def action(self) -> Action | None:
+        if self._action is None and self.parent is not None and self.index is not None:
+            self._action = self.parent.actions[self.index]
+        return self._action
+
+    @action.setter
+    def action(self, value: Action | None) -> None:
+        self._action = value
+
+    def action_tensors(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The slots and tokens of this node's action set, in order (``[K]`` each)."""
+        if self._sets is not None:
+            return self._sets[0].slots_tokens(self._sets[1])
+        acts = self.actions
+        return (torch.tensor([a.slot for a in acts], dtype=torch.long),
+                torch.tensor([a.token for a in acts], dtype=torch.long))
 
     @property
     def Q(self) -> float:
@@ -61,6 +108,10 @@ class Node:
             out.append(node)
             node = node.parent
         return out[::-1]
+
+    def __repr__(self) -> str:
+        return (f"Node(id={self.id}, depth={self.depth}, N={self.N}, W={self.W}, "
+                f"parent={self.parent.id if self.parent is not None else None})")
 
 
 class MCTS:
@@ -78,37 +129,61 @@ class MCTS:
         self.candidates: list[Node] = []
         self.stop_reason: str | None = None
         self.last_simulation = {"forwards": 0, "sequences": 0, "cache_hits": 0}
-        self.root = self._make_node(None, None, runner.evaluate_one(runner.initial_answer()))
+        self.last_expansion_sequences = 0
+        self._expansion: EvaluationBatch | None = None  # the last expansion's children
+        root = runner.evaluate_batch(runner.initial_answer().unsqueeze(0))
+        self.root = self._make_nodes(None, root)[0]
 
     # ------------------------------------------------------------------ helpers
-    def _make_nodes(self, parent: Node | None, actions: list[Action | None],
-                    evs: list[Evaluation]) -> list[Node]:
-        """Nodes for evaluated states, their action sets made in one tensor pass over all
-        of them (the K2 children of an expansion: one pass, not K2)."""
-        depth = 0 if parent is None else parent.depth + 1
-        if depth >= self.cfg.lc:
-            sets = [[] for _ in evs]
-        else:
-            masked = torch.stack([ev.masked for ev in evs])
-            eligible = eligible_slots_batch(masked, self.cfg.block_length)
-            sets = action_sets(torch.stack([ev.top_tokens for ev in evs]),
-                               torch.stack([ev.top_probs for ev in evs]),
-                               torch.stack([ev.entropy for ev in evs]), eligible,
-                               self.cfg.k1, self.cfg.k2, self.cfg.gamma, self.cfg.scoring,
-                               late_tokens=self.runner.model.end_ids
-                               if getattr(self.cfg, "confidence_eos_eot_inf", False) else ())
-        nodes = []
-        for action, ev, acts in zip(actions, evs, sets):
-            # no action means no eligible slot, or depth L_c reached: a terminal node
-            node = Node(id=len(self.nodes), parent=parent, action=action, depth=depth,
-                        evaluation=ev, actions=acts, exhausted=not acts,
-                        candidate=depth >= self.cfg.lc)
-            self.nodes.append(node)
-            nodes.append(node)
-        return nodes
+    def _make_nodes(self, parent: Node | None, batch: EvaluationBatch) -> list[Node]:
+        """Nodes for evaluated states (the root, or the K2 children of an expansion in
+        the order of the parent's actions): their action sets and entropy totals made in
+        one tensor pass over all of them, not one per state.
 
-    def _make_node(self, parent: Node | None, action: Action | None, ev: Evaluation) -> Node:
-        return self._make_nodes(parent, [action], [ev])[0]
+        Each child has one masked slot fewer than its parent, so the entropies of the
+        batch's masked slots form a ``[B, n]`` block whose row sums are each state's total,
+        summed exactly as one state's ``H[masked].sum()`` (a row of a contiguous block
+        reduces as that row alone)."""
+        cfg = self.cfg
+        B = len(batch)
+        depth = 0 if parent is None else parent.depth + 1
+        masked_H = batch.entropy[batch.masked]
+        if parent is None:
+            n_masked = [masked_H.numel()]
+            totals = [float(masked_H.sum())]
+        elif masked_H.numel() == B * (parent.n_masked - 1):
+            # every child has at least parent.n_masked - 1 masks: all have exactly that
+            n_masked = [parent.n_masked - 1] * B
+            totals = masked_H.view(B, parent.n_masked - 1).sum(-1).tolist()
+        else:  # an action that leaves its slot masked (a mask-token action, never chosen
+            # by a real model): state by state
+            n_masked = batch.masked.sum(-1).tolist()
+            totals = [float(h[m].sum()) for h, m in zip(batch.entropy, batch.masked)]
+        if depth >= cfg.lc:
+            sets, counts = None, [0] * B
+        else:
+            L = batch.masked.shape[1]
+            eligible = (batch.masked if cfg.block_length >= L
+                        else eligible_slots_batch(batch.masked, cfg.block_length))
+            sets = batch_action_sets(batch.top_tokens, batch.top_probs, batch.entropy,
+                                     eligible, cfg.k1, cfg.k2, cfg.gamma, cfg.scoring,
+                                     late_tokens=self.runner.model.end_ids
+                                     if getattr(cfg, "confidence_eos_eot_inf", False) else (),
+                                     counts=n_masked if eligible is batch.masked else None)
+            counts = sets.counts
+        nodes = []
+        start = len(self.nodes)
+        candidate = depth >= cfg.lc
+        for b, ev in enumerate(batch.evaluations):
+            # no action means no eligible slot, or depth L_c reached: a terminal node
+            nodes.append(Node(start + b, parent, None, depth, ev,
+                              None if sets is not None else [],
+                              index=None if parent is None else b,
+                              sets=(sets, b) if sets is not None else None,
+                              entropy_total=totals[b], n_masked=n_masked[b],
+                              exhausted=not counts[b], candidate=candidate))
+        self.nodes.extend(nodes)
+        return nodes
 
     def root_event(self) -> RootEvaluated:
         return RootEvaluated(node=self.root)
@@ -138,16 +213,16 @@ class MCTS:
 
     def expand(self, leaf: Node) -> tuple[list[Node], int, int]:
         """Children for the leaf's K2 actions, in one batched forward."""
-        actions = leaf.actions
-        answers = leaf.answer.repeat(len(actions), 1)
-        answers[torch.arange(len(actions)), torch.tensor([a.slot for a in actions])] = \
-            torch.tensor([a.token for a in actions])
+        slots, tokens = leaf.action_tensors()
+        answers = leaf.answer.repeat(len(slots), 1)
+        answers[torch.arange(len(slots)), slots] = tokens
         before = self.runner.forwards
         hits_before = self.runner.cache_hits
         seqs_before = self.runner.sequences
-        evs = self.runner.evaluate(answers)
-        children = self._make_nodes(leaf, actions, evs)
+        batch = self.runner.evaluate_batch(answers)
+        children = self._make_nodes(leaf, batch)
         leaf.children = children
+        self._expansion = batch
         self.last_expansion_sequences = self.runner.sequences - seqs_before
         return children, self.runner.forwards - before, self.runner.cache_hits - hits_before
 
@@ -156,9 +231,14 @@ class MCTS:
         simulation "rollout", k-1 batched forwards, counted in ``self.last_simulation``).
 
         The children's completions come from one tensor pass over all of them (argmax
-        fills; a sampled fill draws child by child, so the random stream is as before),
-        and the parent's entropy total is taken once."""
+        fills; a sampled fill draws child by child, so the random stream is as before).
+        r_IG = (H_total(parent) - H_total(child)) / H_total(parent), with the totals over
+        each state's masked slots taken when the states were made: a child's masked slots
+        are its parent's less the action's slot, so this is the paper's formula."""
         parent = leaf.evaluation
+        batch = self._expansion
+        if batch is None or batch.evaluations != [ch.evaluation for ch in children]:
+            batch = EvaluationBatch.stack([ch.evaluation for ch in children])
         if self.cfg.simulation == "rollout":
             fills, fill_entropy = self._rollouts(children)
             completions = fills
@@ -166,17 +246,19 @@ class MCTS:
                                               ch.evaluation.masked)
                      for i, ch in enumerate(children)]
         else:
-            evs = [ch.evaluation for ch in children]
             if self.cfg.simulation == "sample":
-                completions = [ev.completion(self.generator, 1.0) for ev in evs]
+                completions = [ch.evaluation.completion(self.generator, 1.0) for ch in children]
             else:
-                masked = torch.stack([ev.masked for ev in evs])
-                best = torch.stack([ev.top_tokens[:, 0] for ev in evs])
-                completions = torch.where(masked, best,
-                                          torch.stack([ev.answer for ev in evs])).unbind(0)
-            gains = information_gains(parent.entropy, parent.masked,
-                                      [ev.entropy for ev in evs],
-                                      [ch.action.slot for ch in children])
+                completions = torch.where(batch.masked, batch.top_tokens[..., 0],
+                                          batch.answer).unbind(0)
+            before = leaf.entropy_total
+            if all(ch.n_masked == leaf.n_masked - 1 for ch in children):
+                gains = [(before - ch.entropy_total) / before if before > 0 else 0.0
+                         for ch in children]
+            else:
+                gains = information_gains(parent.entropy, parent.masked,
+                                          [ch.evaluation.entropy for ch in children],
+                                          [ch.action.slot for ch in children])
         rewards = []
         for ch, completion, gain in zip(children, completions, gains):
             ch.completion = completion
@@ -216,7 +298,9 @@ class MCTS:
 
     def _collect(self, children: list[Node]) -> list[Node]:
         new = [ch for ch in children if ch.candidate]
-        if self.cfg.one_per_parent and new:
+        if not new:
+            return []
+        if self.cfg.one_per_parent:
             new = [max(new, key=lambda ch: (ch.reward, -ch.id))]
         seen = {c.answer.numpy().tobytes() for c in self.candidates}
         fresh = []

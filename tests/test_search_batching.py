@@ -1,0 +1,58 @@
+"""The per-child work of an expansion is batched: one action-set pass over the K2 children,
+not K2; and the batched action sets equal the one-state computation to the bit."""
+import torch
+
+from medal import scores, search
+from medal.config import GenerationConfig
+from medal.runner import ModelRunner
+from medal.scores import _rowwise_sigmoid, batch_action_sets
+
+
+def test_one_action_set_pass_and_one_forward_per_expansion(scripted, monkeypatch):
+    calls = []
+    real = scores.batch_action_sets
+
+    def counting(top_tokens, *args, **kwargs):
+        calls.append(top_tokens.shape[0])
+        return real(top_tokens, *args, **kwargs)
+
+    monkeypatch.setattr(search, "batch_action_sets", counting)
+    info_calls = []
+    monkeypatch.setattr(search, "information_gains",
+                        lambda *a, **k: info_calls.append(1) or scores.information_gains(*a, **k))
+    cfg = GenerationConfig(lc=4, candidates=50, max_iterations=6).resolved(6, 3, 6)
+    runner = ModelRunner(scripted, scripted.encode_prompt("q"), cfg.gen_length)
+    mcts = search.MCTS(runner, cfg)
+    expansions = 0
+    for _ in range(6):
+        for event in mcts.iterate():
+            if event.kind == "expansion":
+                expansions += 1
+                # the children's action sets were made in one call over all of them
+                assert calls[-1] == len(event.children) == 5 or event.children[0].depth >= 4
+    # the root's pass, then one per expansion whose children are below L_c
+    assert len(calls) <= 1 + expansions and calls[0] == 1
+    assert all(b == 5 for b in calls[1:])
+    assert not info_calls  # rewards from the entropy totals, no per-child pass
+    assert runner.forwards == 1 + expansions
+
+
+def test_rowwise_sigmoid_rounds_as_one_row_alone():
+    torch.manual_seed(0)
+    for L in (1, 7, 19, 28, 33, 256):
+        x = torch.rand(5, L) * 2 - 1
+        alone = torch.stack([torch.sigmoid(5.0 * row) for row in x.unbind(0)])
+        assert torch.equal(_rowwise_sigmoid(x, 5.0), alone)
+
+
+def test_batched_action_sets_equal_one_state_at_a_time():
+    torch.manual_seed(1)
+    for L in (6, 19, 28):
+        probs, tokens = torch.softmax(torch.randn(5, L, 82) * 3, -1).topk(64, -1)
+        H = torch.rand(5, L) * 3
+        eligible = torch.rand(5, L) > 0.4
+        sets = batch_action_sets(tokens, probs, H, eligible, 3, 5, 5.0)
+        for b in range(5):
+            one = batch_action_sets(tokens[b:b + 1], probs[b:b + 1], H[b:b + 1],
+                                    eligible[b:b + 1], 3, 5, 5.0)
+            assert sets.actions(b) == one.actions(0)
