@@ -285,8 +285,8 @@ def navigate(action: str | None, live_run, trace: dict | None, source_id: str,
              settings: dict | None) -> dict | None:
     """Apply ``action`` to the timeline (stepping the live run when at its head); returns
     the (possibly grown) full trace."""
-    if not action:
-        return trace
+    if not action or (action == "tick" and not STATE.get("playing")):
+        return trace              # a tick sent just before Pause does not step on
     cursors = STATE.setdefault("cursor", {})
     if live_run is None and settings is not None and action in (
             "phase", "next", "iteration", "end", "toggle", "tick", "last"):
@@ -300,6 +300,13 @@ def navigate(action: str | None, live_run, trace: dict | None, source_id: str,
     if trace is None:
         return trace
     pos = timeline.positions(trace)
+    if not pos and live_run is not None and not live_run.done:
+        # a run just started has no position yet; Play, End and an animated Run to end
+        # show its start first (Next phase and Next iteration step it themselves)
+        if action in ("toggle", "end", "last"):
+            step_one_position(live_run)
+            trace = run_trace(live_run)
+            pos = timeline.positions(trace)
     last = len(pos) - 1
     cur = cursors.get(source_id)
     cur = last if cur is None else min(cur, last)
@@ -357,36 +364,41 @@ def controls(live: bool, live_run, at_head: bool, at_start: bool, has_trace: boo
     playing = STATE.get("playing", False)
     finished = not live or (live_run is not None and live_run.done)
     end_reached = has_trace and at_head and finished
-    cols = st.columns([1, 1, 1.1, 1, 1, 1] + ([0.8, 0.8] if live else []))
-    cols[0].button("Previous", disabled=at_start or running or not has_trace,
-                   on_click=_request, args=("prev",), help="One position back (← key).")
-    cols[1].button("Next phase", disabled=end_reached or running, on_click=_request,
-                   args=("next",), type="primary",
-                   help="One position on (→ key): one MCTS phase (selection, expansion, "
-                        "simulation, backpropagation), the candidate choice, or one "
-                        "decoding step.")
-    cols[2].button("Next iteration", disabled=end_reached or running, on_click=_request,
-                   args=("iteration",),
-                   help="To the end of the next MCTS iteration (its backpropagation); past "
-                        "the search, one step.")
-    cols[3].button("Pause" if playing else "Play", disabled=running or not (has_trace or live),
-                   on_click=_request, args=("toggle",),
-                   help="Step on by itself at the chosen speed (Space key).")
-    cols[4].button("Run to end", disabled=end_reached or running, on_click=_request,
-                   args=("end",),
-                   help="Animate to the end at the chosen speed, or jump there (sidebar: "
-                        "Playback).")
-    cols[5].button("Start of run", disabled=at_start or running or not has_trace,
-                   on_click=_request, args=("first",), help="Back to the first position "
-                                                            "(Home key).")
+    # one wrapping row of buttons as wide as their labels (fixed columns cut the labels
+    # to "Next p…" on a 1024 px window)
+    row = st.container(horizontal=True, gap="small", vertical_alignment="center",
+                       key="controls")
+    row.button("Previous", disabled=at_start or running or not has_trace,
+               on_click=_request, args=("prev",), help="One position back (← key).")
+    row.button("Next phase", disabled=end_reached or running, on_click=_request,
+               args=("next",), type="primary",
+               help="One position on (→ key): one MCTS phase (selection, expansion, "
+                    "simulation, backpropagation), the candidate choice, or one "
+                    "decoding step.")
+    row.button("Next iteration", disabled=end_reached or running, on_click=_request,
+               args=("iteration",),
+               help="To the end of the next MCTS iteration (its backpropagation); past "
+                    "the search, one step.")
+    row.button("Pause" if playing else "Play", disabled=running or not (has_trace or live),
+               on_click=_request, args=("toggle",),
+               help="Step on by itself at the chosen speed (Space key).")
+    row.button("Run to end", disabled=end_reached or running, on_click=_request,
+               args=("end",),
+               help="Animate to the end at the chosen speed, or jump there (sidebar: "
+                    "Playback).")
+    row.button("Start of run", disabled=at_start or running or not has_trace,
+               on_click=_request, args=("first",),
+               help="Back to the first position (Home key).")
     if live:
-        cols[6].button("Stop", disabled=not (running or playing), on_click=_request,
-                       args=("stop",),
-                       help="Pause a run to the end; step on or run on from where it "
-                            "stopped.")
-        cols[7].button("Reset", on_click=_request, args=("reset",),
-                       help="Discard this run; the next step starts a new one with the "
-                            "current settings.")
+        row.button("Stop", disabled=not (running or playing), on_click=_request,
+                   args=("stop",),
+                   help="Pause a run to the end; step on or run on from where it "
+                        "stopped.")
+        row.button("Reset", on_click=_request, args=("reset",),
+                   help="Discard this run; the next step starts a new one with the "
+                        "current settings.")
+        if at_head and STATE.get("last_step_ms") is not None:   # the live head only
+            row.caption(f"last step: {STATE['last_step_ms']:.0f} ms", width="content")
 
 
 def playback_settings() -> None:
@@ -397,6 +409,20 @@ def playback_settings() -> None:
                  format_func=lambda m: {"animate": "animate", "jump": "jump"}[m],
                  help="animate: step to the end at the chosen speed; jump: straight to the "
                       "end.")
+
+
+def compact_style() -> None:
+    """Less blank space above the page, so the tree starts on the first screen (1440x900:
+    its box begins about half-way down; 1024x768: before the last third)."""
+    st.html("""<style>
+      .stMainBlockContainer, [data-testid="stMainBlockContainer"] {
+        padding-top: 2.25rem !important; padding-bottom: 2rem !important; }
+      [data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] { gap: 0.5rem; }
+      [data-testid="stMainBlockContainer"] h4 { padding: 0.25rem 0 !important; }
+      .st-key-controls { gap: 0.4rem !important; }
+      .st-key-controls button { padding: 0.2rem 0.55rem; min-height: 2.2rem; }
+      .st-key-controls button p { font-size: 0.92rem; }
+    </style>""")
 
 
 def presenter_style() -> None:
@@ -484,16 +510,16 @@ def example_section() -> dict | None:
         st.error(md(f"Cannot open the example {name}: {exc}"))
         return None
     st.sidebar.success(f"Example: {shipped[name].title}")
-    st.caption(shipped[name].description)
+    st.sidebar.caption(shipped[name].description)
     return trace
 # ---------------------------------------------------------------- end issue 10b: examples
 
 
 def run_parameters(trace: dict) -> None:
     """The prompt and parameters a trace was made with (shown as text: they come from the
-    trace, which may be anyone's upload)."""
+    trace, which may be anyone's upload), in the sidebar: out of the way of the tree."""
     run = trace.get("run") or {}
-    with st.expander("Prompt and parameters of this run", expanded=False):
+    with st.sidebar.expander("Prompt and parameters of this run", expanded=False):
         st.text(f"Strategy: {run.get('strategy')} · model: "
                 f"{(run.get('model') or {}).get('name')}")
         st.text("Prompt:")
@@ -511,9 +537,14 @@ def phase_header(trace: dict | None, index: int, n_positions: int) -> None:
     head = f"#### Phase: {info.title}"
     if info.iteration:
         head += f" · iteration {info.iteration}"
-    st.markdown(head)
     if trace and trace.get("tree") and not (trace.get("decode") or trace.get("result")):
-        st.html(phase_cycle_html(info.key))
+        # the header and the four-phase cycle on one line; on a narrow window the cycle
+        # wraps below the header (neither is squeezed into a column)
+        row = st.container(horizontal=True, vertical_alignment="center", gap="medium")
+        row.markdown(head, width="content")
+        row.html(phase_cycle_html(info.key), width="content")
+    else:
+        st.markdown(head)
     st.markdown(info.explanation)
     if info.detail:
         st.caption(md(info.detail))  # the run's own tokens and answer: text, not Markdown
@@ -623,19 +654,22 @@ def tree_tab(trace: dict, source_id: str, new: list[int], sim: list[int],
         st.info(f"No search tree yet: the {md(trace['run']['strategy'])} strategy builds none, "
                 "or its search has not started.")
         return
-    cap = st.slider("Most nodes drawn", 10, 300, step=10, key="w_max_nodes",
-                    help="Large trees keep the most visited nodes, their ancestors and "
-                         "everything the current iteration touched.")
+    drawing = st.container()     # the tree first, its node cap below it (read first)
+    left, right = st.columns([1, 2], vertical_alignment="center")
+    cap = left.slider("Most nodes drawn", 10, 300, step=10, key="w_max_nodes",
+                      help="Large trees keep the most visited nodes, their ancestors and "
+                           "everything the current iteration touched.")
     view = tree_view(trace, cap, new=new, rewards_shown=sim, selected=nid)
     STATE["tree_seq"] = STATE.get("tree_seq", 0) + 1
     data = component_data(trace, view, height=540 if not STATE.get("w_presenter") else 600,
                           view_id=source_id, seq=STATE["tree_seq"])
-    components.tree(data, key="medal_tree", on_node=_on_node)
+    with drawing:
+        components.tree(data, key="medal_tree", on_node=_on_node)
     note = f"{view.total} nodes in the tree"
     if view.hidden:
         note += f"; {view.hidden} hidden (showing {view.shown})"
-    st.caption(note + ". Click a node to open it in the inspector; hover for N, W, Q, UCB "
-                      "and r_IG; scroll to zoom, drag to pan (kept while you step).")
+    right.caption(note + ". Click a node to open it in the inspector; hover for N, W, Q, "
+                         "UCB and r_IG; scroll to zoom, drag to pan (kept while you step).")
 
 
 def inspector_tab(trace: dict, nid: int | None) -> None:
@@ -732,13 +766,14 @@ def main() -> None:
     _restore_widgets()
     presenter = st.sidebar.toggle("Presenter mode", key="w_presenter",
                                   help="Large type, no sidebar; step with ← → and Space.")
+    compact_style()
     if presenter:
         presenter_style()
         st.button("Leave presenter mode", on_click=lambda: STATE.update(w_presenter=False))
     else:
-        st.title("MEDAL Explorer")
-        st.caption("Monte Carlo tree search initialisation for diffusion language models, "
-                   "step by step. See *How MEDAL works* in the sidebar for the formulas.")
+        # one line, not a page-wide title: the tree has to start on the first screen
+        st.caption("**MEDAL Explorer** · MCTS-initialised decoding of diffusion language "
+                   "models, step by step")
     source = st.sidebar.radio("Source", ["Live run", "Uploaded trace", "Example"],
                               key="w_source", horizontal=True)
     example_buttons(st.sidebar)   # --- issue 10b ---
@@ -799,8 +834,6 @@ def main() -> None:
     bar.progress(frac, text=f"{caption} · position {index + 1} of {n_pos}")
     timeline_slider(index, n_pos, source_id)
     phase_header(shown, index, n_pos)
-    if live and at_head and STATE.get("last_step_ms") is not None:
-        st.caption(f"last step: {STATE['last_step_ms']:.0f} ms")
     if not live or (run is not None and run.done):
         run_parameters(trace)
     pos = timeline.positions(trace)[index]

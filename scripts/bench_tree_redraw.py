@@ -14,6 +14,7 @@ blocked, and the script fails if any request to one was made).
 from __future__ import annotations
 
 import argparse
+import re
 import json
 import os
 import socket
@@ -36,7 +37,7 @@ def big_trace(min_nodes: int) -> dict:
     from viz_support import random_model
     its = max(4, min_nodes // 5 + 2)
     run = Run(random_model(), task="countdown", prompt="Use 4, 18, 13 to make 20.",
-              strategy="medal", config=GenerationConfig(k1=3, k2=5, lc=5, candidates=10_000,
+              strategy="medal", config=GenerationConfig(k1=3, k2=5, lc=5, candidates=1000,
                                                         max_iterations=its),
               trace=True, compare_greedy=True)
     run.finish()
@@ -123,10 +124,16 @@ def main() -> int:
             timeline.press("Home")
             for _ in range(start):
                 timeline.press("ArrowRight")
+            # every key press above queued a rerun: wait until the page has worked them all
+            # off and shows the end of the search, or the first click's time would include
+            # them (it did: the first sample was 11-14 s, every later one under 0.4 s)
+            pg.get_by_text(re.compile(rf"position {start + 1} of \d+")).first.wait_for(
+                timeout=180_000)
             idle()
             pg.wait_for_timeout(1500)
             samples = []
             drawn_nodes = []
+            phases = []
             for _ in range(args.clicks):
                 before = pg.evaluate("() => (globalThis.__medalTreeDrawn || {}).seq || 0")
                 t0 = pg.evaluate("""() => { const b = [...document.querySelectorAll('button')]
@@ -137,6 +144,8 @@ def main() -> int:
                 done = pg.evaluate("() => globalThis.__medalTreeDrawn")
                 samples.append(done["t"] - t0)
                 drawn_nodes.append(done["nodes"])
+                heads = pg.get_by_role("heading", name=re.compile("^Phase: "))
+                phases.append(heads.first.inner_text() if heads.count() else "?")
                 idle()
             browser.close()
     finally:
@@ -146,6 +155,8 @@ def main() -> int:
     if blocked:
         print(f"requests left the machine: {blocked}", file=sys.stderr)
         return 1
+    print("in click order (ms, phase shown): " + "; ".join(
+        f"{s:.0f} {h.removeprefix('Phase: ')}" for s, h in zip(samples, phases)))
     samples.sort()
     p90 = samples[min(len(samples) - 1, int(round(0.9 * len(samples))) - 1)]
     print(f"tree: {n_nodes} nodes in the trace, {min(drawn_nodes)}-{max(drawn_nodes)} drawn; "

@@ -409,3 +409,16 @@ def test_node_click_opens_the_inspector_with_linked_highlights(app):
     assert framed and all(h.proto.body.count('data-highlight="1"') in (2, 4) for h in framed)
     ucb = next(m.value for m in app.markdown if m.value.startswith("**UCB**"))
     assert f"/ {node['N']})" in ucb
+
+
+@pytest.mark.parametrize("label", ["Run to end", "Play"])
+def test_animate_or_play_from_a_fresh_live_run(app, label):
+    """Found by the browser test: an animated Run to end (or Play) on a run not yet
+    started raised IndexError (a new run has no timeline position before its first
+    step); it now shows the run's start and plays on from there."""
+    configure(app).run()
+    app.radio(key="w_end_mode").set_value("animate").run()
+    button(app, label).click().run()
+    assert not app.exception
+    assert phase(app) == "Start"
+    assert app.session_state["playing"] is True

@@ -43,11 +43,27 @@ function initialView(s, data) {
   s.network.fit({animation: false});
   const scale = s.network.getScale();
   if (scale < data.min_scale) {
+    // too large to fit at a readable scale: the root near the top edge, the tree below it
     const focus = s.network.getPositions([data.focus])[data.focus] || {x: 0, y: 0};
-    s.network.moveTo({position: {x: focus.x, y: focus.y + 120}, scale: data.min_scale,
+    const below = Math.max(0, (s.box.clientHeight || data.height) / 2 - 60) / data.min_scale;
+    s.network.moveTo({position: {x: focus.x, y: focus.y + below}, scale: data.min_scale,
                       animation: false});
-  } else if (scale > 2.2) {       // a young tree: large enough to read, not bloated
-    s.network.moveTo({scale: 2.2, animation: false});
+  } else {
+    // it fits: at most 1.1 (labels 15-16 px x 1.1: readable, not bloated), its top near
+    // the top edge of the box, so that a young tree's simulation labels are on the first
+    // screen at 1024x768 too (centred in the box, they fell below it)
+    const k = Math.min(scale, 1.1);
+    let top = Infinity, left = Infinity, right = -Infinity;
+    for (const id of s.network.body.nodeIndices) {
+      const bb = s.network.getBoundingBox(id);
+      if (!bb) continue;
+      top = Math.min(top, bb.top); left = Math.min(left, bb.left);
+      right = Math.max(right, bb.right);
+    }
+    if (top === Infinity) return;
+    const boxH = s.box.clientHeight || data.height;
+    s.network.moveTo({position: {x: (left + right) / 2, y: top + (boxH / 2 - 16) / k},
+                      scale: k, animation: false});
   }
 }
 
@@ -156,7 +172,15 @@ export default function (component) {
   g.enabled = data.enabled;
   clearTimeout(g.timer);
   if (data.playing) {
-    g.timer = setTimeout(() => g.send("nav", {action: "tick", at: Date.now()}), data.delay_ms);
+    // A tick that Streamlit drops (it can arrive while a rerun is busy) would stop the play
+    // for good: no new position, so no new data and no new timer. Until the next position
+    // arrives (every arrival clears this timer), tick again at the chosen speed, but never
+    // faster than every 2 s; the server ignores ticks once playing stops.
+    const tick = () => {
+      g.send("nav", {action: "tick", at: Date.now()});
+      g.timer = setTimeout(tick, Math.max(data.delay_ms, 2000));
+    };
+    g.timer = setTimeout(tick, data.delay_ms);
   }
 }
 """

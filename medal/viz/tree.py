@@ -38,8 +38,15 @@ CANDIDATE_COLOUR = "#d4a017"
 WINNER_COLOUR = "#d62728"
 UNVISITED = "#d9d9d9"
 
-H_GAP = 84          # px between sibling nodes
+H_GAP = 104         # px between sibling nodes (a simulation label of 11 characters at 15 px fits)
 V_GAP = 120         # px between depths
+
+# Label sizes (canvas px). The first view is never zoomed out below MIN_LABEL_PX / the
+# smallest of them, so every label is at least MIN_LABEL_PX on screen (issue 10: labels
+# were 6-10 px at 1024x768).
+LABEL_FONT = 16     # a node's action
+SMALL_FONT = 15     # the simulation's r_IG and completion, and "+k hidden"
+MIN_LABEL_PX = 12
 
 VIS_OPTIONS = {
     "layout": {"hierarchical": {"enabled": False}, "randomSeed": 0},
@@ -48,7 +55,7 @@ VIS_OPTIONS = {
                     "navigationButtons": False, "keyboard": False},
     "edges": {"arrows": {"to": {"enabled": True, "scaleFactor": 0.45}}, "smooth": False,
               "color": {"color": "#9e9e9e"}, "width": 1.2},
-    "nodes": {"font": {"size": 16, "face": "monospace", "color": "#222222",
+    "nodes": {"font": {"size": LABEL_FONT, "face": "monospace", "color": "#222222",
                        "strokeWidth": 3, "strokeColor": "#ffffff"},
               "borderWidth": 1.5},
 }
@@ -248,7 +255,7 @@ def tree_view(trace: dict, max_nodes: int = DEFAULT_MAX_NODES, *,
             label += f"\nr={n['r_ig']:.3f}"
             if n.get("completion"):
                 label += "\n" + _short(n["completion"].replace("_", "·"), 11)
-            extra["font"] = {"size": 14, "background": "#fff3c4"}
+            extra["font"] = {"size": SMALL_FONT, "background": "#fff3c4"}
         if nid == selected:
             border = "#000000"
         x, y = xy.get(nid, (0.0, 0.0))
@@ -276,7 +283,7 @@ def tree_view(trace: dict, max_nodes: int = DEFAULT_MAX_NODES, *,
         view.nodes.append({"id": hid, "label": f"+{count}", "shape": "dot", "size": 4,
                            "x": px + H_GAP / 2, "y": py + V_GAP / 2,
                            "color": {"background": "#eeeeee", "border": "#bbbbbb"},
-                           "font": {"size": 13, "color": "#888888"},
+                           "font": {"size": SMALL_FONT, "color": "#777777"},
                            "title": f"{count} node{'s' if count != 1 else ''} below node "
                                     f"{parent} not drawn (fewer visits); raise the node cap "
                                     "to see them"})
@@ -394,12 +401,13 @@ def tree_html(trace: dict, max_nodes: int = DEFAULT_MAX_NODES, height: int = 520
 
 
 def component_data(trace: dict, view: TreeView, *, height: int = 540, view_id: str = "",
-                   seq: int = 0, min_scale: float = 0.8) -> dict:
+                   seq: int = 0, min_scale: float = MIN_LABEL_PX / SMALL_FONT) -> dict:
     """What :func:`medal.viz.components.tree` is given: nodes (with fixed positions) and
     edges, vis-network options, the legend HTML (escaped), and ``view_id`` -- a change of
     it (another run or trace) starts a fresh drawing; within one, updates keep zoom and
     pan. ``min_scale``: the first view is not zoomed out further than this, so labels
-    stay readable; it centres on the root."""
+    stay readable (the default: every label at least MIN_LABEL_PX on screen); a tree too
+    large for the box at that scale is shown from the top, its root near the top edge."""
     options = json.loads(json.dumps(VIS_OPTIONS))
     return {"nodes": view.nodes, "edges": view.edges, "options": options,
             "legend": legend_html(view), "height": height, "view": view_id, "seq": seq,

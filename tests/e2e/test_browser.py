@@ -107,18 +107,25 @@ class Offline:
             self.blocked.append(ws.url)
 
 
-@pytest.fixture
-def page(browser, server):
-    """A fresh browser session on the app; fails if anything left the machine."""
+def offline_session(browser, server, viewport: dict, **context_options):
+    """(context, page, offline): a browser session on the app with every request that
+    would leave the machine blocked and recorded, loaded up to the Run page's controls."""
     offline = Offline()
-    context = browser.new_context(viewport={"width": 1400, "height": 1600},
-                                  accept_downloads=True)
+    context = browser.new_context(viewport=viewport, **context_options)
     context.route("**/*", offline.route)
     pg = context.new_page()
     pg.on("websocket", offline.websocket)
     pg.goto(server)
     expect(pg.get_by_role("button", name="Run to end", exact=True)).to_be_visible(
         timeout=60_000)
+    return context, pg, offline
+
+
+@pytest.fixture
+def page(browser, server):
+    """A fresh browser session on the app; fails if anything left the machine."""
+    context, pg, offline = offline_session(browser, server, {"width": 1400, "height": 1600},
+                                           accept_downloads=True)
     yield pg
     context.close()
     assert offline.blocked == [], f"requests left the machine: {offline.blocked}"

@@ -17,22 +17,14 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_browser import (ARTIFACTS, Offline, browser, expect, open_tab,  # noqa: E402,F401
+from test_browser import (ARTIFACTS, browser, expect, offline_session, open_tab,  # noqa: E402,F401
                           server, wait_idle)
 
 SIZES = {"1440x900": {"width": 1440, "height": 900}, "1024x768": {"width": 1024, "height": 768}}
 
 
 def _session(browser, server, size: str):
-    offline = Offline()
-    context = browser.new_context(viewport=SIZES[size], accept_downloads=True)
-    context.route("**/*", offline.route)
-    pg = context.new_page()
-    pg.on("websocket", offline.websocket)
-    pg.goto(server)
-    expect(pg.get_by_role("button", name="Run to end", exact=True)).to_be_visible(
-        timeout=60_000)
-    return context, pg, offline
+    return offline_session(browser, server, SIZES[size], accept_downloads=True)
 
 
 @pytest.fixture(params=list(SIZES))
