@@ -2,43 +2,10 @@
 unchanged by the speed refactor (issue 8 part B, issue 11 item 5)."""
 from __future__ import annotations
 
-import math
-
 import pytest
 
 import reference_traces
-
-
-def differences(old, new, path="", out=None, rel=1e-6):
-    """Where ``new`` departs from ``old``: every key ``old`` has must be in ``new`` with the
-    same value (floats to ``rel``; ``old`` holds 10 significant digits). Keys only ``new``
-    has (fields added later) are not differences."""
-    out = [] if out is None else out
-    if len(out) >= 10:
-        return out
-    if isinstance(old, dict):
-        if not isinstance(new, dict):
-            out.append(f"{path}: {type(new).__name__} instead of an object")
-            return out
-        for k, v in old.items():
-            if k not in new:
-                out.append(f"{path}/{k}: missing")
-            else:
-                differences(v, new[k], f"{path}/{k}", out, rel)
-    elif isinstance(old, list):
-        if not isinstance(new, list) or len(new) != len(old):
-            out.append(f"{path}: {len(old)} items, now "
-                       f"{len(new) if isinstance(new, list) else type(new).__name__}")
-            return out
-        for i, (a, b) in enumerate(zip(old, new)):
-            differences(a, b, f"{path}/{i}", out, rel)
-    elif isinstance(old, float) and isinstance(new, (int, float)) and not isinstance(new, bool):
-        if not math.isclose(old, new, rel_tol=rel, abs_tol=1e-9):
-            out.append(f"{path}: {old!r} -> {new!r}")
-    elif old != new or type(old) is not type(new) and not (
-            isinstance(old, int) and isinstance(new, float) and float(old) == new):
-        out.append(f"{path}: {old!r} -> {new!r}")
-    return out
+from trace_compare import differences
 
 
 @pytest.fixture(scope="module")
@@ -52,24 +19,75 @@ def reference_models():
     return {"tiny": reference_traces.tiny_model(), "scripted": ScriptedLM()}
 
 
+#: The reference was recorded on one CPU; another CPU's vector kernels round the same
+#: float32 arithmetic differently (measured on an AMD EPYC, AVX2, against the recording:
+#: up to 5.2e-6 relative on Q, 1.9e-9 absolute on margins near 0). Floats are compared
+#: within these; ids, tokens, actions, answers and counts must be identical.
+REL, ABS = 1e-5, 1e-8
+
+#: node figures that accumulate over the whole search (compared only when the whole
+#: search is; see near_tie_iteration)
+CUMULATIVE = ("N", "W", "Q", "ucb", "candidate", "exhausted", "candidate_final")
+
+
+def near_tie_iteration(trace: dict) -> int | None:
+    """Index of the first iteration whose selection chose between children whose UCB
+    values differ by no more than float32 rounding, or None. The random-weight tiny model
+    makes such ties (two children with the same r_IG): which one wins depends on the
+    CPU's rounding, and the searches part there on some machines."""
+    for k, it in enumerate(trace["iterations"]):
+        for level in it["selection"]["levels"]:
+            ucbs = sorted((c["ucb"] for c in level if c.get("ucb") is not None), reverse=True)
+            if len(ucbs) > 1 and abs(ucbs[0] - ucbs[1]) <= 1e-6 * max(abs(ucbs[0]), 1e-12):
+                return k
+    return None
+
+
+def search_prefix(trace: dict, k: int) -> dict:
+    """The part of ``trace`` that precedes iteration index ``k``: its iterations, and the
+    nodes made before it without their cumulative figures."""
+    made = {0} | {c for it in trace["iterations"][:k] for c in it["expansion"]["children"]}
+    return {"iterations": trace["iterations"][:k],
+            "nodes": [{f: v for f, v in n.items() if f not in CUMULATIVE}
+                      for n in trace["tree"]["nodes"] if n["id"] in made]}
+
+
 @pytest.mark.parametrize("case", list(reference_traces.CASES))
 def test_medal_traces_match_those_recorded_before_the_refactor(case, reference, reference_models):
     """Every number of a MEDAL trace recorded on the code before the runner/search speed
     refactor (tree, UCB values, rewards, action sets, completions, phase C, the greedy
-    comparison, counts of forwards and sequences) is reproduced."""
+    comparison, counts of forwards and sequences) is reproduced.
+
+    Where the recorded search chose between children tied to float32 rounding, another
+    CPU may take the other one and the two searches part: then everything before that
+    iteration must still match, and the test says where it stopped comparing."""
+    old = reference[case]
     new = reference_traces.case_trace(case, reference_models)
-    diff = differences(reference[case], new)
+    diff = differences(old, new, rel=REL, abs_tol=ABS)
+    if diff and (k := near_tie_iteration(old)) is not None:
+        prefix = differences(search_prefix(old, k), search_prefix(new, k), rel=REL,
+                             abs_tol=ABS)
+        assert not prefix, "\n".join(prefix)
+        assert k >= 3, "the recorded search ties too early to compare anything useful"
+        print(f"{case}: the searches part at a recorded near-tie (iteration {k + 1}); "
+              f"compared its first {k} iterations and their nodes")
+        return
     assert not diff, "\n".join(diff)
 
 
 def test_the_comparison_sees_a_changed_number(reference, reference_models):
-    """The check above can fail: one reward nudged by 1e-5 is reported."""
+    """The check above can fail: one reward nudged by 1e-4 (ten times the tolerance) is
+    reported, in the whole trace and in a prefix."""
     new = reference_traces.case_trace("scripted-medal", reference_models)
     node = next(n for n in new["tree"]["nodes"] if n["reward"])
-    node["reward"] *= 1 + 1e-5
-    assert differences(reference["scripted-medal"], new) == [
+    node["reward"] *= 1 + 1e-4
+    assert differences(reference["scripted-medal"], new, rel=REL, abs_tol=ABS) == [
         f"/tree/nodes/{node['id']}/reward: "
         f"{reference['scripted-medal']['tree']['nodes'][node['id']]['reward']!r} -> {node['reward']!r}"]
+    old = reference["tiny-medal"]
+    new = reference_traces.case_trace("tiny-medal", reference_models)
+    new["iterations"][1]["simulation"]["rewards"][0] *= 1 + 1e-4
+    assert differences(search_prefix(old, 3), search_prefix(new, 3), rel=REL, abs_tol=ABS)
 
 
 def test_profile_splits_the_search_time_and_counts_sequences(tiny_model):
