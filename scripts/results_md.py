@@ -38,6 +38,8 @@ OPTIONS = [
 
 # research configurations (item 4), as results.sh runs them: name -> (label, beyond paper?)
 RESEARCH = {
+    "lc1": ("MEDAL as the paper describes it, with L_c = 1 (the default is L_c = 4)", False),
+    "lc2": ("MEDAL as the paper describes it, with L_c = 2", False),
     "vote_lc1_s8": ("candidates from different subtrees (L_c=1: the C=3 best different first "
                     "commitments), each rolled out in 8 steps (2 per block of 7), the answer "
                     "most rollouts agree on (ties: rollout IG)", True),
@@ -139,7 +141,8 @@ def main(results_dir="results", out="docs/RESULTS.md"):
     d.add(f"The Countdown model: {arch['n_layer']} layers, width {arch['n_embd']}, "
           f"{train.get('parameters', '?')} parameters, trained by "
           f"`{train.get('command', '?')}` ({train.get('seconds', 0) / 60:.0f} minutes on "
-          f"{train.get('threads', '?')} threads).",
+          f"{train.get('threads', '?')} threads). How it was arrived at, and the attempts "
+          "before it: [MODELS.md](MODELS.md).",
           "",
           "Verdicts are the task verifiers' (`medal/tasks/*.py`), recorded per problem in the "
           "JSON for re-checking. Intervals are 95% Wilson intervals; paired comparisons on the "
@@ -150,7 +153,9 @@ def main(results_dir="results", out="docs/RESULTS.md"):
           "sequences), \"cache hits\" = evaluations answered from the run's cache (no forward). "
           "Times are wall-clock seconds per problem on a loaded, shared 2-core machine.", "")
 
-    for task, doc, title in (("countdown", cd, "Countdown (3–4 numbers, brackets allowed)"),
+    for task, doc, title in (("countdown", cd, "Countdown (fresh problems: 3 numbers in 1–20, the "
+                                               "target uniform over the reachable 1–100, "
+                                               "brackets allowed)"),
                              ("sudoku", sd, "Sudoku 4×4 (6–12 blanks, unique solutions)")):
         d.add(f"## {title}", "")
         if doc is None:
@@ -287,13 +292,17 @@ def main(results_dir="results", out="docs/RESULTS.md"):
             d.add(f"- {task}: **{m['ms_per_iteration']:.1f} ms** per MCTS iteration (one batched "
                   f"forward of K2=5 sequences + bookkeeping), tree bookkeeping "
                   f"**{m['bookkeeping_share']:.0%}** of search time (mean over the benchmark's "
-                  "MEDAL runs, loaded machine).")
+                  "MEDAL runs, loaded machine"
+                  + ("; this headline ran at the lowest priority beside the Countdown model's "
+                     "training, so its times are inflated" if task == "Sudoku" else "") + ").")
+    d.add("- Where the search time goes, measured on a quiet machine with "
+          "`python -m medal bench --profile`: [SPEED.md](SPEED.md).")
     ui = (results / "ui.log")
     if ui.is_file():
         line = next((ln for ln in ui.read_text().splitlines() if ln.startswith("UI step")), None)
         if line:
-            d.add(f"- One UI step, built-in Countdown model, 1 thread: {line[len('UI step: '):]} "
-                  "(ms).")
+            d.add(f"- One UI step, built-in Countdown model, 1 thread: "
+                  f"{line[len('UI step: '):].split(', parts_mean_ms')[0]} (ms).")
     d.add("")
     Path(out).write_text("\n".join(d.lines).rstrip() + "\n")
     print(f"wrote {out}")
@@ -457,11 +466,45 @@ def research_prose(results: Path, cd, budget) -> list[str]:
                        f"siblings, {pct(div['oracle_accuracy'])} for them "
                        f"({cand['distinct_final_answers']:.2f} → {div['distinct_final_answers']:.2f} "
                        "distinct answers of 3).")
-        vf = load(results / "countdown" / "verifier.json")
-        if vf:
-            m = first_summary(vf)
-            out.append("")
-            out.append(f"For contrast, a signal that tracks correctness: with the task's verifier "
+    # the budget's arithmetic: one decode at one slot per step already spends most of it
+    fewer = [(k, load(results / "countdown" / "research" / f"greedy_s{k}.json")) for k in (16, 8)]
+    fewer = [(k, first_summary(doc)) for k, doc in fewer if doc]
+    if fewer:
+        steps = round(g["mean_forwards"])  # greedy: one forward per step
+        left = budget - g["mean_sequence_forwards"]
+        out.append("")
+        head = (f"The budget's arithmetic: greedy decoding alone spends "
+                f"{g['mean_sequence_forwards']:.1f} sequences")
+        if left < 0:
+            head += (f", more than the whole budget of {budget:.1f}: any search that then "
+                     "decodes one slot per step is over budget before it starts.")
+        else:
+            head += (f" of the {budget:.1f}, which leaves {left:.1f} for any search, that is "
+                     f"{left / 5:.1f} MCTS expansions of K2 = 5 children.")
+        out.append(
+            head + " Freeing forwards by decoding more slots per step costs accuracy: greedy "
+            "in " + ", in ".join(
+                f"{k} steps (instead of {steps}) solves {pct(m['accuracy'])} ({ci(m)}, "
+                f"{m['mean_sequence_forwards']:.1f} seqs)" for k, m in fewer)
+            + f", against {pct(g['accuracy'])} in {steps}.")
+    lc1 = load(results / "countdown" / "research" / "lc1.json")
+    if lc1 and "medal" in cd["summary"]:
+        m1 = first_summary(lc1)
+        w, lo_, p = mcnemar(verdicts(lc1, lc1["strategies"][0]), verdicts(cd, "medal"))
+        out.append("")
+        out.append(f"On the default's own terms: with this model L_c = 1 scores "
+                   f"{pct(m1['accuracy'])} against the default L_c = 4's "
+                   f"{pct(cd['summary']['medal']['accuracy'])} on the same problems "
+                   f"(+{w}/−{lo_}, p={p:.2f}) at {m1['mean_sequence_forwards']:.0f} instead of "
+                   f"{cd['summary']['medal']['mean_sequence_forwards']:.0f} sequences. The "
+                   "default L_c = 4 was chosen on the earlier, weaker model; this table is the "
+                   "evidence for lowering it (the change, and the re-measurement of every table "
+                   "with it, is left to the next regeneration).")
+    vf = load(results / "countdown" / "verifier.json")
+    if ceilings and vf:
+        m = first_summary(vf)
+        out.append("")
+        out.append(f"For contrast, a signal that tracks correctness: with the task's verifier "
                        f"in the reward (beyond the paper, not verifier-free) MEDAL reaches "
                        f"{pct(m['accuracy'])} ({ci(m)}, {m['n']} problems) at "
                        f"{m['mean_sequence_forwards']:.1f} sequences.")
