@@ -81,7 +81,9 @@ lane_b() {
   bench countdown $R/greedy_s8.json "$N" --strategies greedy --steps 8
   # the L_c sweep's best settings for this model, on the full problem set
   bench countdown $R/lc1.json "$N" --strategies medal --lc 1
-  bench countdown $R/lc2.json "$N" --strategies medal --lc 2
+  bench countdown $R/lc4.json "$N" --strategies medal --lc 4
+  # the default search with phase C in 12 steps: within a third of Best-of-5's sequences
+  bench countdown $R/lc2_s12.json "$N" --strategies medal --steps 12
 }
 case "${LANE:-both}" in
   a) lane_a 2>&1 | tee -a results/results-a.log ;;

@@ -241,8 +241,10 @@ def test_heatmap_hides_the_padding_by_default(countdown_trace):
 
 
 def test_order_view_fills_in_while_running(countdown_model):
+    # L_c = 4: a search deep enough to select a path of two commitments (the default
+    # L_c = 2 stops as soon as the first such node is expanded)
     run = Run(countdown_model, task="countdown", prompt="Use 4, 18, 13 to make 20.",
-              trace=True, compare_greedy=True)
+              config=GenerationConfig(lc=4), trace=True, compare_greedy=True)
     run.finish(until=lambda e: e.kind == "selection" and len(e.path) >= 3)
     slots = slot_tokens(run.trace, "medal")
     assert sum(s.tentative for s in slots) == 2        # the current path's commitments

@@ -35,8 +35,9 @@ def trace():
 
 @pytest.fixture(scope="module")
 def budget_trace():
-    """MEDAL whose search runs out of budget (fallback candidates) -- a bigger tree."""
-    return make_trace(max_iterations=6)
+    """MEDAL whose search runs out of budget (fallback candidates) -- a bigger tree (L_c = 4,
+    the Countdown default before it was lowered to 2: deep enough to need 6 iterations)."""
+    return make_trace(max_iterations=6, lc=4)
 
 
 def _run(**config):
