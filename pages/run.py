@@ -51,6 +51,7 @@ WIDGET_DEFAULTS = {"w_model": DEFAULT_MODEL, "w_task": next(iter(TASKS)),
                    "w_device": "auto", "w_dtype": "auto",
                    "w_strategy": "medal", "w_source": "Live run", "w_max_nodes": 40,
                    "w_speed": 1.0, "w_end_mode": "jump", "w_presenter": False,
+                   "w_tab": "Tree",
                    **{f"w_{p.name}": p.default for p in PARAMETERS}}
 STATE = st.session_state
 
@@ -563,38 +564,62 @@ def views(shown: dict, trace: dict, source_id: str, new: list[int], sim: list[in
     """The tabs, drawing ``shown`` (the timeline's position in ``trace``)."""
     tabs = st.tabs(TABS, key="w_tab", on_change="rerun")
     nid = selected_node(shown)
-    with tabs[TABS.index("Tree")]:
-        tree_tab(shown, source_id, new, sim, nid)
-    with tabs[TABS.index("Answer")]:   # --- issue 10b: the view shaped like the task ---
-        task_tab(shown)
-    with tabs[TABS.index("Candidates")]:   # --- issue 10b: the candidate comparison ---
-        candidates_tab(shown)
-    with tabs[TABS.index("Entropy")]:
-        # --- issue 10b: padding after the answer hidden unless asked for ---
-        # drawn only while a run is shown, so its value is kept outside the widget
-        STATE["w_padding"] = STATE.get("pref_padding", False)
-        padding = st.toggle("Show the padding after the end of the answer", key="w_padding",
-                            on_change=lambda: STATE.update(pref_padding=STATE["w_padding"]),
-                            help="Slots after the first end-of-sequence token are padding; "
-                                 "they are hidden by default.")
-        figure = inspector.outline_slots(entropy_heatmap(shown, show_padding=padding),
-                                         highlight_slots(shown, nid))
-        st.plotly_chart(figure, config={"displaylogo": False}, key=f"heatmap-{source_id}")
-        st.caption("Entropy of every masked slot before each step (blank: already unmasked); "
-                   "the token in a cell is the one unmasked there. MEDAL's first rows are the "
-                   "search's commitments along the winner's path (during the search: the "
-                   "current path). Outlined columns: the slots committed by the node open in "
-                   "the inspector.")
-    with tabs[TABS.index("Unmasking order")]:
-        st.html(order_html(shown, highlight=highlight_slots(shown, nid)))
-        table(order_summary(shown))
-        st.caption("seconds: wall-clock time of the run, from its start to its answer -- "
-                   "for a run stepped by hand it includes the pauses between steps; model "
-                   "seconds: time inside the model's forward passes.")
-    with tabs[TABS.index("Inspector")]:
-        inspector_tab(shown, nid)
-    with tabs[TABS.index("Trace file")]:
-        trace_tab(trace)
+
+    def tab(name: str):
+        """The tab ``name`` if it is the one shown, else None: only the selected tab's
+        content is built and sent (a step redraws the tree without rebuilding the
+        candidate bars, the heatmap and the inspector behind it). Where Streamlit does
+        not track the selection (``open`` is None) every tab is built."""
+        t = tabs[TABS.index(name)]
+        return t if t.open is not False else None
+
+    if t := tab("Tree"):
+        with t:
+            tree_tab(shown, source_id, new, sim, nid)
+    if t := tab("Answer"):   # --- issue 10b: the view shaped like the task ---
+        with t:
+            task_tab(shown)
+    if t := tab("Candidates"):   # --- issue 10b: the candidate comparison ---
+        with t:
+            candidates_tab(shown)
+    if t := tab("Entropy"):
+        with t:
+            entropy_tab(shown, source_id, nid)
+    if t := tab("Unmasking order"):
+        with t:
+            order_tab(shown, nid)
+    if t := tab("Inspector"):
+        with t:
+            inspector_tab(shown, nid)
+    if t := tab("Trace file"):
+        with t:
+            trace_tab(trace)
+
+
+def entropy_tab(shown: dict, source_id: str, nid: int | None) -> None:
+    # --- issue 10b: padding after the answer hidden unless asked for ---
+    # drawn only while a run is shown, so its value is kept outside the widget
+    STATE["w_padding"] = STATE.get("pref_padding", False)
+    padding = st.toggle("Show the padding after the end of the answer", key="w_padding",
+                        on_change=lambda: STATE.update(pref_padding=STATE["w_padding"]),
+                        help="Slots after the first end-of-sequence token are padding; "
+                             "they are hidden by default.")
+    figure = inspector.outline_slots(entropy_heatmap(shown, show_padding=padding),
+                                     highlight_slots(shown, nid))
+    st.plotly_chart(figure, config={"displaylogo": False}, key=f"heatmap-{source_id}")
+    st.caption("Entropy of every masked slot before each step (blank: already unmasked); "
+               "the token in a cell is the one unmasked there. MEDAL's first rows are the "
+               "search's commitments along the winner's path (during the search: the "
+               "current path). Outlined columns: the slots committed by the node open in "
+               "the inspector.")
+
+
+def order_tab(shown: dict, nid: int | None) -> None:
+    st.html(order_html(shown, highlight=highlight_slots(shown, nid)))
+    table(order_summary(shown))
+    st.caption("seconds: wall-clock time of the run, from its start to its answer -- "
+               "for a run stepped by hand it includes the pauses between steps; model "
+               "seconds: time inside the model's forward passes.")
 
 
 # ---------------------------------------------------------------- issue 10b: views

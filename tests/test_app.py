@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 import medal.trace  # noqa: E402
 from medal.trace import dumps  # noqa: E402
 
-from viz_support import RANDOM_SPEC, make_trace, patch_load_model  # noqa: E402
+from viz_support import RANDOM_SPEC, make_trace, patch_load_model, show_tab  # noqa: E402
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 TIMEOUT = 120
@@ -114,8 +114,9 @@ def test_search_phase_by_phase_then_to_the_end(app):
     assert button(app, "Next phase").disabled and button(app, "Stop").disabled
     assert not app.session_state["running"]
     assert app.session_state["run"].done
+    show_tab(app, "Inspector")
     assert any("candidate" in i.value.lower() or "cumulative" in i.value for i in app.info)
-    assert app.get("download_button")
+    assert show_tab(app, "Trace file").get("download_button")
     # the timeline goes back through the search, phase by phase
     from medal.viz.timeline import index_of_iteration_end
     trace = app.session_state["run"].trace
@@ -265,6 +266,15 @@ def settings_shown(at) -> dict:
             if w.key and w.key.startswith("w_") and w.key not in ("w_position", "w_inspect")}
 
 
+def all_settings(at) -> dict:
+    """:func:`settings_shown` over the tabs that draw a setting (the Entropy tab's padding
+    toggle, the Tree tab's node cap): only the selected tab is built. Ends on the Tree."""
+    out = {}
+    for name in ("Entropy", "Tree"):
+        out.update(settings_shown(show_tab(at, name)))
+    return out
+
+
 def test_state_survives_page_switches_in_every_mode(app):
     """Issue 10 #1: every parameter and the loaded trace survive page switches, in the
     live-run mode and in the uploaded-trace mode (and switching between them)."""
@@ -276,13 +286,13 @@ def test_state_survives_page_switches_in_every_mode(app):
     assert len(want) > 25
     button(app, "Next phase").click().run()
     # settings drawn only once a run exists (the heatmap's padding toggle) survive too
-    app.toggle(key="w_padding").set_value(True).run()
+    show_tab(app, "Entropy").toggle(key="w_padding").set_value(True).run()
     want["w_padding"] = True
     for _ in range(2):                       # live mode -> teaching page -> back
         app.switch_page("pages/how_medal_works.py").run()
         app.switch_page("pages/run.py").run()
         assert not app.exception
-        assert settings_shown(app) == want
+        assert all_settings(app) == want
         assert phase(app) == "Start"          # the run is still there
     trace = make_trace(lc=2, candidates=2)
     upload(app, "run.json", dumps(trace).encode())
@@ -296,7 +306,7 @@ def test_state_survives_page_switches_in_every_mode(app):
     assert phase(app) == "Expansion · iteration 1", "the uploaded trace or its position was lost"
     assert any("Loaded run.json" in s.value for s in app.success)
     app.radio(key="w_source").set_value("Live run").run()
-    assert settings_shown(app) == want
+    assert all_settings(app) == want
     assert phase(app) == "Start"
     app.radio(key="w_source").set_value("Uploaded trace").run()
     assert phase(app) == "Expansion · iteration 1"
@@ -368,7 +378,8 @@ def test_replay_hides_the_step_time_and_shows_the_prompt_and_parameters(app):
 def test_tables_show_missing_values_one_way(app):
     configure(app).run()
     button(app, "Run to end").click().run()
-    frames = app.dataframe
+    frames = [f for tab in ("Candidates", "Unmasking order", "Inspector")
+              for f in show_tab(app, tab).dataframe]
     assert len(frames) >= 3
     assert all(f.proto.placeholder == "—" for f in frames)
 
@@ -422,3 +433,17 @@ def test_animate_or_play_from_a_fresh_live_run(app, label):
     assert not app.exception
     assert phase(app) == "Start"
     assert app.session_state["playing"] is True
+
+
+def test_only_the_selected_tab_is_built(app):
+    """A step rebuilds the tab on screen only: on the Tree tab no heatmap, candidate
+    bars or tables are made (they were, on every rerun: most of a step's server time
+    for a large trace); each is there when its tab is selected."""
+    configure(app).run()
+    button(app, "Run to end").click().run()
+    on_tree = len(show_tab(app, "Tree").dataframe)     # (the sidebar has one)
+    assert not app.get("plotly_chart")
+    assert show_tab(app, "Entropy").get("plotly_chart")
+    assert show_tab(app, "Candidates").get("plotly_chart")
+    assert len(app.dataframe) >= on_tree + 2           # the winner rules and the candidates
+    assert not show_tab(app, "Tree").get("plotly_chart")

@@ -11,6 +11,7 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from medal.viz.examples import list_examples  # noqa: E402
+from viz_support import show_tab  # noqa: E402
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,14 +34,14 @@ def test_an_example_opens_in_one_click(example):
     assert _phase(at) == "Finished"
     assert any(example.title in s.value for s in at.sidebar.success)
     # the candidate comparison: who would win by which rule, a table per candidate
-    frames = [d.value for d in at.dataframe]
+    frames = [d.value for d in show_tab(at, "Candidates").dataframe]
     rules = next(f for f in frames if "would pick" in f.columns)
     assert list(rules["rule"]) == ["cumulative IG ← this run's rule", "Q (mean reward in the tree)",
                                    "the verifier"]
     table = next(f for f in frames if "final answer" in f.columns)
     assert table["final answer"].notna().all() and "None" not in set(table["final answer"])
     # the heatmap toggle exists and is off by default
-    assert at.toggle(key="w_padding").value is False
+    assert show_tab(at, "Entropy").toggle(key="w_padding").value is False
     at.toggle(key="w_padding").set_value(True).run()
     assert not at.exception
 

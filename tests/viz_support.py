@@ -51,3 +51,10 @@ def patch_load_model(monkeypatch) -> None:
         return original(spec, **options)
 
     monkeypatch.setattr(medal.models, "load_model", load_model)
+
+
+def show_tab(at, name: str):
+    """Select the Run page's tab ``name`` in an AppTest and rerun: the page builds only the
+    selected tab's content (as a browser user's click on the tab does)."""
+    at.session_state["w_tab"] = name
+    return at.run()

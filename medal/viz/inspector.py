@@ -263,7 +263,9 @@ def candidate_report(trace: dict) -> dict | None:
 
 def outline_slots(fig, slots: list[int]):
     """Outline the columns of ``slots`` on every heatmap of an entropy figure (the slots
-    the inspected node commits); returns the figure."""
+    the inspected node commits); returns the figure. The shapes are set in one layout
+    update: plotly validates every shape already there on each ``add_shape``."""
+    shapes = []
     for trace in fig.data:
         xaxis = getattr(trace, "xaxis", None) or "x"
         yaxis = getattr(trace, "yaxis", None) or "y"
@@ -271,7 +273,10 @@ def outline_slots(fig, slots: list[int]):
         for slot in slots:
             if trace.x is not None and slot >= len(trace.x):
                 continue
-            fig.add_shape(type="rect", xref=xaxis, yref=yaxis, x0=slot - 0.5, x1=slot + 0.5,
-                          y0=-0.5, y1=n_rows - 0.5, line={"color": "#d62728", "width": 3},
-                          fillcolor="rgba(0,0,0,0)", name=f"slot {slot}")
+            shapes.append({"type": "rect", "xref": xaxis, "yref": yaxis, "x0": slot - 0.5,
+                           "x1": slot + 0.5, "y0": -0.5, "y1": n_rows - 0.5,
+                           "line": {"color": "#d62728", "width": 3},
+                           "fillcolor": "rgba(0,0,0,0)", "name": f"slot {slot}"})
+    if shapes:
+        fig.update_layout(shapes=[*fig.layout.shapes, *shapes])
     return fig
