@@ -114,7 +114,7 @@ def _train(args) -> int:
                  prompt_length=args.prompt_length, answer_length=args.answer_length,
                  threads=args.threads, decompose_share=args.decompose_share,
                  four_share=args.four_share, uniform_target_share=args.uniform_target_share,
-                 canonical_answers=args.canonical_answers, init=args.init)
+                 canonical_answers=args.canonical_answers, init=args.init, bf16=args.bf16)
     print(f"saved {args.out} ({info['training']['parameters']} parameters, "
           f"{info['training']['seconds']:.0f} s, final loss {info['training']['final_loss']})")
     return 0
@@ -480,6 +480,10 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--init", default=None,
                    help="go on training from this checkpoint directory (a later stage of a "
                         "recipe; its architecture must match --layers/--width)")
+    t.add_argument("--bf16", action="store_true",
+                   help="forward and backward under bfloat16 autocast (weights stay float32); "
+                        "about 1.4x faster on CPUs with native bfloat16 (AVX-512 BF16), slower "
+                        "on others")
     for action in t._actions:
         if action.dest in TRAIN_RANGES:
             low, high = TRAIN_RANGES[action.dest]

@@ -39,13 +39,18 @@ def train(task: str = "countdown", out: str | Path = "assets/countdown", steps: 
           answer_length: int | None = None, threads: int | None = None,
           decompose_share: float | None = None, four_share: float | None = None,
           uniform_target_share: float | None = None, canonical_answers: bool = False,
-          init: str | Path | None = None,
+          init: str | Path | None = None, bf16: bool = False,
           log_every: int = 100) -> dict:
     """Train (or, with ``init``, go on training) a built-in model and save it to ``out``.
 
     ``init`` starts from an existing checkpoint (its architecture wins; the width/layer
     arguments must agree with it) and records the earlier stages' commands and times in
-    the new checkpoint, so the whole recipe stays reproducible."""
+    the new checkpoint, so the whole recipe stays reproducible.
+
+    ``bf16`` runs the forward and backward under bfloat16 autocast (the weights, the
+    optimizer and the loss stay float32). On a CPU with native bfloat16 (AVX-512 BF16,
+    AMX) a step takes about 0.7x the time; elsewhere it may be slower. The saved weights
+    are float32 either way."""
     if task not in EXAMPLE_MAKERS:
         raise InputError(f"no training data generator for task {task!r}; "
                          f"choose one of: {', '.join(EXAMPLE_MAKERS)}")
@@ -106,7 +111,8 @@ def train(task: str = "countdown", out: str | Path = "assets/countdown", steps: 
                 for _ in range(batch_size)]
         prompts = torch.tensor([r[0] for r in rows])
         answers = torch.tensor([r[1] for r in rows])
-        loss = masked_diffusion_loss(model, answers, prompts, tok.mask_id, generator=gen)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            loss = masked_diffusion_loss(model, answers, prompts, tok.mask_id, generator=gen)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -118,7 +124,7 @@ def train(task: str = "countdown", out: str | Path = "assets/countdown", steps: 
     seconds = time.time() - t0
     info = {"task": task, "training": {
         "steps": steps, "batch_size": batch_size, "lr": lr, "seed": seed,
-        "data_options": data_options,
+        "data_options": data_options, "bf16": bf16,
         "seconds": round(seconds, 1), "threads": torch.get_num_threads(),
         "final_loss": round(sum(losses[-log_every:]) / min(log_every, len(losses)), 4),
         "parameters": model.n_params(),
@@ -131,6 +137,7 @@ def train(task: str = "countdown", out: str | Path = "assets/countdown", steps: 
                        if uniform_target_share is not None else "")
                     + ("--canonical-answers " if canonical_answers else "")
                     + (f"--init {init} " if init is not None else "")
+                    + ("--bf16 " if bf16 else "")
                     + (f"--threads {threads} " if threads else "") + f"--out {out}"),
     }}
     if previous_stages:
