@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 
 from .events import DecodeStep
@@ -37,6 +38,12 @@ def eligible_slots_batch(masked: torch.Tensor, block_length: int) -> torch.Tenso
     block = torch.div(first, block_length, rounding_mode="floor")
     slot_block = torch.div(torch.arange(masked.shape[1]), block_length, rounding_mode="floor")
     return masked & (slot_block.unsqueeze(0) == block.unsqueeze(1))
+
+
+def eligible_slots_array(masked: np.ndarray, block_length: int) -> np.ndarray:
+    """:func:`eligible_slots_batch` on a NumPy ``[B, L]`` array (the search's bookkeeping)."""
+    block = masked.argmax(1) // block_length
+    return masked & ((np.arange(masked.shape[1]) // block_length)[None, :] == block[:, None])
 
 
 def eligible_slots(masked: torch.Tensor, block_length: int) -> tuple[torch.Tensor, int]:

@@ -49,26 +49,54 @@ class Evaluation:
         return self.top_tokens.gather(1, idx).squeeze(1)
 
 
-@dataclass(frozen=True, eq=False)
 class EvaluationBatch:
-    """Evaluations of B answer states, with their figures also stacked ``[B, ...]``, so
-    the per-state work of an expansion (action sets, rewards, completions) is one tensor
-    pass over the batch. ``evaluations[b]``'s tensors are rows of the stacked ones."""
-    evaluations: list[Evaluation]
-    answer: torch.Tensor      # [B, L]
-    masked: torch.Tensor      # [B, L] bool
-    entropy: torch.Tensor     # [B, L] (0 where unmasked)
-    top_tokens: torch.Tensor  # [B, L, k]
-    top_probs: torch.Tensor   # [B, L, k]
+    """Evaluations of B answer states, with their figures stacked ``[B, ...]``, so the
+    per-state work of an expansion (action sets, rewards, completions) is one pass over
+    the batch. ``evaluations[b]``'s tensors are rows of the stacked ones; the
+    :class:`Evaluation` objects are made only when first read (a search reads few of
+    them), and :attr:`arrays` gives NumPy views of the same memory for the bookkeeping
+    (a NumPy call on these small arrays costs a fraction of a torch call)."""
+
+    __slots__ = ("answer", "masked", "entropy", "top_tokens", "top_probs", "_evaluations",
+                 "_arrays")
+
+    def __init__(self, evaluations: list[Evaluation] | None, answer: torch.Tensor,
+                 masked: torch.Tensor, entropy: torch.Tensor, top_tokens: torch.Tensor,
+                 top_probs: torch.Tensor):
+        self.answer = answer            # [B, L]
+        self.masked = masked            # [B, L] bool
+        self.entropy = entropy          # [B, L] (0 where unmasked)
+        self.top_tokens = top_tokens    # [B, L, k]
+        self.top_probs = top_probs      # [B, L, k]
+        self._evaluations = evaluations
+        self._arrays = None
+
+    @property
+    def evaluations(self) -> list[Evaluation]:
+        if self._evaluations is None:
+            self._evaluations = [
+                Evaluation(answer=a, masked=m, entropy=h, top_tokens=t, top_probs=p)
+                for a, m, h, t, p in zip(self.answer.unbind(0), self.masked.unbind(0),
+                                         self.entropy.unbind(0), self.top_tokens.unbind(0),
+                                         self.top_probs.unbind(0))]
+        return self._evaluations
+
+    @property
+    def arrays(self) -> tuple:
+        """(answer, masked, entropy, top_tokens, top_probs) as NumPy views (CPU tensors)."""
+        if self._arrays is None:
+            self._arrays = tuple(t.numpy() for t in (self.answer, self.masked, self.entropy,
+                                                     self.top_tokens, self.top_probs))
+        return self._arrays
 
     @classmethod
     def stack(cls, evaluations: list[Evaluation]) -> "EvaluationBatch":
-        return cls(evaluations, *(torch.stack([getattr(ev, name) for ev in evaluations])
-                                  for name in ("answer", "masked", "entropy", "top_tokens",
-                                               "top_probs")))
+        return cls(list(evaluations), *(torch.stack([getattr(ev, name) for ev in evaluations])
+                                        for name in ("answer", "masked", "entropy",
+                                                     "top_tokens", "top_probs")))
 
     def __len__(self) -> int:
-        return len(self.evaluations)
+        return self.answer.shape[0]
 
 
 #: largest chunk of logits scored at once (elements): bounds the float32 copies that
@@ -154,17 +182,29 @@ class ModelRunner:
                 todo[k] = a
         if todo:
             batch = torch.stack(list(todo.values()))
-            for k, ev in zip(todo, self._forward(batch).evaluations):
-                self._cache[k] = ev
-                if len(self._cache) > self._cache_size:
-                    self._cache.popitem(last=False)
+            self._store(list(todo), self._forward(batch))
         self.cache_hits += len(answers) - len(todo)
         self.requested += len(answers)
         out = []
         for k, a in zip(keys, answers):
-            ev = self._cache.get(k)
-            out.append(ev if ev is not None else self._forward(a.unsqueeze(0)).evaluations[0])
+            entry = self._cache.get(k)
+            out.append(self._entry(entry) if entry is not None
+                       else self._forward(a.unsqueeze(0)).evaluations[0])
         return out
+
+    def _store(self, keys: list[bytes], batch: EvaluationBatch) -> None:
+        """Cache a forward's states as (batch, row): their Evaluation objects are made
+        only if a state is asked for again."""
+        cache = self._cache
+        for b, k in enumerate(keys):
+            cache[k] = (batch, b)
+            if len(cache) > self._cache_size:
+                cache.popitem(last=False)
+
+    @staticmethod
+    def _entry(entry) -> Evaluation:
+        batch, b = entry
+        return batch.evaluations[b]
 
     def evaluate_batch(self, answers: torch.Tensor) -> EvaluationBatch:
         """:meth:`evaluate` of a ``[B, L]`` tensor, the figures also stacked. When no state
@@ -175,10 +215,7 @@ class ModelRunner:
         if len(set(keys)) < len(keys) or any(k in cache for k in keys):
             return EvaluationBatch.stack(self.evaluate(answers))
         batch = self._forward(answers)
-        for k, ev in zip(keys, batch.evaluations):
-            cache[k] = ev
-            if len(cache) > self._cache_size:
-                cache.popitem(last=False)
+        self._store(keys, batch)
         self.requested += len(keys)
         return batch
 
@@ -216,9 +253,6 @@ class ModelRunner:
         self.forwards += 1
         self.sequences += B
         masked = answers == self.model.mask_id
-        H = torch.where(masked, H, 0.0)
-        evaluations = [Evaluation(answer=a, masked=m, entropy=h, top_tokens=t, top_probs=p)
-                       for a, m, h, t, p in zip(answers.unbind(0), masked.unbind(0),
-                                                H.unbind(0), top_tokens.unbind(0),
-                                                top_probs.unbind(0))]
-        return EvaluationBatch(evaluations, answers, masked, H, top_tokens, top_probs)
+        H = H.contiguous()
+        H.numpy()[~masked.numpy()] = 0.0   # in place (H is this call's own tensor)
+        return EvaluationBatch(None, answers, masked, H, top_tokens, top_probs)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 EPS = 1e-8  # paper's epsilon in the entropy
@@ -108,18 +109,18 @@ def action_sets(top_tokens: torch.Tensor, top_probs: torch.Tensor, H: torch.Tens
 
 
 class ActionSets:
-    """The action sets of B states, made in one tensor pass (:func:`batch_action_sets`).
+    """The action sets of B states, made in one pass (:func:`batch_action_sets`).
 
-    ``pairs[b, i]`` is state b's i-th action as (slot, token); state b has ``counts[b]``
-    actions. The :class:`Action` objects of a state, with the figures their scores came
-    from, are made only when asked for (:meth:`actions`): a search expands one of the K2
-    children it makes per iteration, and reads the others' action sets as objects only
-    when a trace records them."""
+    ``pairs[b, i]`` is state b's i-th action as (slot, token) (a NumPy ``[B, K2, 2]``
+    array); state b has ``counts[b]`` actions. The :class:`Action` objects of a state,
+    with the figures their scores came from, are made only when asked for
+    (:meth:`actions`): a search expands one of the K2 children it makes per iteration, and
+    reads the others' action sets as objects only when a trace records them."""
 
     __slots__ = ("pairs", "counts", "_picks", "_sources")
 
-    def __init__(self, pairs: torch.Tensor | None, counts: list[int],
-                 picks: torch.Tensor | None = None, sources: tuple = ()):
+    def __init__(self, pairs: np.ndarray | None, counts: list[int],
+                 picks: np.ndarray | None = None, sources: tuple = ()):
         self.pairs, self.counts = pairs, counts
         self._picks = picks        # [B, n] indices into each state's (slot, rank) scores
         self._sources = sources    # (scores [B, L*K1], probs [B, L*K1], H [B, L], margin [B, L])
@@ -135,11 +136,11 @@ class ActionSets:
         pairs = self.pairs[b, :n]
         s, probs, H, margin = (t[b] for t in self._sources)
         slots = pairs[:, 0]
-        figures = torch.stack([s[picks], probs[picks], H[slots], margin[slots]], -1)
+        figures = np.stack([s[picks], probs[picks], H[slots], margin[slots]], -1)
         return [Action(slot=slot, token=token, p=p, entropy=h, margin=m, score=sc)
                 for (slot, token), (sc, p, h, m) in zip(pairs.tolist(), figures.tolist())]
 
-    def slots_tokens(self, b: int) -> tuple[torch.Tensor, torch.Tensor]:
+    def slots_tokens(self, b: int) -> tuple[np.ndarray, np.ndarray]:
         """State b's action slots and tokens, ``[counts[b]]`` each (views)."""
         rows = self.pairs[b, :self.counts[b]]
         return rows[:, 0], rows[:, 1]
@@ -165,44 +166,57 @@ def _rowwise_sigmoid(x: torch.Tensor, gamma: float) -> torch.Tensor:
     return out.sigmoid_()
 
 
-def batch_action_sets(top_tokens: torch.Tensor, top_probs: torch.Tensor, H: torch.Tensor,
-                      eligible: torch.Tensor, k1: int, k2: int, gamma: float,
+def _array(x) -> np.ndarray:
+    """A CPU tensor's NumPy view (or the array itself)."""
+    return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
+
+
+def batch_action_sets(top_tokens, top_probs, H, eligible, k1: int, k2: int, gamma: float,
                       scoring: str = "confidence", late_tokens=(),
                       counts: list[int] | None = None) -> ActionSets:
-    """:func:`action_set` of B states at once (``[B, slots, k]``, ``[B, slots]``), in one
-    tensor pass: the K2 children of an expansion get their action sets together.
-    ``counts``: each state's number of eligible slots, when the caller knows it.
+    """:func:`action_set` of B states at once (``[B, slots, k]``, ``[B, slots]``; CPU
+    tensors or NumPy arrays), in one pass: the K2 children of an expansion get their
+    action sets together. ``counts``: each state's number of eligible slots, when the
+    caller knows it.
 
-    Every figure equals the one-state computation's to the bit: the elementwise steps are
-    the same per element, the sigmoid (whose vectorised and scalar kernels round
-    differently) is taken row by row as for one state (:func:`_rowwise_sigmoid`), and a
-    stable sort of each row orders exactly as the stable sort of that state alone."""
+    Every figure equals torch's one-state computation to the bit: the two transcendental
+    steps (exp(-H) and the sigmoid) are torch's, the sigmoid taken row by row as for one
+    state (:func:`_rowwise_sigmoid`, its vectorised and scalar kernels round differently);
+    the rest is exactly rounded float32 arithmetic (a subtraction, products, a quotient),
+    which NumPy rounds as torch does, and a stable sort of each row, which orders exactly
+    as the stable sort of that state alone. It runs in NumPy because a NumPy call on these
+    small arrays costs a fraction of a torch call (this is the search's bookkeeping)."""
+    top_tokens, top_probs, H, eligible = (_array(t) for t in (top_tokens, top_probs, H,
+                                                              eligible))
     B = top_probs.shape[0]
     k1 = min(k1, top_probs.shape[-1])
     if counts is None:
         counts = eligible.sum(-1).tolist()
     if B == 0 or k1 < 1 or not any(counts):
         return ActionSets(None, [0] * B)
-    margin = top2_margin(top_probs)                                   # [B, L]
+    margin = top_probs[..., 0] - top_probs[..., 1]                     # top2_margin, [B, L]
     probs = top_probs[..., :k1]
-    if scoring == "margin":
-        s = margin_only_scores(probs, margin)
-    else:
-        s = probs * (entropy_penalty(H) * _rowwise_sigmoid(margin, gamma)).unsqueeze(-1)
-    s = torch.where(eligible.unsqueeze(-1), s, -math.inf).flatten(1)
+    if scoring == "margin":   # margin_only_scores
+        s = probs / np.maximum(probs[..., :1], np.float32(EPS)) * margin[..., None]
+    else:                     # confidence_scores: p * exp(-H) * sigmoid(gamma * margin)
+        factor = entropy_penalty(torch.from_numpy(H)) * _rowwise_sigmoid(
+            torch.from_numpy(margin), gamma)
+        s = probs * factor.numpy()[..., None]
+    s = np.where(eligible[..., None], s, np.float32(-np.inf)).reshape(B, -1)
     # stable sort on the slot-major flattening keeps ties in (slot, probability rank) order
-    order = torch.sort(s, dim=1, descending=True, stable=True).indices
+    order = np.argsort(-s, axis=1, kind="stable")
     if late_tokens:
         # then a stable sort by class: eligible, eligible but late, ineligible
-        late = torch.isin(top_tokens[..., :k1], torch.tensor(sorted(late_tokens),
-                                                             dtype=top_tokens.dtype))
-        rank = torch.where(eligible.unsqueeze(-1), late.long(),
-                           torch.full_like(late.long(), 2)).flatten(1)
-        order = order.gather(1, torch.sort(rank.gather(1, order), dim=1, stable=True).indices)
+        late = np.isin(top_tokens[..., :k1], np.array(sorted(late_tokens),
+                                                      dtype=top_tokens.dtype))
+        rank = np.where(eligible[..., None], late.astype(np.int64), 2).reshape(B, -1)
+        order = np.take_along_axis(order, np.argsort(np.take_along_axis(rank, order, 1),
+                                                     axis=1, kind="stable"), 1)
     picks = order[:, :min(k2, s.shape[1])]
-    pairs = torch.stack([picks // k1, top_tokens[..., :k1].flatten(1).gather(1, picks)], -1)
+    tokens = np.take_along_axis(top_tokens[..., :k1].reshape(B, -1), picks, 1)
+    pairs = np.stack([picks // k1, tokens.astype(np.int64)], -1)
     return ActionSets(pairs, [min(k2, c * k1) for c in counts], picks,
-                      (s, probs.flatten(1), H, margin))
+                      (s, probs.reshape(B, -1), H, margin))
 
 
 def information_gain(parent_entropy: torch.Tensor, parent_masked: torch.Tensor,

@@ -18,9 +18,10 @@ candidates exist, the tree is exhausted, or the iteration budget runs out.
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
 
-from .decoding import eligible_slots_batch, rollout
+from .decoding import eligible_slots_array, rollout
 from .events import Backpropagated, Expanded, RootEvaluated, Selected, Simulated
 from .runner import Evaluation, EvaluationBatch, ModelRunner
 from .scores import (Action, ActionSets, batch_action_sets, information_gains,
@@ -35,19 +36,23 @@ class Node:
     objects only when read: the search itself works on the tensors of the batched action
     sets (:class:`~medal.scores.ActionSets`)."""
 
-    __slots__ = ("id", "parent", "depth", "evaluation", "index", "r_ig", "verified",
+    __slots__ = ("id", "parent", "depth", "index", "r_ig", "verified",
                  "reward", "completion", "children", "N", "W", "exhausted", "candidate",
-                 "last_ucb", "entropy_total", "n_masked", "_action", "_actions", "_sets")
+                 "last_ucb", "entropy_total", "n_masked", "_action", "_actions", "_sets",
+                 "_evaluation", "_batch", "_row")
 
     def __init__(self, id: int, parent: "Node | None", action: Action | None, depth: int,
-                 evaluation: Evaluation, actions: list[Action] | None = None, *,
+                 evaluation: Evaluation | None, actions: list[Action] | None = None, *,
                  index: int | None = None, sets: ActionSets | None = None,
                  entropy_total: float | None = None, n_masked: int | None = None,
-                 exhausted: bool = False, candidate: bool = False):
+                 exhausted: bool = False, candidate: bool = False,
+                 batch: EvaluationBatch | None = None, row: int = 0):
         self.id = id
         self.parent = parent
         self.depth = depth
-        self.evaluation = evaluation
+        self._evaluation = evaluation     # or row ``row`` of ``batch``, made when read
+        self._batch = batch
+        self._row = row
         self.index = index                # which of the parent's actions made it
         self.r_ig: float | None = None    # information gain when it was made
         self.verified: bool | None = None  # its completion passes the task's verifier
@@ -65,6 +70,12 @@ class Node:
         self._action = action
         self._actions = actions
         self._sets = sets                 # (ActionSets, row) when made from a batch
+
+    @property
+    def evaluation(self) -> Evaluation:
+        if self._evaluation is None:
+            self._evaluation = self._batch.evaluations[self._row]
+        return self._evaluation
 
     @property
     def actions(self) -> list[Action]:
@@ -86,13 +97,19 @@ class Node:
     def action(self, value: Action | None) -> None:
         self._action = value
 
-    def action_tensors(self) -> tuple[torch.Tensor, torch.Tensor]:
+    def action_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """The slots and tokens of this node's action set, in order (``[K]`` each)."""
         if self._sets is not None:
             return self._sets[0].slots_tokens(self._sets[1])
         acts = self.actions
-        return (torch.tensor([a.slot for a in acts], dtype=torch.long),
-                torch.tensor([a.token for a in acts], dtype=torch.long))
+        return (np.array([a.slot for a in acts], dtype=np.int64),
+                np.array([a.token for a in acts], dtype=np.int64))
+
+    def answer_array(self) -> np.ndarray:
+        """The node's answer as a NumPy view (no torch call)."""
+        if self._batch is not None:
+            return self._batch.arrays[0][self._row]
+        return self.evaluation.answer.numpy()
 
     @property
     def Q(self) -> float:
@@ -100,6 +117,8 @@ class Node:
 
     @property
     def answer(self) -> torch.Tensor:
+        if self._evaluation is None and self._batch is not None:
+            return self._batch.answer[self._row]
         return self.evaluation.answer
 
     def path(self) -> list["Node"]:
@@ -147,41 +166,43 @@ class MCTS:
         cfg = self.cfg
         B = len(batch)
         depth = 0 if parent is None else parent.depth + 1
-        masked_H = batch.entropy[batch.masked]
+        answer, masked, H, top_tokens, top_probs = batch.arrays
+        masked_H = H[masked]   # row-major, as torch's H[masked]; summed by torch below
         if parent is None:
-            n_masked = [masked_H.numel()]
-            totals = [float(masked_H.sum())]
-        elif masked_H.numel() == B * (parent.n_masked - 1):
+            n_masked = [masked_H.size]
+            totals = [float(torch.from_numpy(masked_H).sum())]
+        elif masked_H.size == B * (parent.n_masked - 1):
             # every child has at least parent.n_masked - 1 masks: all have exactly that
             n_masked = [parent.n_masked - 1] * B
-            totals = masked_H.view(B, parent.n_masked - 1).sum(-1).tolist()
+            totals = torch.from_numpy(masked_H).view(B, parent.n_masked - 1).sum(-1).tolist()
         else:  # an action that leaves its slot masked (a mask-token action, never chosen
             # by a real model): state by state
-            n_masked = batch.masked.sum(-1).tolist()
+            n_masked = masked.sum(-1).tolist()
             totals = [float(h[m].sum()) for h, m in zip(batch.entropy, batch.masked)]
         if depth >= cfg.lc:
             sets, counts = None, [0] * B
         else:
-            L = batch.masked.shape[1]
-            eligible = (batch.masked if cfg.block_length >= L
-                        else eligible_slots_batch(batch.masked, cfg.block_length))
-            sets = batch_action_sets(batch.top_tokens, batch.top_probs, batch.entropy,
+            L = masked.shape[1]
+            eligible = (masked if cfg.block_length >= L
+                        else eligible_slots_array(masked, cfg.block_length))
+            sets = batch_action_sets(top_tokens, top_probs, H,
                                      eligible, cfg.k1, cfg.k2, cfg.gamma, cfg.scoring,
                                      late_tokens=self.runner.model.end_ids
                                      if getattr(cfg, "confidence_eos_eot_inf", False) else (),
-                                     counts=n_masked if eligible is batch.masked else None)
+                                     counts=n_masked if eligible is masked else None)
             counts = sets.counts
         nodes = []
         start = len(self.nodes)
         candidate = depth >= cfg.lc
-        for b, ev in enumerate(batch.evaluations):
+        for b in range(B):
             # no action means no eligible slot, or depth L_c reached: a terminal node
-            nodes.append(Node(start + b, parent, None, depth, ev,
+            nodes.append(Node(start + b, parent, None, depth, None,
                               None if sets is not None else [],
                               index=None if parent is None else b,
                               sets=(sets, b) if sets is not None else None,
                               entropy_total=totals[b], n_masked=n_masked[b],
-                              exhausted=not counts[b], candidate=candidate))
+                              exhausted=not counts[b], candidate=candidate,
+                              batch=batch, row=b))
         self.nodes.extend(nodes)
         return nodes
 
@@ -213,9 +234,10 @@ class MCTS:
 
     def expand(self, leaf: Node) -> tuple[list[Node], int, int]:
         """Children for the leaf's K2 actions, in one batched forward."""
-        slots, tokens = leaf.action_tensors()
-        answers = leaf.answer.repeat(len(slots), 1)
-        answers[torch.arange(len(slots)), slots] = tokens
+        slots, tokens = leaf.action_arrays()
+        answers = np.repeat(leaf.answer_array()[None, :], len(slots), 0)
+        answers[np.arange(len(slots)), slots] = tokens
+        answers = torch.from_numpy(answers)
         before = self.runner.forwards
         hits_before = self.runner.cache_hits
         seqs_before = self.runner.sequences
@@ -235,11 +257,12 @@ class MCTS:
         r_IG = (H_total(parent) - H_total(child)) / H_total(parent), with the totals over
         each state's masked slots taken when the states were made: a child's masked slots
         are its parent's less the action's slot, so this is the paper's formula."""
-        parent = leaf.evaluation
         batch = self._expansion
-        if batch is None or batch.evaluations != [ch.evaluation for ch in children]:
+        if (batch is None or len(batch) != len(children)
+                or any(ch._batch is not batch or ch._row != b for b, ch in enumerate(children))):
             batch = EvaluationBatch.stack([ch.evaluation for ch in children])
         if self.cfg.simulation == "rollout":
+            parent = leaf.evaluation
             fills, fill_entropy = self._rollouts(children)
             completions = fills
             gains = [rollout_information_gain(parent.entropy, parent.masked, fill_entropy[i],
@@ -249,13 +272,15 @@ class MCTS:
             if self.cfg.simulation == "sample":
                 completions = [ch.evaluation.completion(self.generator, 1.0) for ch in children]
             else:
-                completions = torch.where(batch.masked, batch.top_tokens[..., 0],
-                                          batch.answer).unbind(0)
+                answer, masked, _, top_tokens, _ = batch.arrays
+                completions = torch.from_numpy(
+                    np.where(masked, top_tokens[..., 0], answer)).unbind(0)
             before = leaf.entropy_total
             if all(ch.n_masked == leaf.n_masked - 1 for ch in children):
                 gains = [(before - ch.entropy_total) / before if before > 0 else 0.0
                          for ch in children]
             else:
+                parent = leaf.evaluation
                 gains = information_gains(parent.entropy, parent.masked,
                                           [ch.evaluation.entropy for ch in children],
                                           [ch.action.slot for ch in children])
@@ -302,10 +327,10 @@ class MCTS:
             return []
         if self.cfg.one_per_parent:
             new = [max(new, key=lambda ch: (ch.reward, -ch.id))]
-        seen = {c.answer.numpy().tobytes() for c in self.candidates}
+        seen = {c.answer_array().tobytes() for c in self.candidates}
         fresh = []
         for ch in sorted(new, key=lambda ch: (-ch.reward, ch.id)):
-            key = ch.answer.numpy().tobytes()
+            key = ch.answer_array().tobytes()
             if key not in seen:
                 seen.add(key)
                 fresh.append(ch)

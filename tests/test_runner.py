@@ -26,20 +26,26 @@ def reference_models():
 REL, ABS = 1e-5, 1e-8
 
 #: node figures that accumulate over the whole search (compared only when the whole
-#: search is; see near_tie_iteration)
+#: search is; see parting_iteration)
 CUMULATIVE = ("N", "W", "Q", "ucb", "candidate", "exhausted", "candidate_final")
 
 
-def near_tie_iteration(trace: dict) -> int | None:
-    """Index of the first iteration whose selection chose between children whose UCB
-    values differ by no more than float32 rounding, or None. The random-weight tiny model
-    makes such ties (two children with the same r_IG): which one wins depends on the
-    CPU's rounding, and the searches part there on some machines."""
-    for k, it in enumerate(trace["iterations"]):
-        for level in it["selection"]["levels"]:
-            ucbs = sorted((c["ucb"] for c in level if c.get("ucb") is not None), reverse=True)
-            if len(ucbs) > 1 and abs(ucbs[0] - ucbs[1]) <= 1e-6 * max(abs(ucbs[0]), 1e-12):
-                return k
+def is_near_tie(iteration: dict) -> bool:
+    """The iteration's selection chose, at some level, between children whose UCB values
+    differ by no more than float32 rounding. The random-weight tiny model makes such ties
+    (two children with the same r_IG): which one wins depends on the CPU's rounding."""
+    for level in iteration["selection"]["levels"]:
+        ucbs = sorted((c["ucb"] for c in level if c.get("ucb") is not None), reverse=True)
+        if len(ucbs) > 1 and abs(ucbs[0] - ucbs[1]) <= 1e-6 * max(abs(ucbs[0]), 1e-12):
+            return True
+    return False
+
+
+def parting_iteration(old: dict, new: dict) -> int | None:
+    """Index of the first iteration whose selection took another path, or None."""
+    for k, (a, b) in enumerate(zip(old["iterations"], new["iterations"])):
+        if a["selection"]["path"] != b["selection"]["path"]:
+            return k
     return None
 
 
@@ -59,16 +65,20 @@ def test_medal_traces_match_those_recorded_before_the_refactor(case, reference, 
     comparison, counts of forwards and sequences) is reproduced.
 
     Where the recorded search chose between children tied to float32 rounding, another
-    CPU may take the other one and the two searches part: then everything before that
-    iteration must still match, and the test says where it stopped comparing."""
+    CPU may take the other one and the two searches part there: then the parting
+    iteration's recorded selection must be such a near-tie, everything before it must
+    still match, and the test says where it stopped comparing."""
     old = reference[case]
     new = reference_traces.case_trace(case, reference_models)
     diff = differences(old, new, rel=REL, abs_tol=ABS)
-    if diff and (k := near_tie_iteration(old)) is not None:
+    if diff and (k := parting_iteration(old, new)) is not None:
+        assert is_near_tie(old["iterations"][k]), (
+            f"the searches part at iteration {k + 1}, where the recorded selection was not "
+            "a near-tie:\n" + "\n".join(diff))
         prefix = differences(search_prefix(old, k), search_prefix(new, k), rel=REL,
                              abs_tol=ABS)
         assert not prefix, "\n".join(prefix)
-        assert k >= 3, "the recorded search ties too early to compare anything useful"
+        assert k >= 3, "the searches part too early to compare anything useful"
         print(f"{case}: the searches part at a recorded near-tie (iteration {k + 1}); "
               f"compared its first {k} iterations and their nodes")
         return
