@@ -210,11 +210,12 @@ def batch_action_sets(top_tokens, top_probs, H, eligible, k1: int, k2: int, gamm
         late = np.isin(top_tokens[..., :k1], np.array(sorted(late_tokens),
                                                       dtype=top_tokens.dtype))
         rank = np.where(eligible[..., None], late.astype(np.int64), 2).reshape(B, -1)
-        order = np.take_along_axis(order, np.argsort(np.take_along_axis(rank, order, 1),
-                                                     axis=1, kind="stable"), 1)
+        rows = np.arange(B)[:, None]
+        order = order[rows, np.argsort(rank[rows, order], axis=1, kind="stable")]
     picks = order[:, :min(k2, s.shape[1])]
-    tokens = np.take_along_axis(top_tokens[..., :k1].reshape(B, -1), picks, 1)
-    pairs = np.stack([picks // k1, tokens.astype(np.int64)], -1)
+    pairs = np.empty(picks.shape + (2,), dtype=np.int64)
+    np.floor_divide(picks, k1, out=pairs[..., 0])                      # slot
+    pairs[..., 1] = top_tokens[np.arange(B)[:, None], pairs[..., 0], picks % k1]  # token
     return ActionSets(pairs, [min(k2, c * k1) for c in counts], picks,
                       (s, probs.reshape(B, -1), H, margin))
 
