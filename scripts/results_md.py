@@ -39,8 +39,8 @@ OPTIONS = [
 # research configurations (item 4), as results.sh runs them: name -> (label, beyond paper?)
 RESEARCH = {
     "lc1": ("MEDAL as the paper describes it, with L_c = 1 (the default is L_c = 2)", False),
-    "lc4": ("MEDAL as the paper describes it, with L_c = 4 (the default before this "
-            "regeneration)", False),
+    "lc4": ("MEDAL as the paper describes it, with L_c = 4 (the default until L_c = 2 "
+            "was measured better)", False),
     "lc2_s12": ("the default MEDAL (L_c = 2) with phase C in 12 steps (3 slots per step "
                 "in blocks of 7), to fit the budget", False),
     "vote_lc1_s8": ("candidates from different subtrees (L_c=1: the C=3 best different first "
@@ -141,11 +141,15 @@ def main(results_dir="results", out="docs/RESULTS.md"):
     for t, m in metas.items():
         if m:
             d.add(f"What ran for {t}: `{m['command']}` — {m['what']}", "")
+    stages = train.get("stages", []) + [train]
+    recipe = " then ".join(f"`{st.get('command', '?')}` ({st.get('seconds', 0) / 60:.0f} min)"
+                           for st in stages)
+    total = train.get("total_seconds", train.get("seconds", 0))
     d.add(f"The Countdown model: {arch['n_layer']} layers, width {arch['n_embd']}, "
-          f"{train.get('parameters', '?')} parameters, trained by "
-          f"`{train.get('command', '?')}` ({train.get('seconds', 0) / 60:.0f} minutes on "
-          f"{train.get('threads', '?')} threads). How it was arrived at, and the attempts "
-          "before it: [MODELS.md](MODELS.md).",
+          f"{train.get('parameters', '?')} parameters, trained "
+          + (f"in {len(stages)} stages by {recipe}" if len(stages) > 1 else f"by {recipe}")
+          + f", {total / 60:.0f} minutes in all on {train.get('threads', '?')} threads. How it "
+          "was arrived at, and the attempts before it: [MODELS.md](MODELS.md).",
           "",
           "Verdicts are the task verifiers' (`medal/tasks/*.py`), recorded per problem in the "
           "JSON for re-checking. Intervals are 95% Wilson intervals; paired comparisons on the "
@@ -505,7 +509,8 @@ def research_prose(results: Path, cd, budget) -> list[str]:
         out.append(f"The default's L_c: with this model the default L_c = 2 scores "
                    f"{pct(m['accuracy'])} ({ci(m)}) at {m['mean_sequence_forwards']:.0f} "
                    "sequences on the same problems; " + "; ".join(parts) + ". L_c = 4 was "
-                   "the default until the previous regeneration measured it on this model.")
+                   "the default until an earlier regeneration measured it (on the "
+                   "first-stage model).")
     vf = load(results / "countdown" / "verifier.json")
     if ceilings and vf:
         m = first_summary(vf)
@@ -527,9 +532,12 @@ def _sweep_outcome(param, rows):
         if all(best["accuracy"] >= r["accuracy"] for r in others):
             return "full" if all(best["ci95"][0] > r["ci95"][1] for r in others) else "direction"
         return "no"
-    # lc and max_iterations: the largest setting against the smallest
+    # lc and max_iterations: the largest setting against the smallest; "saturate" also
+    # means the largest setting is not clearly below the peak (a collapse is not a plateau)
     lo, hi = by[min(by)], by[max(by)]
     peak = max(rows, key=lambda r: r["accuracy"])
+    if hi["ci95"][1] < peak["ci95"][0]:
+        return "no"
     if peak["accuracy"] > lo["accuracy"] and peak["value"] != min(by):
         return "full" if peak["ci95"][0] > lo["ci95"][1] and hi["ci95"][0] > lo["ci95"][1] \
             else "direction"

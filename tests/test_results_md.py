@@ -50,3 +50,21 @@ def test_renders_tables_verdicts_and_research(tmp_path):
     # medal: +relative, cost 30 <= 100/3 -> the research row meets the target
     assert "**Found:**" in text and "| yes |" in text
     assert "(not run)" in text          # sudoku and the rest are marked, not invented
+
+
+def test_sweep_verdict_a_collapse_is_not_a_plateau():
+    """'Gains rise with L_c and saturate': a rise then a collapse (the largest setting's
+    interval wholly below the peak's) is not reproduced; a rise then a plateau is."""
+    from medal.bench import wilson_interval
+
+    def rows(accs, n=100):
+        return [{"value": v, "accuracy": a, "ci95": list(wilson_interval(round(a * n), n))}
+                for v, a in accs]
+    collapse = rows([(1, 0.38), (2, 0.40), (4, 0.31), (6, 0.14)])
+    plateau = rows([(1, 0.38), (2, 0.40), (4, 0.41), (6, 0.40)])
+    clear = rows([(1, 0.10), (2, 0.40), (4, 0.41), (6, 0.40)])
+    assert results_md._sweep_outcome("lc", collapse) == "no"
+    assert results_md._sweep_outcome("lc", plateau) == "direction"
+    assert results_md._sweep_outcome("lc", clear) == "full"
+    assert results_md.sweep_verdict("lc", [collapse, plateau]).startswith("**partly**")
+    assert results_md.sweep_verdict("lc", [collapse, None]) == "**not reproduced**"
