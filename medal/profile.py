@@ -22,6 +22,7 @@ from __future__ import annotations
 import gc
 import statistics
 import time
+from contextlib import contextmanager
 
 import torch
 
@@ -39,8 +40,12 @@ def profile_one(model, task, problem, config: GenerationConfig, search_only: boo
     run.step()  # RunStarted: nothing evaluated yet
     e0, m0, s0 = run.elapsed(), runner.model_seconds, runner.scoring_seconds
     f0, q0 = runner.forwards, runner.sequences
-    while (event := run.step()) is not None and event.kind != "search_finished":
-        pass
+    _TIMING["on"] = True
+    try:
+        while (event := run.step()) is not None and event.kind != "search_finished":
+            pass
+    finally:
+        _TIMING["on"] = False
     search = run.elapsed() - e0
     model_s, scoring = runner.model_seconds - m0, runner.scoring_seconds - s0
     search_forwards, search_sequences = runner.forwards - f0, runner.sequences - q0
@@ -70,19 +75,80 @@ def profile_one(model, task, problem, config: GenerationConfig, search_only: boo
             "greedy_seconds": greedy_wall, "greedy_verified": greedy.verified}
 
 
+#: whether timed_parts' wrappers measure now: profile_one turns it on for the search only
+_TIMING = {"on": False}
+
+#: the bookkeeping's parts that ``parts=True`` times: (label, class, method); each part's
+#: time excludes the other timed methods it calls, and the forward's excludes the model call
+PARTS = (
+    ("action sets and nodes of the children", "MCTS", "_make_nodes"),
+    ("evaluate_batch outside the forward (cache keys, cached children)", "ModelRunner",
+     "evaluate_batch"),
+    ("the forward outside the model call (prompt, masks)", "ModelRunner", "_forward"),
+    ("simulation (completions, rewards)", "MCTS", "simulate"),
+    ("expansion outside the above (child answers)", "MCTS", "expand"),
+    ("selection", "MCTS", "select"),
+    ("backpropagation", "MCTS", "backpropagate"),
+    ("candidates", "MCTS", "_collect"),
+    ("the root (outside its forward and nodes)", "MCTS", "__init__"),
+)
+
+
+@contextmanager
+def timed_parts(totals: dict):
+    """Time the :data:`PARTS` methods while the block runs (exclusive seconds into
+    ``totals``, by label); the methods are restored afterwards. Each timed call adds about
+    a microsecond."""
+    from .runner import ModelRunner
+    from .search import MCTS
+    classes = {"MCTS": MCTS, "ModelRunner": ModelRunner}
+    stack: list[float] = []   # time spent in timed callees, per open call
+    saved = []
+
+    def timed(label, f):
+        def call(*args, **kwargs):
+            if not _TIMING["on"]:   # only inside a search (see profile_one)
+                return f(*args, **kwargs)
+            t = time.perf_counter()
+            stack.append(0.0)
+            try:
+                return f(*args, **kwargs)
+            finally:
+                dt = time.perf_counter() - t
+                inner = stack.pop()
+                totals[label] = totals.get(label, 0.0) + dt - inner
+                if stack:
+                    stack[-1] += dt
+        return call
+
+    for label, cls, name in PARTS:
+        owner = classes[cls]
+        saved.append((owner, name, owner.__dict__[name]))
+        setattr(owner, name, timed(label, owner.__dict__[name]))
+    try:
+        yield totals
+    finally:
+        for owner, name, f in saved:
+            setattr(owner, name, f)
+
+
 def profile(model, task, problems, config: GenerationConfig, progress=None,
-            search_only: bool = False) -> dict:
-    """:func:`profile_one` over problems (problem i with seed ``config.seed + i``), summed."""
+            search_only: bool = False, parts: bool = False) -> dict:
+    """:func:`profile_one` over problems (problem i with seed ``config.seed + i``), summed.
+    ``parts``: also time the bookkeeping's parts (:data:`PARTS`; the wrappers add about a
+    microsecond a call, so the totals then run a little slower)."""
     from dataclasses import replace
     # the collector's debt from importing torch and loading the model (a full collection
     # of every object, tens of ms) is paid now, not in the first search that trips it
     gc.collect()
     rows = []
-    for i, p in enumerate(problems):
-        rows.append(profile_one(model, task, p, replace(config, seed=config.seed + i),
-                                search_only))
-        if progress:
-            progress(i + 1, len(problems))
+    part_seconds: dict = {}
+    with (timed_parts(part_seconds) if parts else _nothing()):
+        for i, p in enumerate(problems):
+            rows.append(profile_one(model, task, p, replace(config, seed=config.seed + i),
+                                    search_only))
+            if progress:
+                progress(i + 1, len(problems))
     total = {k: sum(r[k] for r in rows) for k in rows[0]
              if not k.endswith("verified") and k != "search_only"}
     search = total["search_seconds"] or float("nan")
@@ -107,8 +173,24 @@ def profile(model, task, problems, config: GenerationConfig, progress=None,
         "medal_correct": sum(bool(r["medal_verified"]) for r in rows),
         "greedy_correct": sum(bool(r["greedy_verified"]) for r in rows),
         "search_only": search_only,
+        "parts_ms_per_iteration": _parts(part_seconds, total, it, search_only) if parts else None,
         "rows": rows,
     }
+
+
+@contextmanager
+def _nothing():
+    yield
+
+
+def _parts(seconds: dict, total: dict, iterations, search_only: bool) -> dict:
+    """Per-iteration ms of each part of the search's bookkeeping (the model call taken out
+    of the forward's), and the rest (events, generators, ``Run.step``)."""
+    out = {label: 1000 * seconds.get(label, 0.0) / iterations for label, _, _ in PARTS}
+    out[PARTS[2][0]] -= 1000 * (total["network_seconds"] + total["scoring_seconds"]) / iterations
+    out["the rest: events, generators, Run.step"] = (
+        1000 * total["bookkeeping_seconds"] / iterations - sum(out.values()))
+    return out
 
 
 def format_profile(p: dict) -> str:
@@ -125,7 +207,9 @@ def format_profile(p: dict) -> str:
         f"{p['sequences_ratio']:.2f}x greedy"
         + (" (search measured; phase C and greedy: one sequence per decode step, by the "
            "configuration, not run)" if p.get("search_only") else ""),
-    ] + ([] if p.get("search_only") else [
+    ] + [f"    {label}: {ms * 1000:.1f} us/iteration"
+         for label, ms in (p.get("parts_ms_per_iteration") or {}).items()
+         ] + ([] if p.get("search_only") else [
         f"  wall time per problem: MEDAL {p['mean_medal_seconds']:.3f} s, greedy "
         f"{p['mean_greedy_seconds']:.3f} s; solved MEDAL {p['medal_correct']}, greedy "
         f"{p['greedy_correct']} of {p['problems']}"]))

@@ -124,3 +124,32 @@ def test_profile_splits_the_search_time_and_counts_sequences(tiny_model):
     assert p["sequences_ratio"] == pytest.approx(
         sum(r["medal_sequences"] for r in p["rows"]) / sum(r["greedy_sequences"] for r in p["rows"]))
     assert "tree bookkeeping" in format_profile(p)
+
+
+def test_profile_parts_time_the_bookkeeping_and_leave_no_wrapper(tiny_model):
+    """`bench --profile --parts`: every named part of the bookkeeping is timed during the
+    search (none is zero), the forward's part excludes the model call, the parts and the
+    rest add up to the bookkeeping, and the search's methods are the originals afterwards."""
+    from medal.config import GenerationConfig
+    from medal.profile import PARTS, format_profile, profile
+    from medal.runner import ModelRunner
+    from medal.search import MCTS
+    from medal.tasks import get_task
+    before = {name: {"MCTS": MCTS, "ModelRunner": ModelRunner}[cls].__dict__[name]
+              for _, cls, name in PARTS}
+    task = get_task("countdown")
+    problems = [task.parse_problem({"numbers": [4, 18, 13], "target": 20})]
+    p = profile(tiny_model, "countdown", problems, GenerationConfig(seed=0, lc=3,
+                                                                    max_iterations=20),
+                parts=True)
+    parts = p["parts_ms_per_iteration"]
+    assert set(parts) == {label for label, _, _ in PARTS} | {
+        "the rest: events, generators, Run.step"}
+    assert all(parts[label] > 0 for label, _, _ in PARTS)
+    assert parts[PARTS[2][0]] < p["network_ms_per_iteration"]
+    assert sum(parts.values()) == pytest.approx(p["bookkeeping_ms_per_iteration"])
+    for _, cls, name in PARTS:
+        assert {"MCTS": MCTS, "ModelRunner": ModelRunner}[cls].__dict__[name] is before[name]
+    assert "action sets and nodes of the children" in format_profile(p)
+    assert profile(tiny_model, "countdown", problems, GenerationConfig(seed=0, lc=3))[
+        "parts_ms_per_iteration"] is None
