@@ -31,17 +31,10 @@ class DecodeState:
     entropy_rows: list[list[float | None]] = field(default_factory=list)  # per step
 
 
-def eligible_slots_batch(masked: torch.Tensor, block_length: int) -> torch.Tensor:
-    """:func:`eligible_slots` of B states (``[B, L]``) at once: each row's masked slots in
-    the first block that still has masks (none for a row with no masks)."""
-    first = masked.int().argmax(1)                     # first masked slot (0 if none)
-    block = torch.div(first, block_length, rounding_mode="floor")
-    slot_block = torch.div(torch.arange(masked.shape[1]), block_length, rounding_mode="floor")
-    return masked & (slot_block.unsqueeze(0) == block.unsqueeze(1))
-
-
 def eligible_slots_array(masked: np.ndarray, block_length: int) -> np.ndarray:
-    """:func:`eligible_slots_batch` on a NumPy ``[B, L]`` array (the search's bookkeeping)."""
+    """:func:`eligible_slots` of B states (a NumPy ``[B, L]`` array) at once: each row's
+    masked slots in the first block that still has masks (none for a row with no masks).
+    NumPy, for the search's bookkeeping."""
     block = masked.argmax(1) // block_length
     return masked & ((np.arange(masked.shape[1]) // block_length)[None, :] == block[:, None])
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import gc
 import statistics
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 import torch
 
@@ -143,7 +143,7 @@ def profile(model, task, problems, config: GenerationConfig, progress=None,
     gc.collect()
     rows = []
     part_seconds: dict = {}
-    with (timed_parts(part_seconds) if parts else _nothing()):
+    with (timed_parts(part_seconds) if parts else nullcontext()):
         for i, p in enumerate(problems):
             rows.append(profile_one(model, task, p, replace(config, seed=config.seed + i),
                                     search_only))
@@ -173,17 +173,12 @@ def profile(model, task, problems, config: GenerationConfig, progress=None,
         "medal_correct": sum(bool(r["medal_verified"]) for r in rows),
         "greedy_correct": sum(bool(r["greedy_verified"]) for r in rows),
         "search_only": search_only,
-        "parts_ms_per_iteration": _parts(part_seconds, total, it, search_only) if parts else None,
+        "parts_ms_per_iteration": _parts(part_seconds, total, it) if parts else None,
         "rows": rows,
     }
 
 
-@contextmanager
-def _nothing():
-    yield
-
-
-def _parts(seconds: dict, total: dict, iterations, search_only: bool) -> dict:
+def _parts(seconds: dict, total: dict, iterations) -> dict:
     """Per-iteration ms of each part of the search's bookkeeping (the model call taken out
     of the forward's), and the rest (events, generators, ``Run.step``)."""
     out = {label: 1000 * seconds.get(label, 0.0) / iterations for label, _, _ in PARTS}

@@ -172,26 +172,32 @@ class ModelRunner:
     def evaluate(self, answers: list[torch.Tensor] | torch.Tensor) -> list[Evaluation]:
         """Evaluations for answer states (a list of ``[L]`` tensors or one ``[B, L]``
         tensor); the uncached ones in one batched forward."""
-        if isinstance(answers, torch.Tensor):
-            answers = list(answers.unbind(0))
-        keys = [a.numpy().tobytes() for a in answers]
-        todo = {}
-        for k, a in zip(keys, answers):
-            if k in self._cache:
-                self._cache.move_to_end(k)
-            elif k not in todo:
-                todo[k] = a
-        if todo:
-            batch = torch.stack(list(todo.values()))
-            self._store(list(todo), self._forward(batch))
-        self.cache_hits += len(answers) - len(todo)
-        self.requested += len(answers)
+        if not isinstance(answers, torch.Tensor):
+            answers = torch.stack(list(answers))
+        keys = [row.tobytes() for row in answers.numpy()]
+        self._forward_uncached(answers, keys)
         out = []
         for k, a in zip(keys, answers):
-            entry = self._cache.get(k)
+            entry = self._cache.get(k)   # None only when the cache is smaller than the batch
             out.append(self._entry(entry) if entry is not None
                        else self._forward(a.unsqueeze(0)).evaluations[0])
         return out
+
+    def _forward_uncached(self, answers: torch.Tensor, keys: list[bytes]) -> None:
+        """The states of ``answers`` not in the cache (each once, in order of first
+        appearance) in one forward, then cached; the cached ones made the most recent;
+        the counts of requests and cache hits updated."""
+        cache = self._cache
+        todo: dict[bytes, int] = {}
+        for i, k in enumerate(keys):
+            if k in cache:
+                cache.move_to_end(k)
+            elif k not in todo:
+                todo[k] = i
+        if todo:
+            self._store(list(todo), self._forward(answers[list(todo.values())]))
+        self.cache_hits += len(keys) - len(todo)
+        self.requested += len(keys)
 
     def _store(self, keys: list[bytes], batch: EvaluationBatch) -> None:
         """Cache a forward's states as (batch, row): their Evaluation objects are made
@@ -224,22 +230,12 @@ class ModelRunner:
 
     def _evaluate_mixed(self, answers: torch.Tensor, keys: list[bytes]) -> EvaluationBatch:
         """:meth:`evaluate_batch` when some states are cached or repeated: the others in
-        one forward (the same rows, in the same order, as :meth:`evaluate` runs), then
+        one forward (:meth:`_forward_uncached`, as :meth:`evaluate` runs them), then
         every state's figures gathered from the batch that holds them, as NumPy rows (no
         Evaluation objects made). The cached states were just made the most recent, and
         the cache holds at least twice the batch, so none is evicted on the way."""
-        cache = self._cache
-        todo: dict[bytes, int] = {}
-        for i, k in enumerate(keys):
-            if k in cache:
-                cache.move_to_end(k)
-            elif k not in todo:
-                todo[k] = i
-        if todo:
-            self._store(list(todo), self._forward(answers[list(todo.values())]))
-        self.cache_hits += len(keys) - len(todo)
-        self.requested += len(keys)
-        entries = [cache[k] for k in keys]
+        self._forward_uncached(answers, keys)
+        entries = [self._cache[k] for k in keys]
         return EvaluationBatch(None, *(torch.from_numpy(np.stack([b.arrays[f][r]
                                                                   for b, r in entries]))
                                        for f in range(5)))

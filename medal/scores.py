@@ -23,7 +23,8 @@ def entropy(probs: torch.Tensor) -> torch.Tensor:
 
 
 def top2_margin(top_probs: torch.Tensor) -> torch.Tensor:
-    """p_(1) - p_(2) from probabilities sorted in descending order on the last dim."""
+    """p_(1) - p_(2) from probabilities sorted in descending order on the last dim (a
+    tensor or a NumPy array)."""
     return top_probs[..., 0] - top_probs[..., 1]
 
 
@@ -48,8 +49,9 @@ def confidence_scores(probs: torch.Tensor, H: torch.Tensor, margin: torch.Tensor
 
 def margin_only_scores(probs: torch.Tensor, margin: torch.Tensor) -> torch.Tensor:
     """The paper's "w/o Cf. + t2" ablation: slots ranked by the top-2 margin alone, tokens
-    within a slot by probability: s[i, v] = margin_i * p(v) / p_(1)."""
-    return probs / probs[..., :1].clamp_min(EPS) * margin.unsqueeze(-1)
+    within a slot by probability: s[i, v] = margin_i * p(v) / p_(1). Tensors or NumPy
+    arrays (the same float32 rounding)."""
+    return probs / probs[..., :1].clip(min=EPS) * margin[..., None]
 
 
 SCORINGS = ("confidence", "margin")
@@ -194,11 +196,11 @@ def batch_action_sets(top_tokens, top_probs, H, eligible, k1: int, k2: int, gamm
         counts = eligible.sum(-1).tolist()
     if B == 0 or k1 < 1 or not any(counts):
         return ActionSets(None, [0] * B)
-    margin = top_probs[..., 0] - top_probs[..., 1]                     # top2_margin, [B, L]
+    margin = top2_margin(top_probs)                                   # [B, L]
     probs = top_probs[..., :k1]
-    if scoring == "margin":   # margin_only_scores
-        s = probs / np.maximum(probs[..., :1], np.float32(EPS)) * margin[..., None]
-    else:                     # confidence_scores: p * exp(-H) * sigmoid(gamma * margin)
+    if scoring == "margin":
+        s = margin_only_scores(probs, margin)
+    else:  # confidence_scores, with the sigmoid row by row: p * exp(-H) * sigmoid(gamma * margin)
         factor = entropy_penalty(torch.from_numpy(H)) * _rowwise_sigmoid(
             torch.from_numpy(margin), gamma)
         s = probs * factor.numpy()[..., None]

@@ -128,8 +128,9 @@ def test_profile_splits_the_search_time_and_counts_sequences(tiny_model):
 
 def test_profile_parts_time_the_bookkeeping_and_leave_no_wrapper(tiny_model):
     """`bench --profile --parts`: every named part of the bookkeeping is timed during the
-    search (none is zero), the forward's part excludes the model call, the parts and the
-    rest add up to the bookkeeping, and the search's methods are the originals afterwards."""
+    search (none is zero), the forward's part excludes the model call, the exclusive
+    times leave a positive rest of the bookkeeping (events, generators), and the search's
+    methods are the originals afterwards."""
     from medal.config import GenerationConfig
     from medal.profile import PARTS, format_profile, profile
     from medal.runner import ModelRunner
@@ -147,7 +148,7 @@ def test_profile_parts_time_the_bookkeeping_and_leave_no_wrapper(tiny_model):
         "the rest: events, generators, Run.step"}
     assert all(parts[label] > 0 for label, _, _ in PARTS)
     assert parts[PARTS[2][0]] < p["network_ms_per_iteration"]
-    assert sum(parts.values()) == pytest.approx(p["bookkeeping_ms_per_iteration"])
+    assert 0 < parts["the rest: events, generators, Run.step"] < p["bookkeeping_ms_per_iteration"]
     for _, cls, name in PARTS:
         assert {"MCTS": MCTS, "ModelRunner": ModelRunner}[cls].__dict__[name] is before[name]
     assert "action sets and nodes of the children" in format_profile(p)
