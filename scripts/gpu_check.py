@@ -1,7 +1,7 @@
 """Real-size cost of MEDAL on a LLaDA or Dream checkpoint folder (not part of the tests).
 
-    python scripts/make_random_checkpoint.py --config ../shared/real-model-code/llada/config.full-size.json \\
-        --tokenizer ../shared/real-model-code/llada --code DIR_WITH_LLADA_CODE --dtype bf16 --out /tmp/llada-8b
+    python scripts/make_random_checkpoint.py --config tests/data/real-models/llada/config.full-size.json \\
+        --tokenizer tests/data/real-models/llada --code DIR_WITH_LLADA_CODE --dtype bf16 --out /tmp/llada-8b
     python scripts/gpu_check.py llada:/tmp/llada-8b --trust-remote-code
 
 It reports, on the device the model loads to (a CUDA GPU when there is one, else the CPU):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Build a loadable checkpoint folder with seeded random weights, no download needed.
 
-Given a model's ``config.json`` (e.g. ``../shared/real-model-code/llada/config.json`` or
+Given a model's ``config.json`` (e.g. ``tests/data/real-models/llada/config.json`` or
 its ``config.full-size.json``), its tokenizer files and a folder of model code (the
 checkpoint's own ``configuration_*.py`` / ``modeling_*.py``, or the test stand-ins in
 ``tests/standin_code/``), this writes a folder that loads exactly like a downloaded
@@ -25,11 +25,11 @@ Building the model class runs the code in ``--code``: only use code you have rea
 
 Examples::
 
-    python scripts/make_random_checkpoint.py --config ../shared/real-model-code/llada/config.json \\
+    python scripts/make_random_checkpoint.py --config tests/data/real-models/llada/config.json \\
         --code tests/standin_code/llada --out /tmp/llada-tiny
     python scripts/make_random_checkpoint.py \\
-        --config ../shared/real-model-code/dream/config.full-size.json \\
-        --tokenizer ../shared/real-model-code/dream --code DIR_WITH_DREAM_CODE \\
+        --config tests/data/real-models/dream/config.full-size.json \\
+        --tokenizer tests/data/real-models/dream --code DIR_WITH_DREAM_CODE \\
         --out /tmp/dream-7b-random --dtype bf16
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 masked LM, built and loaded exactly as a user's download.
 
 * ``save_llada`` / ``save_dream`` -- a folder made by ``scripts/make_random_checkpoint.py``
-  from the real checkpoints' ``config.json`` (``../shared/real-model-code/*``: the real
+  from the real checkpoints' ``config.json`` (``tests/data/real-models/*``: the real
   vocabulary sizes, special ids, positions and RoPE settings, the network shrunk), their
   tokenizers (Dream's as a fast tokenizer with the same ids: its slow ``DreamTokenizer``
   is upstream code) and model code, with seeded random safetensors weights. ``auto_map``
@@ -23,7 +23,7 @@ import torch
 from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
 
 ROOT = Path(__file__).resolve().parents[1]
-REAL_CONFIGS = ROOT.parent / "shared" / "real-model-code"
+REAL_CONFIGS = Path(__file__).resolve().parent / "data" / "real-models"
 STANDIN_CODE = Path(__file__).resolve().parent / "standin_code"
 #: names a folder with the genuine upstream code: <dir>/llada/{configuration,modeling}_llada.py
 #: and <dir>/dream/{configuration_dream,modeling_dream,generation_utils,tokenization_dream}.py

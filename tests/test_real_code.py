@@ -1,7 +1,7 @@
 """LLaDA and Dream checkpoint folders loaded as a user loads a download.
 
 Each folder holds the real checkpoint's ``config.json`` and tokenizer (from
-``../shared/real-model-code``: real vocabulary sizes, special ids, RoPE settings; the
+``tests/data/real-models``: real vocabulary sizes, special ids, RoPE settings; the
 network shrunk), model code named by ``auto_map`` and seeded random safetensors weights
 (``scripts/make_random_checkpoint.py``). It is loaded through ``load_model("llada:DIR")``
 / ``load_model("dream:DIR")`` with remote code opted in.
