@@ -9,7 +9,7 @@ from ..errors import InputError, ModelLoadError
 from .base import DiffusionLM
 from .tiny import CharTokenizer, TinyDLM, load_checkpoint
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets"
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
 
 def builtin_names() -> list[str]:
