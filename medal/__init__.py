@@ -1,2 +1,2 @@
 """MEDAL Explorer: MCTS initialisation for diffusion language model inference."""
-__version__ = "0.1.0"
+from ._version import __version__
