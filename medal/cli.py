@@ -524,6 +524,25 @@ def build_parser() -> argparse.ArgumentParser:
         v.add_argument("--port", type=int, default=8501, help="port; range 1..65535")
         v.set_defaults(func=_serve)
 
+    r = sub.add_parser(
+        "repro", help="re-run a trace from its own record: identical, equal within float "
+                      "tolerance, or different (the first difference named)",
+        description="Load TRACE through the trace gate, run again what it records (model, "
+                    "task, prompt, strategy, every resolved parameter, seed) and compare "
+                    "the new run with it (timing and the environment aside). Exit 0 when "
+                    "they match (identical, equal within float tolerance, or equal up to a "
+                    "recorded near tie), 1 when they differ, 2 on an error. The "
+                    "environment's changes (versions, device, checkpoint hashes) are "
+                    "listed beside the verdict.")
+    r.add_argument("trace", help="trace JSON file")
+    r.add_argument("--json", action="store_true", help="print one JSON object")
+    add_model_arguments(r)
+    for action in r._actions:
+        if action.dest == "model":
+            action.help = ("load this model spec instead of the one the trace names (e.g. "
+                           "the same checkpoint in another folder)")
+    r.set_defaults(func=_repro)
+
     x = sub.add_parser("export", help="write a trace as one self-contained HTML page",
                        description="Write a trace (from --trace or the app) as one HTML file "
                                    "with the tree, heatmap, order, candidates and inspector, "
@@ -532,6 +551,40 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("out", help="HTML file to write")
     x.set_defaults(func=_export)
     return parser
+
+
+def _repro(args) -> int:
+    """Re-run a trace from its own record and say whether the run reproduces."""
+    import json
+
+    from .models import model_options
+    from .repro import MATCH, environment_changes, reproduce
+    from .trace import load_trace
+
+    trace = load_trace(args.trace)
+    options = model_options(args) if args.model is None else {}
+    model = None
+    if args.model is not None:
+        from .models import load_model
+        model = load_model(args.model, **model_options(args))
+    verdict, diff, new = reproduce(trace, model=model, **options)
+    env = environment_changes(trace.get("reproducibility"), new.get("reproducibility"))
+    if args.json:
+        print(json.dumps({"verdict": verdict, "match": verdict in MATCH,
+                          "environment_changes": env, "diff": diff.to_json()}))
+    else:
+        print(f"{args.trace}: {verdict}")
+        if diff.first is not None:
+            d = diff.first
+            print(f"first difference: {d.position['label']} ({d.phase}) -- {d.cause}")
+            print(f"  {d.explanation}")
+        elif diff.first_exact is not None and not diff.identical:
+            d = diff.first_exact
+            print(f"first exact difference (within tolerance): {d.position['label']} "
+                  f"({d.phase})")
+        for line in env:
+            print(f"environment: {line}")
+    return 0 if verdict in MATCH else 1
 
 
 def _export(args) -> int:

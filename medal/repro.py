@@ -131,3 +131,66 @@ def record(model, seed: int | None = None) -> dict:
             "device": device_record(model),
             "checkpoint": checkpoint_record(directory() if callable(directory) else directory),
             "seed": seed, "command": current_command()}
+
+
+# ---------------------------------------------------------------------- medal repro
+
+MATCH = ("identical", "equal within float tolerance", "equal up to a near tie")
+
+
+def reproduce(trace: dict, model=None, **load_options):
+    """Run again what ``trace`` records (its model, task, prompt, strategy, resolved
+    parameters and seed, with the greedy comparison if it has one) and compare.
+
+    Returns ``(verdict, diff, new_trace)``: ``verdict`` is ``"identical"`` (the same trace,
+    timing and environment aside), ``"equal within float tolerance"`` (every discrete
+    choice the same, floats within what another CPU's rounding of the same forward needs),
+    ``"equal up to a near tie"`` (the runs part only where the recorded choice was between
+    values tied to float32 rounding: another CPU may take the other one) or
+    ``"different"``; ``diff`` is :func:`medal.diff.diff_traces`'s answer (its ``first``
+    names the first difference)."""
+    from .diff import diff_traces
+    from .errors import InputError
+    from .viz.board import task_of
+    from .viz.examples import rerun
+
+    if trace.get("fork"):
+        raise InputError("this trace is a fork: reproduce its parent with medal repro, then "
+                         "fork it again with the recorded action (medal fork)")
+    task = trace["run"].get("task") or task_of(trace)
+    if task is None:
+        raise InputError("the trace does not say which task it ran (no run.task, and the "
+                         "prompt is not a Countdown or Sudoku problem)")
+    if model is None:
+        from .models import load_model
+        model = load_model(trace["run"]["model"]["name"], **load_options)
+    new = rerun(trace, task, model)
+    diff = diff_traces(trace, new, names=("recorded", "re-run"))
+    if diff.identical:
+        verdict = "identical"
+    elif diff.equal_within_tolerance:
+        verdict = "equal within float tolerance"
+    elif diff.first is not None and diff.first.near_tie:
+        verdict = "equal up to a near tie"
+    else:
+        verdict = "different"
+    return verdict, diff, new
+
+
+def environment_changes(old: dict | None, new: dict | None) -> list[str]:
+    """What differs between two reproducibility records, for people: versions, device."""
+    if not old:
+        return ["the recorded trace has no reproducibility record (made before medal 0.2)"]
+    out = []
+    for group in ("versions", "device", "platform"):
+        a, b = old.get(group) or {}, (new or {}).get(group) or {}
+        for key in sorted(set(a) | set(b)):
+            if key != "threads" and a.get(key) != b.get(key):
+                out.append(f"{group}.{key}: {a.get(key)} -> {b.get(key)}")
+    ca, cb = old.get("checkpoint") or {}, (new or {}).get("checkpoint") or {}
+    for part in ("files", "weights"):
+        fa, fb = ca.get(part) or {}, cb.get(part) or {}
+        changed = sorted(k for k in set(fa) | set(fb) if fa.get(k) != fb.get(k))
+        if changed:
+            out.append(f"checkpoint {part} differ: {', '.join(changed)}")
+    return out
