@@ -123,6 +123,8 @@ class TraceRecorder:
             "tree": None, "iterations": [], "search": None, "decode": [],
             "result": None, "comparison": None, "timing": {},
         }
+        if getattr(e, "fork", None):
+            self.trace["fork"] = dict(e.fork)
 
     def _on_root(self, e):
         self.trace["tree"] = {"root": e.node.id, "nodes": [self._node_json(e.node, 0)]}
@@ -160,6 +162,13 @@ class TraceRecorder:
             self._sync(self._nodes[u["node"]])
         for nid in self._iteration["selection"]["path"]:
             self._sync(self._nodes[nid])
+
+    def _on_forced(self, e):
+        for node in e.new:
+            self._nodes[node.id] = node
+            self.trace["tree"]["nodes"].append(self._node_json(node, e.iteration))
+            self._sync(node)
+        self.trace["fork"].update(after_iteration=e.iteration, forced_nodes=list(e.path))
 
     def _on_search_finished(self, e):
         self.trace["search"] = {"stop_reason": e.reason, "iterations": e.iterations,
