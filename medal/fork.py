@@ -18,8 +18,8 @@ Positions and what "go on" means:
   "decode" (the only choice).
 * ``node=ID`` -- a node of MEDAL's tree. The parent's search runs as it did; then the
   forced actions are committed at the node, one tree node per action (a node the tree
-  already has is reused; a new one costs one forward and gets its r_IG and completion as
-  an expansion would give them -- the completion by argmax). Then:
+  already has is reused; a new one costs one forward and gets its r_IG, completion (by
+  argmax) and backed-up reward as an expansion's child would). Then:
 
   - ``then="search"`` (default): the search goes on from the forced node -- selection
     follows the committed path and searches below it -- until C candidates extend the
@@ -361,6 +361,7 @@ def fork_search(run, mcts):
                 child.verified = bool(mcts.verifier(child.completion))
                 child.reward += mcts.cfg.verifier_bonus * child.verified
             current.children.append(child)
+            mcts.backpropagate(current.path(), [child])   # as an expansion's child is
             new.append(child)
         path.append(child)
         current = child
