@@ -466,9 +466,14 @@ def _explain(a: dict, b: dict, pos_a, pos_b, info: dict, paths: list, config: di
                         side_a, side_b, True)
             return ("different model figures" if sa_["eligible"] != sb_["eligible"]
                     else "different selection", text, side_a, side_b, False)
+        text = ("the same slots and tokens, other figures (the tokens proposed for the "
+                "slots left masked, or their scores)")
+        if sampled and (random_changed or not config):
+            why = (f"random draws differ ({', '.join(f'{k} {_show(config[k][0])} -> {_show(config[k][1])}' for k in random_changed)})"
+                   if random_changed else "a sampled step")
+            return "different sample", f"{text}; {why}", side_a, side_b, None
         return (cause_cfg or "different model figures",
-                "the same slots and tokens, other figures"
-                + (f"; configuration: {changed}" if config else ""), side_a, side_b, None)
+                text + (f"; configuration: {changed}" if config else ""), side_a, side_b, None)
     if kind == "candidate_chosen":
         wa, wb = a["search"]["winner"], b["search"]["winner"]
         sc_a = {r["node"]: r.get("score") for r in a["search"]["candidate_scores"]}
