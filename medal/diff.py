@@ -297,7 +297,7 @@ class TraceDiff:
         if self.side_by_side:
             lines.append(f"{'':{width}}  {A:<24}  {B}")
         for k, (a, b) in self.side_by_side.items():
-            mark = "" if a == b else "  *"
+            mark = "" if a == b or k == "seconds" else "  *"
             lines.append(f"{k:{width}}  {_show(a):<24}  {_show(b)}{mark}")
         ctx = {k: v for k, v in self.context.items() if v[0] != v[1]}
         if ctx:
@@ -562,7 +562,7 @@ def _side_by_side(a: dict, b: dict) -> dict:
         out["greedy answer"] = [ca.get("answer"), cb.get("answer")]
         out["greedy verified"] = [ca.get("verified"), cb.get("verified")]
     ta, tb = a.get("timing") or {}, b.get("timing") or {}
-    out["seconds"] = [ta.get("seconds"), tb.get("seconds")]
+    out["seconds"] = [ta.get("seconds"), tb.get("seconds")]   # context: never compared
     return out
 
 
