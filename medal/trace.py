@@ -127,6 +127,8 @@ class TraceRecorder:
             # where it ran: outside what must reproduce, like the timing
             "reproducibility": repro_record(self.model, e.config.get("seed")),
         }
+        if getattr(e, "fork", None):
+            self.trace["fork"] = dict(e.fork)
 
     def _on_root(self, e):
         self.trace["tree"] = {"root": e.node.id, "nodes": [self._node_json(e.node, 0)]}
@@ -164,6 +166,13 @@ class TraceRecorder:
             self._sync(self._nodes[u["node"]])
         for nid in self._iteration["selection"]["path"]:
             self._sync(self._nodes[nid])
+
+    def _on_forced(self, e):
+        for node in e.new:
+            self._nodes[node.id] = node
+            self.trace["tree"]["nodes"].append(self._node_json(node, e.iteration))
+            self._sync(node)
+        self.trace["fork"].update(after_iteration=e.iteration, forced_nodes=list(e.path))
 
     def _on_search_finished(self, e):
         self.trace["search"] = {"stop_reason": e.reason, "iterations": e.iterations,
