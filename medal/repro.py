@@ -165,7 +165,10 @@ def reproduce(trace: dict, model=None, **load_options):
         from .models import load_model
         model = load_model(trace["run"]["model"]["name"], **load_options)
     new = rerun(trace, task, model)
-    diff = diff_traces(trace, new, names=("recorded", "re-run"))
+    compared = new
+    if "task" not in trace["run"]:  # a trace made before medal 0.2 does not name its task
+        compared = {**new, "run": {k: v for k, v in new["run"].items() if k != "task"}}
+    diff = diff_traces(trace, compared, names=("recorded", "re-run"))
     if diff.identical:
         verdict = "identical"
     elif diff.equal_within_tolerance:
