@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -222,8 +223,16 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
+    # build from a copy of the files git tracks: a build leaves build/ and *.egg-info behind
+    source = tmp_path_factory.mktemp("source")
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
+                             check=True).stdout.decode().split("\0")
+    for name in filter(None, tracked):
+        if (ROOT / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
     build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
-                            str(out), str(ROOT)], capture_output=True, text=True, timeout=600)
+                            str(out), str(source)], capture_output=True, text=True, timeout=600)
     assert build.returncode == 0, build.stderr[-3000:]
     (path,) = out.glob("medal_explorer-*.whl")
     return path

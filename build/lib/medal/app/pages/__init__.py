@@ -1,1 +1,0 @@
-"""The app's pages (run by Streamlit as scripts; see ``medal.app``)."""
