@@ -233,3 +233,29 @@ def test_the_harness_command_line_gets_our_task_folder():
 def test_medal_prints_the_task_folder(capsys):
     assert cli.main(["lm-eval-tasks"]) == 0
     assert capsys.readouterr().out.strip() == str(TASKS_DIR)
+
+
+def test_instruct_model_chat_formatting_once(tmp_path):
+    """An instruct model (a LLaDA stand-in: the real config and tokenizer, random weights)
+    with the text task: the prompt as written inside the adapter's own chat template, no
+    decomposition; with lm-eval's --apply_chat_template the harness renders the same
+    template and the adapter adds none of its own (the model reads the same ids)."""
+    import standins
+    folder = standins.save_llada(tmp_path / "llada-lm-eval")
+    lm = MedalLM(model=f"llada:{folder}", trust_remote_code=True, device="cpu",
+                 strategy="medal", gen_length=4, lc=1, max_iterations=3)
+    assert lm.task.name == "text" and lm.model.chat
+    seen = []
+    real = lm.model.logits
+    lm.model.logits = lambda ids, n: seen.append(ids[0].clone()) or real(ids, n)
+    prompt = "Use 4, 18, 13 to make 20."
+    lm.generate_until([Request(prompt, {})], disable_tqdm=True)
+    adapter_ids = seen[0][:-4]
+    assert adapter_ids.tolist() == lm.model.encode_prompt(prompt)
+    text = lm.model.tokenizer.decode(adapter_ids)
+    assert prompt in text and "subtasks" not in text and text.count("<|start_header_id|>") == 2
+    rendered = lm.apply_chat_template([{"role": "user", "content": prompt}])
+    assert not lm.model.chat and lm.get_model_info()["medal_chat_template_by"] == "lm-eval"
+    seen.clear()
+    lm.generate_until([Request(rendered, {})], disable_tqdm=True)
+    assert torch.equal(seen[0][:-4], adapter_ids)
