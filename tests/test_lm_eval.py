@@ -259,3 +259,23 @@ def test_instruct_model_chat_formatting_once(tmp_path):
     seen.clear()
     lm.generate_until([Request(rendered, {})], disable_tqdm=True)
     assert torch.equal(seen[0][:-4], adapter_ids)
+
+
+def test_the_entry_point_names_the_registered_model():
+    """pyproject declares MedalLM in lm-eval's `lm_eval.models` group; registering again
+    (as an lm-eval that read the entry point would have done) keeps the one class."""
+    from importlib.metadata import EntryPoint
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        tomllib = pytest.importorskip("tomli")
+
+    from lm_eval.api.registry import get_model
+
+    from medal.lm_eval import model as plugin
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    target = declared["project"]["entry-points"]["lm_eval.models"]["medal"]
+    assert EntryPoint("medal", target, "lm_eval.models").load() is MedalLM
+    assert declared["project"]["scripts"]["medal-lm-eval"] == "medal.lm_eval:main"
+    plugin.register()
+    assert get_model("medal") is MedalLM and get_model("hf").__name__ == "HFLM"
