@@ -1,5 +1,5 @@
-"""Command line: ``medal {generate,bench,app,export,train,...} ...`` (the same as
-``python -m medal ...``)."""
+"""Command line: ``medal {generate,bench,app,export,repro,fork,diff,candidates,train,...} ...``
+(the same as ``python -m medal ...``)."""
 from __future__ import annotations
 
 import argparse
@@ -524,6 +524,25 @@ def build_parser() -> argparse.ArgumentParser:
         v.add_argument("--port", type=int, default=8501, help="port; range 1..65535")
         v.set_defaults(func=_serve)
 
+    r = sub.add_parser(
+        "repro", help="re-run a trace from its own record: identical, equal within float "
+                      "tolerance, or different (the first difference named)",
+        description="Load TRACE through the trace gate, run again what it records (model, "
+                    "task, prompt, strategy, every resolved parameter, seed) and compare "
+                    "the new run with it (timing and the environment aside). Exit 0 when "
+                    "they match (identical, equal within float tolerance, or equal up to a "
+                    "recorded near tie), 1 when they differ, 2 on an error. The "
+                    "environment's changes (versions, device, checkpoint hashes) are "
+                    "listed beside the verdict.")
+    r.add_argument("trace", help="trace JSON file")
+    r.add_argument("--json", action="store_true", help="print one JSON object")
+    add_model_arguments(r)
+    for action in r._actions:
+        if action.dest == "model":
+            action.help = ("load this model spec instead of the one the trace names (e.g. "
+                           "the same checkpoint in another folder)")
+    r.set_defaults(func=_repro)
+
     x = sub.add_parser("export", help="write a trace as one self-contained HTML page",
                        description="Write a trace (from --trace or the app) as one HTML file "
                                    "with the tree, heatmap, order, candidates and inspector, "
@@ -541,6 +560,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print the folder of lm-eval tasks shipped with medal "
                              "(an --include_path: medal_countdown)")
     et.set_defaults(func=_lm_eval_tasks)
+    add_debug_commands(sub)
     return parser
 
 
@@ -552,6 +572,179 @@ def _lm_eval(args) -> int:
 def _lm_eval_tasks(args) -> int:
     from .lm_eval import TASKS_DIR
     print(TASKS_DIR)
+    return 0
+
+
+def _repro(args) -> int:
+    """Re-run a trace from its own record and say whether the run reproduces."""
+    import json
+
+    from .models import model_options
+    from .repro import MATCH, environment_changes, reproduce
+    from .trace import load_trace
+
+    trace = load_trace(args.trace)
+    options = model_options(args) if args.model is None else {}
+    model = None
+    if args.model is not None:
+        from .models import load_model
+        model = load_model(args.model, **model_options(args))
+    verdict, diff, new = reproduce(trace, model=model, **options)
+    env = environment_changes(trace.get("reproducibility"), new.get("reproducibility"))
+    if args.json:
+        print(json.dumps({"verdict": verdict, "match": verdict in MATCH,
+                          "environment_changes": env, "diff": diff.to_json()}))
+    else:
+        print(f"{args.trace}: {verdict}")
+        if diff.first is not None:
+            d = diff.first
+            print(f"first difference: {d.position['label']} ({d.phase}) -- {d.cause}")
+            print(f"  {d.explanation}")
+        elif diff.first_exact is not None and not diff.identical:
+            d = diff.first_exact
+            print(f"first exact difference (within tolerance): {d.position['label']} "
+                  f"({d.phase})")
+        for line in env:
+            print(f"environment: {line}")
+    return 0 if verdict in MATCH else 1
+
+
+# ---------------------------------------------------------------------- debugging a choice
+
+def add_debug_commands(sub) -> None:
+    """``fork``, ``diff`` and ``candidates`` (issue 19; docs/DEBUGGING.md)."""
+    f = sub.add_parser(
+        "fork", help="re-run a trace with a decision changed (what if...?)",
+        description="Re-run the run a trace records (same model, prompt, parameters, seed) "
+                    "and force (slot, token) actions at one position: a tree node (--node) "
+                    "or a decode step (--step, the `step` of the trace's decode records). "
+                    "Everything before the position is the parent's; forcing what the "
+                    "parent did there gives the parent's trace again. Writes the new trace "
+                    "(with a `fork` record naming its parent) and says where it parts from "
+                    "the parent. Needs the model that made the trace.")
+    f.add_argument("parent", metavar="TRACE", help="the trace to fork (JSON)")
+    where = f.add_mutually_exclusive_group(required=True)
+    where.add_argument("--node", type=int, metavar="ID",
+                       help="a node of MEDAL's tree: commit the actions there")
+    where.add_argument("--step", type=int, metavar="K",
+                       help="a decode step (phase C, or a baseline's decode): unmask the "
+                            "actions at that step")
+    f.add_argument("--action", action="append", required=True, metavar="SLOT:TOKEN",
+                   help="force TOKEN at answer slot SLOT (0 is the first); TOKEN is a token's "
+                        "text (e.g. 5:+) or its id as #ID (5:#19); repeat to fix several "
+                        "slots. Any masked slot and any token, in the action set or not")
+    f.add_argument("--then", choices=["search", "decode"], default=None,
+                   help="how the run goes on: search (default for --node: MCTS continues "
+                        "below the forced node) or decode (phase C from it; the only choice "
+                        "for --step)")
+    f.add_argument("--trace", metavar="OUT", required=True, help="write the fork's trace here")
+    f.add_argument("--model", default=None, metavar="SPEC",
+                   help="the model to run (default: the one the trace names, "
+                        "trace.run.model.name); it must be the same weights")
+    f.add_argument("--json", action="store_true", help="print one JSON object")
+    f.set_defaults(func=_fork)
+
+    d = sub.add_parser(
+        "diff", help="compare two traces: where they part, and why",
+        description="Compare two traces along the run's timeline: the first divergence "
+                    "(an MCTS iteration and phase, the candidate choice or a decode step) "
+                    "with its cause (the two selections and their UCB values, a near tie "
+                    "to float32 rounding, a different action set, a forced action, a "
+                    "different sample, a different configuration), then per phase same or "
+                    "different, then answers, verdicts and costs side by side. Exit status: "
+                    "0 identical (timing, fork record and environment aside), 1 different, "
+                    "2 an error.")
+    d.add_argument("a", metavar="A.json", help="a trace")
+    d.add_argument("b", metavar="B.json", help="another trace")
+    d.add_argument("--json", action="store_true", help="print one JSON object")
+    d.add_argument("--rel", type=float, default=None,
+                   help="relative float tolerance of 'equal within tolerance' (default 1e-4)")
+    d.add_argument("--abs", type=float, default=None, dest="abs_tol",
+                   help="absolute float tolerance (default 5e-6)")
+    d.set_defaults(func=_diff)
+
+    c = sub.add_parser(
+        "candidates", help="two nodes of one trace's tree, slot by slot",
+        description="Compare two nodes of a trace's MEDAL tree (two candidates, as a rule: "
+                    "see the trace's search.candidates) slot by slot: which slots differ, "
+                    "their tokens and remaining entropies, and each slot's part of the "
+                    "difference in cumulative information gain, (sum H_root - sum "
+                    "H_remaining) / sum H_root: a slot's part is (H_b - H_a) / sum H_root, "
+                    "and the parts add up to the difference.")
+    c.add_argument("trace", metavar="TRACE", help="a MEDAL trace")
+    c.add_argument("node_a", type=int, metavar="A", help="a node id (e.g. the winner)")
+    c.add_argument("node_b", type=int, metavar="B", help="another node id (e.g. the runner-up)")
+    c.add_argument("--json", action="store_true", help="print one JSON object")
+    c.set_defaults(func=_candidates)
+
+
+def _fork(args) -> int:
+    from .diff import diff_traces
+    from .fork import fork, parse_action
+    from .trace import load_trace, write_trace
+
+    parent = load_trace(args.parent)
+    _check_output(args.trace, "--trace")
+    actions = [parse_action(a) for a in args.action]
+    model = None
+    if args.model:
+        from .models import load_model
+        model = load_model(args.model)
+    run = fork(parent, node=args.node, step=args.step, actions=actions, then=args.then,
+               model=model)
+    run.finish()
+    write_trace(run.trace, args.trace)
+    child = run.trace
+    d = diff_traces(parent, child, names=("parent", "fork"))
+    rec = child["fork"]
+    where = f"node {rec['node']}" if "node" in rec else f"decode step {rec['step']}"
+    forced = ", ".join(f"{f['slot']}:{f['token_text']}" for f in rec["forced"])
+    pr, fr = parent["result"], child["result"]
+    if args.json:
+        print(json.dumps({"trace": args.trace, "fork": rec,
+                          "parent": {"answer": pr["answer"], "verified": pr["verified"]},
+                          "answer": fr["answer"], "verified": fr["verified"],
+                          "identical_to_parent": d.identical,
+                          "first_divergence": d.to_json()["first"]}))
+        return 0
+    print(f"forced:    {forced} at {where}, then {rec['then']}")
+    print(f"answer:    {fr['text']!r} (parent: {pr['text']!r})")
+    if fr["verified"] is not None:
+        print(f"verified:  {'yes' if fr['verified'] else 'no'} (parent: "
+              f"{'yes' if pr['verified'] else 'no'})")
+    if d.identical:
+        print("the fork is the parent's run again (the forced action is the one it took)")
+    elif d.first is not None:
+        print(f"parts at:  {d.first.position['label']} -- {d.first.cause}")
+        if d.first.cause != "forced action":
+            print("warning:   the replay parted from the parent before the fork's position "
+                  "(another model, device or version?); the fork's figures are this "
+                  "machine's", file=sys.stderr)
+    print(f"trace:     {args.trace} (compare: python -m medal diff {args.parent} {args.trace})")
+    return 0
+
+
+def _diff(args) -> int:
+    from .diff import ABS, REL, diff_traces
+    from .trace import load_trace
+
+    rel = REL if args.rel is None else args.rel
+    abs_tol = ABS if args.abs_tol is None else args.abs_tol
+    for flag, v in (("--rel", rel), ("--abs", abs_tol)):
+        if not (0 <= v <= 1):
+            raise InputError(f"{flag} must be between 0 and 1, got {v}")
+    a, b = load_trace(args.a), load_trace(args.b)
+    d = diff_traces(a, b, rel=rel, abs_tol=abs_tol)
+    print(json.dumps(d.to_json()) if args.json else d.format())
+    return 0 if d.identical else 1
+
+
+def _candidates(args) -> int:
+    from .diff import compare_candidates, format_candidates
+    from .trace import jsonable, load_trace
+
+    report = compare_candidates(load_trace(args.trace), args.node_a, args.node_b)
+    print(json.dumps(jsonable(report)) if args.json else format_candidates(report))
     return 0
 
 
@@ -576,6 +769,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         args = parser.parse_args(argv)
     args.serving_flags = serving_flags
+    from .repro import set_command
+    set_command(argv)  # recorded in every trace and bench result this command writes
     try:
         if args.command in ("app", "serve"):
             _check_range("port", args.port, 1, 65535)

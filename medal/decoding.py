@@ -108,7 +108,8 @@ def sample_pairs(ev: Evaluation, candidates: torch.Tensor, n: int, k1: int, gamm
 
 
 def decode(runner: ModelRunner, state: DecodeState, cfg, rule: str, phase: str,
-           generator: torch.Generator | None = None, token_text=str):
+           generator: torch.Generator | None = None, token_text=str,
+           force: dict[int, list[tuple[int, int]]] | None = None):
     """Unmask until no mask is left, yielding a :class:`DecodeStep` per step.
 
     ``cfg`` is a resolved GenerationConfig. Tokens are argmax, or sampled at
@@ -118,7 +119,12 @@ def decode(runner: ModelRunner, state: DecodeState, cfg, rule: str, phase: str,
     pairs in proportion to Softmax(s / T) (the paper's Algorithm 2 with T = 1).
 
     Each step reports what it cost (forwards run, sequences evaluated, cache hits) and
-    every eligible slot's p (of the proposed token), margin, score and entropy."""
+    every eligible slot's p (of the proposed token), margin, score and entropy.
+
+    ``force`` (a fork, :mod:`medal.fork`): {step: [(slot, token), ...]}: that step
+    unmasks the given slots with the given tokens (any masked slot, any token), and, if
+    the step unmasks more slots than that, the most confident others as usual. Forcing
+    what the step would have done changes nothing (the same draws, the same figures)."""
     steps_per_block = cfg.steps // (cfg.gen_length // cfg.block_length)
     mask_id = runner.model.mask_id
     scoring = getattr(cfg, "phase_c_scoring", cfg.scoring)
@@ -159,6 +165,10 @@ def decode(runner: ModelRunner, state: DecodeState, cfg, rule: str, phase: str,
         else:
             order = torch.argsort(priority[candidates], descending=True, stable=True)
             pick = candidates[order[:n]]
+        if force and state.step in force:
+            pick, tokens, conf = _forced_step(force[state.step], state, mask_id, ev, tokens,
+                                              conf, priority, candidates, n, rule, cfg,
+                                              scoring)
         pick = pick.sort().values
         hit = ev.top_tokens == tokens.unsqueeze(1)
         p_tok = (ev.top_probs * hit).sum(1)
@@ -184,6 +194,28 @@ def decode(runner: ModelRunner, state: DecodeState, cfg, rule: str, phase: str,
                          sequences=runner.sequences - before[1],
                          cache_hits=runner.cache_hits - before[2], eligible=eligible_figures)
         state.step += 1
+
+
+def _forced_step(forced, state, mask_id, ev, tokens, conf, priority, candidates, n, rule,
+                 cfg, scoring):
+    """A fork's step: the forced (slot, token) pairs, then the step's other slots by the
+    rule's order; the figures of the forced tokens (a random rule's draws are kept)."""
+    from .errors import InputError
+    slots = [s for s, _ in forced]
+    for s in slots:
+        if int(state.answer[s]) != mask_id:
+            raise InputError(f"slot {s} is already unmasked at step {state.step}; force a "
+                             "slot that is still masked there")
+    if [int(tokens[s]) for s in slots] != [t for _, t in forced]:
+        tokens = tokens.clone()
+        for s, t in forced:
+            tokens[s] = t
+        if rule != "random":
+            conf = slot_confidence(rule, ev, tokens, cfg.gamma, scoring, None)
+    order = torch.argsort(priority[candidates], descending=True, stable=True)
+    rest = [int(c) for c in candidates[order] if int(c) not in set(slots)]
+    pick = torch.tensor(slots + rest[:max(0, n - len(slots))], dtype=torch.long)
+    return pick, tokens, conf
 
 
 def rollout(runner: ModelRunner, evaluations: list[Evaluation], steps: int, block_length: int,

@@ -60,6 +60,8 @@ class GenerationResult:
     # equal to forwards / sequence_forwards except for the greedy comparison
     standalone_forwards: int | None = None
     standalone_sequences: int | None = None
+    #: the run's JSON trace, when it was recorded (``medal.generate(..., trace=True)``)
+    trace: dict | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         if self.standalone_forwards is None:
@@ -87,8 +89,10 @@ class Run:
                  prompt: str | None = None, problem=None, strategy: str = "medal",
                  config: GenerationConfig | None = None, observers: tuple = (),
                  compare_greedy: bool = False, decompose: bool | None = None,
-                 trace: bool = False):
+                 trace: bool = False, fork=None):
         self.model = model
+        #: a fork's intervention (:class:`medal.fork.ForkSpec`), or None
+        self.fork_spec = fork
         self.task = task if isinstance(task, Task) else get_task(task)
         strategy = ALIASES.get(strategy, strategy)
         if strategy not in STRATEGIES:
@@ -196,7 +200,9 @@ class Run:
         yield RunStarted(strategy=self.strategy, prompt=self.prompt, model_prompt=self.model_prompt,
                          config=self.config.to_json(), model=self.model.describe(),
                          problem=self.problem.to_json() if self.problem is not None else None,
-                         fixed={s: (t, self.model.token_text(t)) for s, t in self.fixed.items()})
+                         fixed={s: (t, self.model.token_text(t)) for s, t in self.fixed.items()},
+                         task=self.task.name,
+                         fork=self.fork_spec.record() if self.fork_spec is not None else None)
         self.result = yield from STRATEGIES[self.strategy](self)
         if self.compare_greedy:
             self.comparison = yield from self._comparison()
@@ -241,6 +247,21 @@ class Run:
         return lambda ids: self.task.verify(self.task.extract_answer(self.model.decode(ids)),
                                             self.problem)
 
+    def fork(self, *, node: int | None = None, step: int | None = None, actions,
+             then: str | None = None, **options) -> "Run":
+        """A new run that re-runs this one and changes one decision: at tree node ``node``
+        or decode step ``step``, the (slot, token) ``actions`` are forced; ``then``
+        "search" or "decode" says how it goes on. Needs this run's trace (``trace=True``).
+        Returns the new run, not yet started: ``run.fork(...).finish()``. See
+        :func:`medal.fork.fork` for every option."""
+        from .fork import fork
+        return fork(self, node=node, step=step, actions=actions, then=then, **options)
+
+    def forced_steps(self) -> dict | None:
+        """A step fork's {step: [(slot, token), ...]} for the run's answer decode."""
+        spec = self.fork_spec
+        return {spec.step: list(spec.forced)} if spec is not None and spec.step is not None else None
+
     def new_state(self) -> DecodeState:
         return DecodeState(answer=self.runner.initial_answer(), order=[None] * self.config.gen_length)
 
@@ -266,7 +287,7 @@ def _plain(rule: str):
     def strategy(run: Run):
         state = run.new_state()
         yield from decode(run.runner, state, run.config, rule, "decode", run.generator,
-                          run.model.token_text)
+                          run.model.token_text, force=run.forced_steps())
         return run._result(run.strategy, state, run.runner, 0.0,
                            {"entropy_rows": state.entropy_rows})
     return strategy
@@ -311,6 +332,10 @@ def _medal(run: Run):
         mcts.stop_reason = "exhausted"
     while not mcts.done:
         yield from mcts.iterate()
+    forced = None
+    if run.fork_spec is not None and run.fork_spec.node is not None:
+        from .fork import fork_search
+        forced = yield from fork_search(run, mcts)   # the search may go on below it
     search_seconds = run.elapsed() - t_search
     search_model_seconds = run.runner.model_seconds - model_before
     search_forwards = run.runner.forwards
@@ -320,10 +345,9 @@ def _medal(run: Run):
     root = mcts.root.evaluation
     decode_masked = run.model.decode_masked
     verify = run.verifier()
-    records = []
-    for c in candidates:
+    def record(c) -> dict:
         ev = c.evaluation
-        records.append({
+        return {
             "node": c.id, "depth": c.depth,
             "cumulative_ig": cumulative_information_gain(root.entropy, root.masked,
                                                          ev.entropy, ev.masked),
@@ -335,7 +359,8 @@ def _medal(run: Run):
             # the task's verdict on that one-shot completion (None: no verifier here)
             "completion_verified": (verify(c.completion) if verify is not None
                                     and c.completion is not None else None),
-        })
+        }
+    records = [record(c) for c in candidates]
     bonus = cfg.verifier_bonus if mcts.verifier is not None else 0.0
     finals = {}
     replay = {}
@@ -390,6 +415,18 @@ def _medal(run: Run):
                + ("; the others: " + ", ".join(f"node {r['node']} {r['rollout_ig']:.4f}"
                                                  for r in others)
                   if others else "; it was the only one"))
+    if forced is not None and forced is not winner:
+        # a fork at a node, then decode: phase C starts from the forced node, whatever the
+        # search would have chosen
+        if forced not in candidates:
+            candidates.append(forced)
+            r = record(forced)
+            r["score"] = r["cumulative_ig"] + bonus * bool(r["verified"])
+            records.append(r)
+        chosen, best = winner, candidates.index(forced)
+        winner = forced
+        why = (f"[fork] node {forced.id} was forced (a fork at node {run.fork_spec.node}, "
+               f"then decode); the search alone would have chosen node {chosen.id}: {why}")
     if cfg.complete_candidates and not replay:
         for c in candidates:
             if c is winner:
@@ -406,7 +443,7 @@ def _medal(run: Run):
         # draws, so every state is a cache hit (no forward)
         run.generator.set_state(replay[winner.id])
     yield from decode(run.runner, state, cfg, "confidence", "phase_c", run.generator,
-                      run.model.token_text)
+                      run.model.token_text, force=run.forced_steps())
     result = run._result(run.strategy, state, run.runner, 0.0)
     finals[winner.id] = {"text": result.text, "answer": result.answer, "verified": result.verified}
     finals.update(_display_finals(run, [c for c in candidates if c.id not in finals]))

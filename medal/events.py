@@ -24,6 +24,10 @@ class RunStarted(Event):
     problem: dict | None
     #: answer slots filled from the start by the task's format: slot -> (token id, text)
     fixed: dict = field(default_factory=dict)
+    #: the task's name (how the prompt is read and the answer checked)
+    task: str | None = None
+    #: a forked run's record of its parent and what it forced (:mod:`medal.fork`)
+    fork: dict | None = None
 
     def __post_init__(self):
         self.kind = "run_started"
@@ -83,6 +87,21 @@ class Simulated(Event):
             decode = self.decode or (lambda ids: str(list(ids)))
             self._texts = [decode(c) for c in self.completion_ids]
         return self._texts
+
+
+@dataclass
+class Forced(Event):
+    """A fork committed actions at a tree node (:mod:`medal.fork`): ``path`` the forced
+    nodes, one per action, from the node down; ``new`` those made for it (the others were
+    already in the tree)."""
+    iteration: int             # iterations done when it happened
+    node: int
+    path: list[int]
+    new: list[Any]             # new search.Node objects
+    then: str                  # "search" or "decode"
+
+    def __post_init__(self):
+        self.kind = "forced"
 
 
 @dataclass

@@ -150,6 +150,10 @@ class MCTS:
         self.last_simulation = {"forwards": 0, "sequences": 0, "cache_hits": 0}
         self.last_expansion_sequences = 0
         self._expansion: EvaluationBatch | None = None  # the last expansion's children
+        #: a fork's committed path, root first (:mod:`medal.fork`): selection follows it
+        #: down to its last node, the focus, and searches below that; empty: no fork
+        self.committed: list[Node] = []
+        self.budget = cfg.max_iterations   # the iteration at which the search stops
         root = runner.evaluate_batch(runner.initial_answer().unsqueeze(0))
         self.root = self._make_nodes(None, root)[0]
 
@@ -225,7 +229,10 @@ class MCTS:
                 ch.last_ucb = value
                 level.append({"node": ch.id, "N": ch.N, "W": ch.W, "Q": ch.Q,
                               "parent_N": node.N, "ucb": value, "exhausted": ch.exhausted})
-            best = max(options, key=lambda ch: (ch.last_ucb, -ch.id))
+            if node.depth + 1 < len(self.committed):   # a fork's commitment
+                best = self.committed[node.depth + 1]
+            else:
+                best = max(options, key=lambda ch: (ch.last_ucb, -ch.id))
             for row in level:
                 row["chosen"] = row["node"] == best.id
             levels.append(level)
@@ -359,15 +366,31 @@ class MCTS:
         fresh = self._collect(children)
         if len(self.candidates) >= self.cfg.candidates:
             self.stop_reason = "candidates"
-        elif self.root.exhausted:
+        elif self.focus.exhausted:
             self.stop_reason = "exhausted"
-        elif self.iteration >= self.cfg.max_iterations:
+        elif self.iteration >= self.budget:
             self.stop_reason = "budget"
         yield Backpropagated(iteration=it, path=[n.id for n in path], updates=updates,
                              new_candidates=[c.id for c in fresh])
 
+    @property
+    def focus(self) -> Node:
+        """Where the search looks: the root, or the last node of a fork's commitment."""
+        return self.committed[-1] if self.committed else self.root
+
+    def below_focus(self, node: Node) -> bool:
+        """``node`` is the focus or one of its descendants."""
+        focus = self.focus
+        while node is not None and node.depth >= focus.depth:
+            if node is focus:
+                return True
+            node = node.parent
+        return False
+
     def fallback_candidates(self) -> list[Node]:
-        """When the budget ends before C candidates: the deepest nodes, best Q first."""
-        pool = [n for n in self.nodes if n is not self.root and n not in self.candidates]
+        """When the budget ends before C candidates: the deepest nodes, best Q first
+        (below a fork's focus, if any)."""
+        pool = [n for n in self.nodes if n is not self.root and n not in self.candidates
+                and self.below_focus(n)]
         pool.sort(key=lambda n: (-n.depth, -n.Q, n.id))
-        return (self.candidates + pool)[: self.cfg.candidates] or [self.root]
+        return (self.candidates + pool)[: self.cfg.candidates] or [self.focus]

@@ -17,6 +17,7 @@ from typing import Any
 from . import __version__
 from .errors import TraceError
 from .events import Event
+from .repro import record as repro_record
 
 TRACE_FORMAT = "medal-trace"
 TRACE_VERSION = 1
@@ -118,11 +119,16 @@ class TraceRecorder:
                     "problem": e.problem, "config": e.config, "model": e.model,
                     "fixed_slots": [{"slot": s, "token": t, "text": text}
                                     for s, (t, text) in sorted(e.fixed.items())],
+                    "task": e.task,
                     "versions": {"medal": __version__, "torch": torch.__version__,
                                  "python": platform.python_version()}},
             "tree": None, "iterations": [], "search": None, "decode": [],
             "result": None, "comparison": None, "timing": {},
+            # where it ran: outside what must reproduce, like the timing
+            "reproducibility": repro_record(self.model, e.config.get("seed")),
         }
+        if getattr(e, "fork", None):
+            self.trace["fork"] = dict(e.fork)
 
     def _on_root(self, e):
         self.trace["tree"] = {"root": e.node.id, "nodes": [self._node_json(e.node, 0)]}
@@ -160,6 +166,13 @@ class TraceRecorder:
             self._sync(self._nodes[u["node"]])
         for nid in self._iteration["selection"]["path"]:
             self._sync(self._nodes[nid])
+
+    def _on_forced(self, e):
+        for node in e.new:
+            self._nodes[node.id] = node
+            self.trace["tree"]["nodes"].append(self._node_json(node, e.iteration))
+            self._sync(node)
+        self.trace["fork"].update(after_iteration=e.iteration, forced_nodes=list(e.path))
 
     def _on_search_finished(self, e):
         self.trace["search"] = {"stop_reason": e.reason, "iterations": e.iterations,

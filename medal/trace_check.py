@@ -465,7 +465,7 @@ def check_meaning(data: dict) -> None:
     L = run["config"]["gen_length"]
     for key in ("problem", "model", "versions"):
         check_plain(run[key], ["run", key])
-    for key in ("timing", "stats"):
+    for key in ("timing", "stats", "reproducibility"):
         if key in data:
             check_plain(data[key], [key])
 
@@ -595,6 +595,72 @@ def check_meaning(data: dict) -> None:
         check_plain(res, base)
 
 
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def check_fork(data: dict) -> None:
+    """A forked run's record (:mod:`medal.fork`): one position, real slots, nodes and
+    steps, and forced actions the run really took there."""
+    fork = data["fork"]
+    p = ["fork"]
+    L = data["run"]["config"]["gen_length"]
+    sha = fork["parent_sha256"]
+    if sha is not None and not _SHA256.fullmatch(sha):
+        _fail(p + ["parent_sha256"], "a SHA-256 is 64 lowercase hexadecimal digits")
+    if ("node" in fork) == ("step" in fork):
+        _fail(p, "a fork is at one position: a \"node\" or a \"step\"")
+    forced = fork["forced"]
+    slots = [f["slot"] for f in forced]
+    for j, s in enumerate(slots):
+        if not 0 <= s < L:
+            _fail(p + ["forced", j, "slot"], f"slot outside the answer (0..{L - 1})")
+    if len(set(slots)) != len(slots):
+        _fail(p + ["forced"], "each slot is forced once")
+    tree = data["tree"]
+    nodes = tree["nodes"] if tree else []
+    if "step" in fork:
+        if fork["then"] != "decode":
+            _fail(p + ["then"], "a decode step's fork goes on decoding (\"decode\")")
+        for key in ("after_iteration", "forced_nodes"):
+            if key in fork:
+                _fail(p + [key], "only a node's fork has this")
+        steps = [d for d in data["decode"] if d["phase"] in ("phase_c", "decode")
+                 and d["step"] == fork["step"]]
+        if data["result"] is not None and len(steps) != 1:
+            _fail(p + ["step"], f"the run has no decode step {fork['step']}")
+        for j, f in enumerate(forced):
+            for st in steps:
+                took = dict(zip(st["slots"], st["tokens"]))
+                if took.get(f["slot"]) != f["token_id"]:
+                    _fail(p + ["forced", j], f"step {fork['step']} did not unmask slot "
+                                             f"{f['slot']} with token {f['token_id']}")
+        return
+    if tree is None:
+        _fail(p + ["node"], "a node's fork needs the run's tree")
+    if not fork["node"] < len(nodes):
+        _fail(p + ["node"], f"node {fork['node']} is not in the tree ({len(nodes)} nodes)")
+    if "after_iteration" in fork and fork["after_iteration"] > len(data["iterations"]):
+        _fail(p + ["after_iteration"], f"after the last iteration ({len(data['iterations'])})")
+    made = fork.get("forced_nodes")
+    if made is None:
+        if data["result"] is not None:
+            _fail(p, "a finished node fork names its forced nodes (\"forced_nodes\")")
+        return
+    if len(made) != len(forced):
+        _fail(p + ["forced_nodes"], "one forced node per forced action")
+    parent = fork["node"]
+    for j, (nid, f) in enumerate(zip(made, forced)):
+        if not nid < len(nodes):
+            _fail(p + ["forced_nodes", j], f"node {nid} is not in the tree")
+        node = nodes[nid]
+        action = node["action"] or {}
+        if node["parent"] != parent or action.get("slot") != f["slot"] \
+                or action.get("token") != f["token_id"]:
+            _fail(p + ["forced_nodes", j], f"node {nid} is not node {parent}'s child by the "
+                                           f"forced action {f['slot']}:{f['token_id']}")
+        parent = nid
+
+
 def check(data: Any) -> dict:
     """Schema and meaning; returns ``data`` when it is fit to render."""
     from .trace import TRACE_FORMAT, TRACE_VERSION
@@ -608,6 +674,8 @@ def check(data: Any) -> dict:
     check_schema(data)
     try:
         check_meaning(data)
+        if "fork" in data:
+            check_fork(data)
     except (KeyError, IndexError, TypeError, AttributeError) as exc:  # pragma: no cover
         # the schema makes these impossible; never let one escape the gate
         raise TraceError(f"invalid trace: {type(exc).__name__} {exc}") from None

@@ -264,11 +264,8 @@ def test_instruct_model_chat_formatting_once(tmp_path):
 def test_the_entry_point_names_the_registered_model():
     """pyproject declares MedalLM in lm-eval's `lm_eval.models` group; registering again
     (as an lm-eval that read the entry point would have done) keeps the one class."""
+    import tomllib
     from importlib.metadata import EntryPoint
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        tomllib = pytest.importorskip("tomli")
 
     from lm_eval.api.registry import get_model
 

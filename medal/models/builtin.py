@@ -65,6 +65,11 @@ class BuiltinModel(DiffusionLM):
     def decode(self, ids) -> str:
         return self.tokenizer.decode(ids)
 
+    @property
+    def checkpoint_dir(self) -> Path:
+        """The folder the weights were loaded from (for the reproducibility record)."""
+        return ASSETS / self.name.split(":", 1)[1]
+
     def describe(self) -> dict:
         return {**super().describe(), "parameters": self.net.n_params(),
                 "training": self.meta.get("training", {})}

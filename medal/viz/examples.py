@@ -64,9 +64,11 @@ def rerun(trace: dict, task: str, model=None) -> dict:
 
 
 def comparable(trace: dict) -> dict:
-    """``trace`` without wall-clock figures and library versions."""
+    """``trace`` without wall-clock figures, library versions and the record of where it
+    ran."""
     out = copy.deepcopy(trace)
     out.pop("timing", None)
+    out.pop("reproducibility", None)
     out["run"].pop("versions", None)
 
     def strip(value):

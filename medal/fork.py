@@ -1,0 +1,390 @@
+"""What if the run had decided otherwise? A fork re-runs a run and changes one decision.
+
+    forked = fork(trace, node=4, actions=[(5, "+")], then="search").finish()
+    forked = run.fork(step=9, actions=[(12, "7")])          # a Run, not yet started
+
+A fork is a **replay with one intervention**: it runs the parent again from what its trace
+records (model, prompt, strategy, every parameter, seed) and changes one decision at the
+fork's position. Everything before the position is the parent's; if the forced decision
+is the one the parent made there, everything after it is the parent's too, so the fork's
+trace equals the parent's apart from its ``fork`` record (tested).
+
+Positions and what "go on" means:
+
+* ``step=K`` -- the decode step whose recorded ``step`` is K (phase C of a MEDAL run, or a
+  baseline's decode). That step unmasks the forced (slot, token) pairs -- any masked
+  slot, any token, in or out of the current block -- plus, if the step unmasks more slots,
+  the most confident others; the decode goes on by the run's own rule. ``then`` is
+  "decode" (the only choice).
+* ``node=ID`` -- a node of MEDAL's tree. The parent's search runs as it did; then the
+  forced actions are committed at the node, one tree node per action (a node the tree
+  already has is reused; a new one costs one forward and gets its r_IG, completion (by
+  argmax) and backed-up reward as an expansion's child would). Then:
+
+  - ``then="search"`` (default): the search goes on from the forced node -- selection
+    follows the committed path and searches below it -- until C candidates extend the
+    commitment (those the parent already found below it count), the subtree is
+    exhausted, or ``max_iterations`` more iterations. If the commitment keeps every
+    candidate the parent found and adds no node, nothing changes.
+  - ``then="decode"``: phase C starts from the forced node, whatever the search would have
+    chosen (the candidate report says both).
+
+The new trace records its parent: ``trace["fork"] = {"parent_sha256", "node" | "step",
+"forced": [{"slot", "token_id", "token_text"}], "then"}``, and for node forks
+``after_iteration`` (the parent's search iterations before the fork) and ``forced_nodes``.
+``parent_sha256`` is the SHA-256 of the parent's canonical JSON (:func:`trace_sha256`:
+the bytes of a file written by ``--trace``).
+
+A fork needs the model that made the parent (``trace["run"]["model"]["name"]``): without
+it, :class:`~medal.errors.ModelLoadError` says so.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from .errors import InputError, ModelLoadError
+
+THEN = ("search", "decode")
+
+
+@dataclass(frozen=True)
+class ForkSpec:
+    """One intervention: ``forced`` (slot, token id) pairs at tree ``node`` or decode
+    ``step``; ``then`` "search" or "decode"; ``texts`` the tokens' texts."""
+    forced: tuple[tuple[int, int], ...]
+    node: int | None = None
+    step: int | None = None
+    then: str = "decode"
+    parent_sha256: str | None = None
+    texts: tuple[str, ...] = ()
+
+    def record(self) -> dict:
+        """The trace's ``fork`` record, as it starts (the engine adds the rest)."""
+        out = {"parent_sha256": self.parent_sha256}
+        if self.node is not None:
+            out["node"] = self.node
+        else:
+            out["step"] = self.step
+        out["forced"] = [{"slot": s, "token_id": t, "token_text": x}
+                         for (s, t), x in zip(self.forced, self.texts)]
+        out["then"] = self.then
+        return out
+
+
+def trace_sha256(trace: dict) -> str:
+    """SHA-256 of a trace's canonical JSON (:func:`medal.trace.dumps`)."""
+    from .trace import dumps
+    return hashlib.sha256(dumps(trace).encode("utf-8")).hexdigest()
+
+
+# ---------------------------------------------------------------------- actions
+
+def parse_action(text: str) -> tuple[int, str]:
+    """``SLOT:TOKEN`` -> (slot, token as given). The slot is before the first colon."""
+    slot, sep, token = str(text).partition(":")
+    if not sep or not token:
+        raise InputError(f"--action {text!r}: write SLOT:TOKEN, e.g. 5:+ or 5:#17 (a token "
+                         "by its text, or its id after #)")
+    try:
+        return int(slot), token
+    except ValueError:
+        raise InputError(f"--action {text!r}: the slot must be a whole number (0 is the "
+                         "first answer slot), got {slot!r}") from None
+
+
+def _vocab_size(model) -> int | None:
+    try:
+        return int(model.vocab_size)
+    except (NotImplementedError, AttributeError, TypeError):
+        return None
+
+
+def _text_to_id(model, trace: dict, text: str) -> int | None:
+    """The id of the one token whose text is ``text``: from the model's tokenizer, else
+    from the tokens the trace records; None if none is."""
+    tok = getattr(model, "tokenizer", None)
+    if tok is not None:
+        for call in (lambda: tok.encode(text, add_special_tokens=False),
+                     lambda: tok.encode(text)):
+            try:
+                ids = list(call())
+            except TypeError:
+                continue
+            except Exception:   # a tokenizer's own refusal: try the trace's tokens
+                break
+            if len(ids) == 1 and model.token_text(ids[0]) == text:
+                return int(ids[0])
+            break
+    seen = set()
+    for node in (trace.get("tree") or {}).get("nodes") or []:
+        for a in node.get("action_set") or []:
+            if a.get("token_text") == text:
+                seen.add(a["token"])
+        for row in node.get("top") or []:
+            for t in row or []:
+                if t.get("text") == text:
+                    seen.add(t["token"])
+    for step in trace.get("decode") or []:
+        for t, x in zip(step["tokens"], step["token_texts"]):
+            if x == text:
+                seen.add(t)
+    return seen.pop() if len(seen) == 1 else None
+
+
+def resolve_token(model, trace: dict, token) -> tuple[int, str]:
+    """A token given by its text, its id (an int, or ``#ID``), -> (id, text). Plain digits
+    are read as an id only when they are no token's text."""
+    if isinstance(token, bool):
+        raise InputError(f"token {token!r}: give a token's text or its id")
+    if isinstance(token, int):
+        tid = token
+    else:
+        token = str(token)
+        tid = None
+        if token.startswith("#") and token[1:].isdigit():
+            tid = int(token[1:])
+        else:
+            tid = _text_to_id(model, trace, token)
+            if tid is None and token.isdigit():
+                tid = int(token)
+        if tid is None:
+            raise InputError(f"token {token!r} is not one token of {model.name}'s vocabulary; "
+                             "give a single token's text (as the trace shows it) or its id "
+                             "as #ID")
+    size = _vocab_size(model)
+    if tid < 0 or (size is not None and tid >= size):
+        raise InputError(f"token id {tid} is outside {model.name}'s vocabulary "
+                         f"(0..{(size or 1) - 1})")
+    if tid == model.mask_id:
+        raise InputError(f"token id {tid} is the mask token; force a real token")
+    return tid, model.token_text(tid)
+
+
+# ---------------------------------------------------------------------- the fork
+
+def _load_model(trace: dict):
+    from .models import load_model
+    name = ((trace.get("run") or {}).get("model") or {}).get("name")
+    try:
+        return load_model(name)
+    except ModelLoadError as exc:
+        raise ModelLoadError(
+            f"this trace was made with the model {name!r}, which cannot be loaded here "
+            f"({exc}); a fork runs the model again: give that model (the same weights) "
+            "with --model SPEC, or model= in Python") from None
+    except InputError as exc:
+        raise ModelLoadError(f"this trace was made with the model {name!r}, which cannot "
+                             f"be loaded here ({exc}); give it with --model SPEC") from None
+
+
+def _decode_records(trace: dict) -> list[dict]:
+    """The run's answer decode: phase C (MEDAL) or a baseline's steps."""
+    return [d for d in trace.get("decode") or [] if d["phase"] in ("phase_c", "decode")]
+
+
+def check_position(trace: dict, node, step, forced_slots: list[int], then: str | None
+                   ) -> str:
+    """Check a fork's position and slots against the parent trace; returns ``then``."""
+    L = trace["run"]["config"]["gen_length"]
+    strategy = trace["run"]["strategy"]
+    if (node is None) == (step is None):
+        raise InputError("give one fork position: --node ID (a tree node) or --step K (a "
+                         "decode step)")
+    if then is not None and then not in THEN:
+        raise InputError(f"--then must be search or decode, got {then!r}")
+    if not forced_slots:
+        raise InputError("give at least one --action SLOT:TOKEN to force")
+    if len(set(forced_slots)) != len(forced_slots):
+        raise InputError("each slot can be forced once; give one --action per slot")
+    for s in forced_slots:
+        if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < L:
+            raise InputError(f"slot {s} is outside the answer; slots are 0..{L - 1}")
+    if node is not None:
+        tree = trace.get("tree")
+        if not tree:
+            steps = [d["step"] for d in _decode_records(trace)]
+            raise InputError(f"this trace has no search tree (strategy {strategy}); fork a "
+                             f"decode step with --step K"
+                             + (f" ({steps[0]}..{steps[-1]})" if steps else ""))
+        n = len(tree["nodes"])
+        if isinstance(node, bool) or not isinstance(node, int) or not 0 <= node < n:
+            raise InputError(f"node {node} is not in the tree; nodes are 0..{n - 1}")
+        rec = tree["nodes"][node]
+        for s in forced_slots:
+            if not rec["masked"][s]:
+                masked = [i for i, m in enumerate(rec["masked"]) if m]
+                raise InputError(f"slot {s} is already unmasked at node {node}; force one of "
+                                 f"its masked slots ({_ranges(masked)})")
+        return then or "search"
+    if then == "search":
+        raise InputError("--then search continues MCTS from a tree node: give --node ID "
+                         "(a decode step comes after the search; its fork goes on decoding)")
+    if strategy == "bst5":
+        raise InputError("bst5 decodes several samples; a step fork needs one decode (fork "
+                         "a MEDAL run or a single-decode baseline)")
+    records = _decode_records(trace)
+    if isinstance(step, bool) or not isinstance(step, int):
+        raise InputError(f"--step must be a whole number, got {step!r}")
+    rec = next((d for d in records if d["step"] == step), None)
+    if rec is None:
+        steps = [d["step"] for d in records]
+        raise InputError(f"no decode step {step} in this trace; its decode steps are "
+                         + (f"{steps[0]}..{steps[-1]}" if steps else "none"))
+    for s in forced_slots:
+        if rec["entropy"][s] is None:
+            masked = [i for i, h in enumerate(rec["entropy"]) if h is not None]
+            raise InputError(f"slot {s} is already unmasked at step {step}; force one of "
+                             f"the slots still masked there ({_ranges(masked)})")
+    return "decode"
+
+
+def _ranges(slots: list[int]) -> str:
+    if not slots:
+        return "none"
+    out, start, prev = [], slots[0], slots[0]
+    for s in slots[1:] + [None]:
+        if s is not None and s == prev + 1:
+            prev = s
+            continue
+        out.append(f"{start}" if start == prev else f"{start}-{prev}")
+        if s is not None:
+            start = prev = s
+    return ", ".join(out)
+
+
+def fork(parent, *, node: int | None = None, step: int | None = None, actions,
+         then: str | None = None, model=None, task: str | None = None,
+         observers: tuple = ()):
+    """A new :class:`~medal.engine.Run` that re-runs ``parent`` (a trace dict, or a
+    finished Run made with ``trace=True``) with the ``actions`` forced at ``node`` or
+    ``step``; not yet started (``.finish()`` runs it; its ``.trace`` has the fork record).
+
+    ``actions``: [(slot, token), ...], a token by its text, its id (int) or ``"#ID"``.
+    ``then``: "search" (default for a node) or "decode". ``model``: the model (default:
+    load the one the trace names; :class:`ModelLoadError` if it cannot be). ``task``:
+    default from the trace's problem. Bad positions, slots or tokens raise
+    :class:`InputError` saying what to give instead."""
+    from .config import GenerationConfig
+    from .engine import Run
+
+    if isinstance(parent, Run):
+        if parent.trace is None:
+            raise InputError("a fork replays the run from its trace: make the run with "
+                             "trace=True")
+        if not parent.done:
+            raise InputError("finish the run before forking it (run.finish())")
+        model = model or parent.model
+        task = task or parent.task.name
+        trace = parent.trace
+    elif isinstance(parent, dict):
+        trace = parent
+    else:
+        raise InputError(f"fork a trace (dict) or a Run, not {type(parent).__name__}")
+    if not isinstance(actions, (list, tuple)) or not all(
+            isinstance(a, (list, tuple)) and len(a) == 2 for a in actions):
+        raise InputError("actions are (slot, token) pairs, e.g. [(5, '+')]")
+    then = check_position(trace, node, step, [a[0] for a in actions], then)
+    model = model or _load_model(trace)
+    pairs, texts = [], []
+    for slot, token in actions:
+        tid, text = resolve_token(model, trace, token)
+        pairs.append((slot, tid))
+        texts.append(text)
+    if task is None:
+        from .viz.board import task_of
+        task = task_of(trace) or "countdown"
+    run_info = trace["run"]
+    spec = ForkSpec(forced=tuple(pairs), node=node, step=step, then=then,
+                    parent_sha256=trace_sha256(trace), texts=tuple(texts))
+    config = GenerationConfig.from_json(dict(run_info["config"]))
+    return Run(model, task=task, prompt=run_info["prompt"], strategy=run_info["strategy"],
+               config=config, compare_greedy=trace.get("comparison") is not None,
+               trace=True, observers=observers, fork=spec)
+
+
+def fork_trace(parent, **kwargs) -> dict:
+    """:func:`fork`, run to the end; returns the fork's trace."""
+    run = fork(parent, **kwargs)
+    run.finish()
+    return run.trace
+
+
+# ---------------------------------------------------------------------- in the engine
+
+def _forced_action(node, slot: int, token: int, cfg):
+    """The :class:`Action` (slot, token) at ``node`` with its figures (p 0 when the token
+    is outside the recorded top-k)."""
+    from .scores import Action, slot_scores
+    ev = node.evaluation
+    hit = ev.top_tokens[slot] == token
+    p = float((ev.top_probs[slot] * hit).sum())
+    s = slot_scores(ev.top_probs[slot:slot + 1], ev.entropy[slot:slot + 1], cfg.gamma,
+                    cfg.scoring)[0]
+    return Action(slot=slot, token=token, p=p, entropy=float(ev.entropy[slot]),
+                  margin=float(ev.margin[slot]), score=float((s * hit).sum()))
+
+
+def fork_search(run, mcts):
+    """The engine's part of a node fork, after the parent's search: commit the forced
+    actions at the node (new nodes announced by a :class:`~medal.events.Forced` event),
+    then either continue the search below them (then search; returns None) or return the
+    forced node for phase C (then decode)."""
+    from .errors import InputError
+    from .events import Forced
+
+    spec = run.fork_spec
+    if not 0 <= spec.node < len(mcts.nodes):
+        raise InputError(f"node {spec.node} is not in the tree ({len(mcts.nodes)} nodes); the "
+                         "replay's tree differs from the trace's (another model?)")
+    mask_id = run.model.mask_id
+    current = mcts.nodes[spec.node]
+    path, new = [], []
+    for slot, token in spec.forced:
+        if int(current.answer_array()[slot]) != mask_id:
+            raise InputError(f"slot {slot} is already unmasked at node {current.id}")
+        child = next((ch for ch in current.children
+                      if ch.action is not None and ch.action.slot == slot
+                      and ch.action.token == token), None)
+        if child is None:
+            answer = current.answer.clone()
+            answer[slot] = token
+            batch = mcts.runner.evaluate_batch(answer.unsqueeze(0))
+            child = mcts._make_nodes(current, batch)[0]
+            child.index = None
+            child.action = _forced_action(current, slot, token, mcts.cfg)
+            before = current.entropy_total
+            child.r_ig = child.reward = ((before - child.entropy_total) / before
+                                         if before > 0 else 0.0)
+            child.completion = child.evaluation.completion()
+            if mcts.verifier is not None:
+                child.verified = bool(mcts.verifier(child.completion))
+                child.reward += mcts.cfg.verifier_bonus * child.verified
+            current.children.append(child)
+            mcts.backpropagate(current.path(), [child])   # as an expansion's child is
+            new.append(child)
+        path.append(child)
+        current = child
+    yield Forced(iteration=mcts.iteration, node=spec.node, path=[n.id for n in path],
+                 new=new, then=spec.then)
+    focus = path[-1]
+    if spec.then == "decode":
+        return focus
+    before = list(mcts.candidates)
+    mcts.committed = focus.path()
+    kept = [c for c in before if mcts.below_focus(c)]
+    if focus.candidate and focus not in kept and not any(
+            c.answer_array().tobytes() == focus.answer_array().tobytes() for c in kept):
+        kept.append(focus)
+    if not new and len(kept) == len(before):
+        return None        # the commitment changes nothing: the parent's search stands
+    mcts.candidates = kept[: mcts.cfg.candidates]
+    mcts.budget = mcts.iteration + mcts.cfg.max_iterations
+    mcts.stop_reason = None
+    if len(mcts.candidates) >= mcts.cfg.candidates:
+        mcts.stop_reason = "candidates"
+    elif focus.exhausted:
+        mcts.stop_reason = "exhausted"
+    while not mcts.done:
+        yield from mcts.iterate()
+    return None
