@@ -27,7 +27,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 
 from lm_eval.api.model import LM
-from lm_eval.api.registry import model_registry, register_model
+from lm_eval.api.registry import get_model, register_model
 from tqdm.auto import tqdm
 
 from .. import __version__
@@ -251,12 +251,13 @@ def register() -> None:
     the ``lm_eval.models`` entry point that names this class is left as it is)."""
     import lm_eval.models  # noqa: F401  lm-eval's own models first: its get_model imports
     #                        them only into an empty registry
-    if NAME in model_registry:
-        existing = model_registry.get(NAME)
-        if existing is not MedalLM:
-            raise InputError(f"lm-eval already has a model named {NAME!r} ({existing!r})")
+    try:
+        existing = get_model(NAME)
+    except ValueError:  # lm-eval's answer for a name it does not know
+        register_model(NAME)(MedalLM)
         return
-    register_model(NAME)(MedalLM)
+    if existing is not MedalLM:
+        raise InputError(f"lm-eval already has a model named {NAME!r} ({existing!r})")
 
 
 register()
