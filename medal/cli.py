@@ -550,8 +550,29 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("trace", help="trace JSON file")
     x.add_argument("out", help="HTML file to write")
     x.set_defaults(func=_export)
+
+    e = sub.add_parser("lm-eval", add_help=False,
+                       help="lm-evaluation-harness's own command line with the medal model "
+                            "(the same as medal-lm-eval; needs the eval extra; docs/LM_EVAL.md)")
+    e.add_argument("harness_args", nargs=argparse.REMAINDER)
+    e.set_defaults(func=_lm_eval)
+    et = sub.add_parser("lm-eval-tasks",
+                        help="print the folder of lm-eval tasks shipped with medal "
+                             "(an --include_path: medal_countdown)")
+    et.set_defaults(func=_lm_eval_tasks)
     add_debug_commands(sub)
     return parser
+
+
+def _lm_eval(args) -> int:
+    from .lm_eval import main as harness
+    return harness(args.harness_args)
+
+
+def _lm_eval_tasks(args) -> int:
+    from .lm_eval import TASKS_DIR
+    print(TASKS_DIR)
+    return 0
 
 
 def _repro(args) -> int:
@@ -741,6 +762,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
     serving_flags: list[str] = []
+    if argv[:1] == ["lm-eval"]:  # every flag is lm-eval's (--help included)
+        return _lm_eval(argparse.Namespace(harness_args=argv[1:]))
     if argv[:1] in (["app"], ["serve"]):  # its own flags; the rest: the operator's settings
         args, serving_flags = parser.parse_known_args(argv)
     else:

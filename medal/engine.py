@@ -111,6 +111,12 @@ class Run:
         base_prompt = prompt if prompt is not None else self.task.format_prompt(problem)
         if strategy == "medal-no-decomposition":
             decompose = False
+        if not self.task.decomposable:
+            if decompose or cfg.decompose:
+                raise InputError(f"the {self.task.name} task passes the prompt to the model "
+                                 "as written: it has no decomposition; leave decompose unset "
+                                 "(or false)")
+            decompose = False
         if decompose is None:
             decompose = cfg.decompose
         if decompose is None:  # the strategy's and task's default

@@ -9,6 +9,7 @@ from typing import Any, Callable
 from ..errors import InputError
 from . import countdown as _cd
 from . import sudoku as _sd
+from . import text as _tx
 from .decomposition import decompose_prompt
 
 
@@ -38,6 +39,11 @@ class Task:
     #: (the built-in ones) these slots start filled instead of masked, so neither the
     #: search nor the decoder spends a step on them. None: every slot starts masked.
     answer_template: Callable[[int], dict[int, str]] | None = None
+    #: False for a task whose prompt reaches the model exactly as written: no
+    #: decomposition, whatever the strategy (the generic ``text`` task)
+    decomposable: bool = True
+    #: False for a task without a verifier: answers are never marked right or wrong
+    has_verifier: bool = True
 
     def prompt(self, problem, decompose: bool = False, n_subtasks: int = 3,
                builtin: bool = True) -> str:
@@ -96,7 +102,30 @@ SUDOKU = Task(
     answer_template=_sd.answer_template,
 )
 
-TASKS = {t.name: t for t in (COUNTDOWN, SUDOKU)}
+TEXT = Task(
+    name="text",
+    description="Free text: the prompt reaches the model exactly as written (no "
+                "decomposition); the answer is the decoded text (no verifier).",
+    problem_type=_tx.NoProblem,
+    parse_problem=_tx.parse_problem,
+    format_prompt=_tx.format_prompt,
+    problem_from_prompt=_tx.problem_from_prompt,
+    verify=_tx.verify,
+    extract_answer=_tx.extract_answer,
+    generate=_tx.generate_problems,
+    load_problems=_tx.load_problems,
+    save_problems=_tx.save_problems,
+    # prompts, not problems: format_prompt returns them as they are
+    example_problems=_tx.EXAMPLE_PROMPTS,
+    # (a run takes its answer length from the model, as for every task)
+    default_gen_length=256,
+    # the paper's L_c = 20 for 256-slot answers (resolved() caps it below the first block)
+    default_lc=20,
+    decomposable=False,
+    has_verifier=False,
+)
+
+TASKS = {t.name: t for t in (COUNTDOWN, SUDOKU, TEXT)}
 
 
 def get_task(name: str) -> Task:

@@ -204,6 +204,8 @@ def prompt_note(task_name: str, prompt: str) -> str | None:
     task = TASKS.get(task_name)
     if task is None or not (prompt or "").strip():
         return None if task is None else "The prompt is empty: write one or pick an example."
+    if not task.has_verifier:
+        return None
     if task.problem_from_prompt(prompt) is None:
         example = task.format_prompt(task.example_problems[0])
         return (f"This prompt is not a {task_name} problem the task can read, so the answer "
