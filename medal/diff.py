@@ -425,15 +425,20 @@ def _explain(a: dict, b: dict, pos_a, pos_b, info: dict, paths: list, config: di
                         side_a, side_b, False)
         return (cause_cfg or "different values", "the same path, other UCB figures"
                 + (f"; configuration: {changed}" if config else ""), {}, {}, None)
+    if kind == "root":
+        acts_a, acts_b = (_actions(nodes[0]) for nodes in (nodes_a, nodes_b))
+        if acts_a != acts_b:
+            return (cause_cfg or "different action set",
+                    f"the root's action set: A {acts_a}, B {acts_b}"
+                    + (f"; configuration: {changed}" if config else ""),
+                    {"action_set": acts_a}, {"action_set": acts_b}, None)
     if kind == "expansion":
         it = next(it for it in a["iterations"] if it["iteration"] == info["iteration"])
         itb = next(it for it in b["iterations"] if it["iteration"] == info["iteration"])
         leaf = it["expansion"]["leaf"]
-        acts_a = [f"{x['slot']}:{x.get('token_text', x['token'])}"
-                  for x in nodes_a[leaf]["action_set"]]
+        acts_a = _actions(nodes_a[leaf])
         leaf_b = itb["expansion"]["leaf"]
-        acts_b = [f"{x['slot']}:{x.get('token_text', x['token'])}"
-                  for x in nodes_b[leaf_b]["action_set"]]
+        acts_b = _actions(nodes_b[leaf_b])
         sa, sb = {"leaf": leaf, "action_set": acts_a}, {"leaf": leaf_b, "action_set": acts_b}
         if acts_a != acts_b:
             return ("different action set" if not config else "configuration",
@@ -499,6 +504,10 @@ def _explain(a: dict, b: dict, pos_a, pos_b, info: dict, paths: list, config: di
                           else "different values"),
             f"{first[0]}: {_show(first[1])} -> {_show(first[2])}"
             + (f"; configuration: {changed}" if config else ""), {}, {}, None)
+
+
+def _actions(node: dict) -> list[str]:
+    return [f"{x['slot']}:{x.get('token_text', x['token'])}" for x in node["action_set"]]
 
 
 def _pairs(step: dict) -> str:

@@ -284,6 +284,10 @@ def fork(parent, *, node: int | None = None, step: int | None = None, actions,
     if not isinstance(actions, (list, tuple)) or not all(
             isinstance(a, (list, tuple)) and len(a) == 2 for a in actions):
         raise InputError("actions are (slot, token) pairs, e.g. [(5, '+')]")
+    if trace.get("fork"):
+        raise InputError("this trace is itself a fork; forking a fork is not supported yet "
+                         "(its replay would lose the first intervention): fork its parent, "
+                         "forcing all the actions at one position")
     then = check_position(trace, node, step, [a[0] for a in actions], then)
     model = model or _load_model(trace)
     pairs, texts = [], []

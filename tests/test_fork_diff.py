@@ -162,8 +162,8 @@ def test_forked_traces_pass_the_gate_and_replay(parents, tmp_path):
         write_trace(child, path)
         child = load_trace(path)
         render_everything(child)
-        for i in range(len(positions(child))):
-            trace_at(child, i)
+        for i in range(len(positions(child))):   # every replay position passes the gate
+            loads_trace(dumps(trace_at(child, i)))
         assert "<html" in export_html(child).lower()
 
 
@@ -212,10 +212,14 @@ def test_bad_fork_requests_say_what_to_give(parents):
         (dict(step=parent["decode"][3]["step"], actions=[(5, "+")], then="search"),
          "give --node"),
         (dict(node=0, actions=[]), "at least one"),
+        (dict(node=0, actions=[(5, 7)], then="later"), "--then must be"),
     ]
     for kw, message in cases:
         with pytest.raises(InputError, match=message):
             fork(parent, **kw)
+    child = fork_trace(parent, step=parent["decode"][3]["step"], actions=[(5, "+")])
+    with pytest.raises(InputError, match="itself a fork"):
+        fork(child, node=0, actions=[(5, "+")])
 
 
 def test_a_fork_needs_the_model_that_made_the_trace(tmp_path):
@@ -305,6 +309,19 @@ def test_a_near_tie_is_told_apart_from_a_real_difference(parents):
     rival["ucb"] = chosen["ucb"] * 1.5
     d = diff_traces(other, parent)
     assert d.first.cause != "near tie" and d.first.near_tie is False
+
+
+def test_a_different_action_set_is_named(parents):
+    """The same configuration, another action at the root (as another model would give):
+    the diff stops at the root and names the action sets."""
+    parent = parents["sudoku"]
+    other = json.loads(json.dumps(parent))
+    other["tree"]["nodes"][0]["action_set"][-1]["token"] += 1
+    other["tree"]["nodes"][0]["action_set"][-1]["token_text"] = "?"
+    d = diff_traces(parent, other)
+    assert d.first.position["kind"] == "root" and d.first.cause == "different action set"
+    assert d.first.a["action_set"] != d.first.b["action_set"]
+    assert d.phases["search"] == "different" and d.phases["decode"] == "same"
 
 
 def test_diff_on_the_command_line(parents, tmp_path, capsys):
