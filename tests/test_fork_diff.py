@@ -217,7 +217,8 @@ def test_bad_fork_requests_say_what_to_give(parents):
     for kw, message in cases:
         with pytest.raises(InputError, match=message):
             fork(parent, **kw)
-    child = fork_trace(parent, step=parent["decode"][3]["step"], actions=[(5, "+")])
+    step = parent["decode"][3]
+    child = fork_trace(parent, step=step["step"], actions=[(step["slots"][0], "+")])
     with pytest.raises(InputError, match="itself a fork"):
         fork(child, node=0, actions=[(5, "+")])
 
