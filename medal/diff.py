@@ -6,8 +6,8 @@ every decode step, the greedy comparison, the end) and reports
 
 * whether they are **identical** -- everything equal apart from the wall clock (the
   top-level ``timing`` block and the timing keys of :data:`TIMING_KEYS`), a ``fork``
-  record and the environment (``run.versions``, a ``reproducibility`` block): those are
-  reported as context, never as differences;
+  record and the environment (``run.versions``, ``run.model.device``, a
+  ``reproducibility`` block): those are reported as context, never as differences;
 * whether they are **equal within tolerance** (floats within ``rel``/``abs_tol``,
   everything discrete identical: the tolerance another CPU's rounding of the same
   forward needs);
@@ -118,6 +118,9 @@ def without_context(trace: dict) -> dict:
     out = {k: v for k, v in trace.items() if k not in CONTEXT_KEYS}
     if isinstance(out.get("run"), dict):
         out["run"] = {k: v for k, v in out["run"].items() if k != "versions"}
+        if isinstance(out["run"].get("model"), dict):
+            out["run"]["model"] = {k: v for k, v in out["run"]["model"].items()
+                                   if k != "device"}
     return _strip_timing(out)
 
 
@@ -248,8 +251,8 @@ class TraceDiff:
     {key: [a, b]}; ``phases``: {search|candidates|decode|comparison: "same" | "same
     within tolerance" | "different" | "absent" | "only in A" | "only in B"};
     ``side_by_side``: {figure: [a, b]} (answer, verdict, costs...); ``context``: {key: [a,
-    b]} of what was set aside (timing, fork, versions, reproducibility); ``tolerance``:
-    (rel, abs_tol)."""
+    b]} of what was set aside (timing, fork, versions, device, reproducibility);
+    ``tolerance``: (rel, abs_tol); ``names``: the two traces' names in the report."""
     identical: bool
     equal_within_tolerance: bool
     first: Divergence | None
@@ -379,8 +382,8 @@ def _explain(a: dict, b: dict, pos_a, pos_b, info: dict, paths: list, config: di
     """(cause, explanation, a's side, b's side, near tie) at a divergent position."""
     forced = _fork_cause(a, b, info)
     if pos_a != pos_b:
-        sa = pos_a.label if pos_a else "nothing (the run ended)"
-        sb = pos_b.label if pos_b else "nothing (the run ended)"
+        sa = pos_a.label if pos_a else "nothing (its trace ends there)"
+        sb = pos_b.label if pos_b else "nothing (its trace ends there)"
         text = f"A goes on with {sa}, B with {sb}"
         if forced:
             return "forced action", f"{forced}; {text}", {}, {}, None
@@ -595,6 +598,9 @@ def diff_traces(a: dict, b: dict, *, rel: float = REL, abs_tol: float = ABS,
     va, vb = a["run"].get("versions"), b["run"].get("versions")
     if va != vb:
         context["versions"] = [va, vb]
+    da, db = ((t["run"].get("model") or {}).get("device") for t in (a, b))
+    if da != db:
+        context["device"] = [da, db]
     first = first_exact = None
     if not identical:
         pa, pb = positions(a), positions(b)

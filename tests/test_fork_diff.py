@@ -253,6 +253,18 @@ def test_a_diff_of_a_trace_with_itself_finds_nothing(name):
     assert set(d.phases.values()) == {"same"}
     retimed = dict(trace, timing={"seconds": 1e6})
     assert diff_traces(trace, retimed).identical
+    # context, not the run: the environment and a fork record
+    moved = json.loads(json.dumps(trace))
+    moved["run"]["model"]["device"] = "cuda:0"
+    moved["run"]["versions"]["torch"] = "0.0"
+    moved["reproducibility"] = {"seed": 0}
+    d = diff_traces(trace, moved)
+    assert d.identical and {"device", "versions", "reproducibility"} <= set(d.context)
+    changed = json.loads(json.dumps(trace))
+    changed["decode"][-1]["scores"][0] *= 1 + 1e-7        # within tolerance, not identical
+    d = diff_traces(trace, changed)
+    assert not d.identical and d.equal_within_tolerance and d.first is None
+    assert d.first_exact.position["kind"] == "decode"
 
 
 def _seeded(strategy: str, seed: int, model) -> dict:
