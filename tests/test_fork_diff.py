@@ -366,6 +366,13 @@ def test_fork_and_diff_on_the_command_line(parents, tmp_path, capsys):
     assert fork_rec["parent_sha256"] == trace_sha256(load_trace(a))
     assert main(["diff", str(a), str(out)]) == 1
     assert "forced action" in capsys.readouterr().out
+    again = tmp_path / "again.json"
+    assert main(["fork", str(a), "--step", "2", "--action",
+                 f"{load_trace(a)['decode'][0]['slots'][0]}:#{load_trace(a)['decode'][0]['tokens'][0]}",
+                 "--trace", str(again), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["identical_to_parent"] is True and report["fork"]["step"] == 2
+    assert main(["diff", str(a), str(again)]) == 0
     for args, message in (
             (["--node", "99", "--action", "10:7"], "node 99 is not in the tree"),
             (["--node", "0", "--action", "10"], "write SLOT:TOKEN"),
