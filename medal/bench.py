@@ -26,6 +26,7 @@ from . import __version__
 from .config import GenerationConfig
 from .engine import ALIASES, STRATEGIES, Run
 from .errors import InputError
+from .repro import record as repro_record
 from .tasks import get_task
 
 TIMING_FIELDS = ("seconds", "model_seconds", "search_seconds", "search_model_seconds")
@@ -157,7 +158,8 @@ def bench(model, task_name: str, problems: list, strategies: list[str],
     return records
 
 
-def results_document(records, strategies, task_name, config, model_name, source, world=1) -> dict:
+def results_document(records, strategies, task_name, config, model_name, source, world=1,
+                     model=None) -> dict:
     records = sorted(records, key=lambda r: (r["index"], strategies.index(r["strategy"])))
     by_strategy = {}
     for s in strategies:
@@ -172,6 +174,7 @@ def results_document(records, strategies, task_name, config, model_name, source,
             "processes": world,
             "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                         "medal": __version__},
+            "reproducibility": repro_record(model, config.seed) if model is not None else None,
             "summary": summarise(records, strategies), "records": records}
 
 
@@ -185,6 +188,7 @@ def comparable(doc: dict) -> dict:
         for k in ("mean_seconds", "ms_per_iteration", "bookkeeping_share"):
             m.pop(k, None)
     doc.pop("processes", None)
+    doc.pop("reproducibility", None)
     return doc
 
 
@@ -214,7 +218,8 @@ def run_sharded(args_model, task_name, problems, strategies, config, out: Path, 
         state, rank = None, 0
     records = bench(args_model, task_name, problems, strategies, config, (rank, world), progress)
     if world == 1:
-        doc = results_document(records, strategies, task_name, config, args_model.name, source)
+        doc = results_document(records, strategies, task_name, config, args_model.name, source,
+                               model=args_model)
         _write(out, doc)
         return doc
     shard_path = out.with_name(f"{out.stem}.shard{rank}.json")
@@ -227,7 +232,8 @@ def run_sharded(args_model, task_name, problems, strategies, config, out: Path, 
         path = out.with_name(f"{out.stem}.shard{r}.json")
         merged.extend(json.loads(path.read_text()))
         path.unlink()
-    doc = results_document(merged, strategies, task_name, config, args_model.name, source, world)
+    doc = results_document(merged, strategies, task_name, config, args_model.name, source, world,
+                           model=args_model)
     _write(out, doc)
     return doc
 

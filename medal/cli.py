@@ -1,4 +1,5 @@
-"""Command line: ``python -m medal {generate,train,bench,export,serve,fork,diff,candidates} ...``."""
+"""Command line: ``medal {generate,bench,app,export,repro,fork,diff,candidates,train,...} ...``
+(the same as ``python -m medal ...``)."""
 from __future__ import annotations
 
 import argparse
@@ -378,13 +379,17 @@ def add_config_arguments(g) -> None:
 
 
 def _serve(args) -> int:
-    """Start the app for others: the operator's settings, and nothing asked of the internet."""
+    """Start the app (``medal app``; ``serve`` is the same command): the operator's
+    settings, the app's Streamlit options, and nothing asked of the internet."""
     from . import serving
+    from .app import MAIN
     settings = serving.parse_settings(argv=args.serving_flags)  # bad values: error now
     serving.keep_on_machine()
     from streamlit.web import cli as st_cli
-    app = Path(__file__).resolve().parents[1] / "app.py"
-    sys.argv = ["streamlit", "run", str(app), "--server.address", args.address,
+    # the options of .streamlit/config.toml as flags: an installed package has no such file
+    # beside the directory it is started from
+    options = [a for k, v in serving.STREAMLIT_OPTIONS.items() for a in (f"--{k}", str(v))]
+    sys.argv = ["streamlit", "run", str(MAIN), *options, "--server.address", args.address,
                 "--server.port", str(args.port), "--", *args.serving_flags]
     print(f"serving {len(settings.models)} models to visitors; remote code "
           f"{'allowed' if settings.trust_remote_code else 'not allowed'}; limits "
@@ -459,7 +464,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Train a built-in tiny diffusion LM with the masked-diffusion "
                                    "objective on generated task data; writes safetensors + JSON.")
     t.add_argument("--task", default="countdown", help="task whose data to train on")
-    t.add_argument("--out", default="assets/countdown", help="checkpoint directory")
+    t.add_argument("--out", default="medal/assets/countdown", help="checkpoint directory")
     t.add_argument("--steps", type=int, default=5000, help="optimizer steps")
     t.add_argument("--batch-size", type=int, default=128, help="examples per step")
     t.add_argument("--lr", type=float, default=1.5e-3, help="peak learning rate (cosine decay)")
@@ -501,20 +506,42 @@ def build_parser() -> argparse.ArgumentParser:
             action.help += "; range (0, 10]"
     t.set_defaults(func=_train)
 
-    v = sub.add_parser(
-        "serve", help="serve the app to others (the operator's settings; README 'Serving it "
-                      "to others')",
-        description="Start the Streamlit app on an address visitors can reach. Visitors pick "
-                    "from the operator's model list and run within the operator's limits; "
-                    "remote model code runs only if allowed here. Flags after the address "
-                    "and port: --trust-remote-code, --models SPEC,SPEC, --max-gen-length N, "
-                    "--max-iterations N, --max-samples N, --max-problems N (or the "
-                    "MEDAL_* environment variables, see medal/serving.py).")
-    v.add_argument("--address", default="localhost",
-                   help="the address to listen on: this machine's LAN IP to serve a room "
-                        "(a specific address: Streamlit then asks the internet nothing)")
-    v.add_argument("--port", type=int, default=8501, help="port; range 1..65535")
-    v.set_defaults(func=_serve)
+    for name in ("app", "serve"):
+        v = sub.add_parser(
+            name, help=("start the app in the browser, from any directory" if name == "app"
+                        else "the same as 'app' (serve the app to others)"),
+            description="Start the Streamlit app (the package's own copy: it runs from any "
+                        "directory). By default it listens on localhost; give this machine's "
+                        "LAN IP to serve a room. Visitors pick from the operator's model list "
+                        "and run within the operator's limits; remote model code runs only if "
+                        "allowed here. Flags after the address and port: --trust-remote-code, "
+                        "--models SPEC,SPEC, --max-gen-length N, --max-iterations N, "
+                        "--max-samples N, --max-problems N (or the MEDAL_* environment "
+                        "variables, see medal/serving.py).")
+        v.add_argument("--address", default="localhost",
+                       help="the address to listen on: this machine's LAN IP to serve a room "
+                            "(a specific address: Streamlit then asks the internet nothing)")
+        v.add_argument("--port", type=int, default=8501, help="port; range 1..65535")
+        v.set_defaults(func=_serve)
+
+    r = sub.add_parser(
+        "repro", help="re-run a trace from its own record: identical, equal within float "
+                      "tolerance, or different (the first difference named)",
+        description="Load TRACE through the trace gate, run again what it records (model, "
+                    "task, prompt, strategy, every resolved parameter, seed) and compare "
+                    "the new run with it (timing and the environment aside). Exit 0 when "
+                    "they match (identical, equal within float tolerance, or equal up to a "
+                    "recorded near tie), 1 when they differ, 2 on an error. The "
+                    "environment's changes (versions, device, checkpoint hashes) are "
+                    "listed beside the verdict.")
+    r.add_argument("trace", help="trace JSON file")
+    r.add_argument("--json", action="store_true", help="print one JSON object")
+    add_model_arguments(r)
+    for action in r._actions:
+        if action.dest == "model":
+            action.help = ("load this model spec instead of the one the trace names (e.g. "
+                           "the same checkpoint in another folder)")
+    r.set_defaults(func=_repro)
 
     x = sub.add_parser("export", help="write a trace as one self-contained HTML page",
                        description="Write a trace (from --trace or the app) as one HTML file "
@@ -525,6 +552,40 @@ def build_parser() -> argparse.ArgumentParser:
     x.set_defaults(func=_export)
     add_debug_commands(sub)
     return parser
+
+
+def _repro(args) -> int:
+    """Re-run a trace from its own record and say whether the run reproduces."""
+    import json
+
+    from .models import model_options
+    from .repro import MATCH, environment_changes, reproduce
+    from .trace import load_trace
+
+    trace = load_trace(args.trace)
+    options = model_options(args) if args.model is None else {}
+    model = None
+    if args.model is not None:
+        from .models import load_model
+        model = load_model(args.model, **model_options(args))
+    verdict, diff, new = reproduce(trace, model=model, **options)
+    env = environment_changes(trace.get("reproducibility"), new.get("reproducibility"))
+    if args.json:
+        print(json.dumps({"verdict": verdict, "match": verdict in MATCH,
+                          "environment_changes": env, "diff": diff.to_json()}))
+    else:
+        print(f"{args.trace}: {verdict}")
+        if diff.first is not None:
+            d = diff.first
+            print(f"first difference: {d.position['label']} ({d.phase}) -- {d.cause}")
+            print(f"  {d.explanation}")
+        elif diff.first_exact is not None and not diff.identical:
+            d = diff.first_exact
+            print(f"first exact difference (within tolerance): {d.position['label']} "
+                  f"({d.phase})")
+        for line in env:
+            print(f"environment: {line}")
+    return 0 if verdict in MATCH else 1
 
 
 # ---------------------------------------------------------------------- debugging a choice
@@ -681,13 +742,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
     serving_flags: list[str] = []
-    if argv[:1] == ["serve"]:  # serve: its own flags, the rest is the operator's settings
+    if argv[:1] in (["app"], ["serve"]):  # its own flags; the rest: the operator's settings
         args, serving_flags = parser.parse_known_args(argv)
     else:
         args = parser.parse_args(argv)
     args.serving_flags = serving_flags
+    from .repro import set_command
+    set_command(argv)  # recorded in every trace and bench result this command writes
     try:
-        if args.command == "serve":
+        if args.command in ("app", "serve"):
             _check_range("port", args.port, 1, 65535)
         return args.func(args)
     except MedalError as exc:

@@ -60,6 +60,8 @@ class GenerationResult:
     # equal to forwards / sequence_forwards except for the greedy comparison
     standalone_forwards: int | None = None
     standalone_sequences: int | None = None
+    #: the run's JSON trace, when it was recorded (``medal.generate(..., trace=True)``)
+    trace: dict | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         if self.standalone_forwards is None:
@@ -193,6 +195,7 @@ class Run:
                          config=self.config.to_json(), model=self.model.describe(),
                          problem=self.problem.to_json() if self.problem is not None else None,
                          fixed={s: (t, self.model.token_text(t)) for s, t in self.fixed.items()},
+                         task=self.task.name,
                          fork=self.fork_spec.record() if self.fork_spec is not None else None)
         self.result = yield from STRATEGIES[self.strategy](self)
         if self.compare_greedy:

@@ -24,6 +24,8 @@ class RunStarted(Event):
     problem: dict | None
     #: answer slots filled from the start by the task's format: slot -> (token id, text)
     fixed: dict = field(default_factory=dict)
+    #: the task's name (how the prompt is read and the answer checked)
+    task: str | None = None
     #: a forked run's record of its parent and what it forced (:mod:`medal.fork`)
     fork: dict | None = None
 

@@ -38,6 +38,19 @@ DEFAULT_LIMITS = {"max_gen_length": 256, "max_iterations": 500, "max_samples": 1
 #: the largest value an operator may set (the engine's own range, medal.config.RANGES)
 LIMIT_CEILINGS = {"max_gen_length": 4096, "max_iterations": 100_000, "max_samples": 100,
                   "max_problems": 100_000}
+#: Streamlit's options for this app (the same as the checkout's .streamlit/config.toml, which
+#: an installed package does not have): given as flags by ``medal app``
+STREAMLIT_OPTIONS = {
+    "browser.gatherUsageStats": "false",  # offline: nothing is sent outside the machine
+    "server.headless": "true",
+    "server.address": "localhost",        # bound to this machine unless the operator says
+    "server.maxUploadSize": 20,           # megabytes; medal.trace.MAX_TRACE_BYTES is 20 MiB
+    "server.runOnSave": "false",
+    "client.toolbarMode": "minimal",
+    "client.showErrorDetails": "none",    # visitors never see a traceback or server paths
+    "global.showWarningOnDirectExecution": "false",
+    "theme.base": "light",
+}
 UNAVAILABLE = ("model {spec!r} is not available on this server; pick one of the models "
                "listed (the person running the server chooses them)")
 TRUE = ("1", "true", "yes", "on")

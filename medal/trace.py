@@ -17,6 +17,7 @@ from typing import Any
 from . import __version__
 from .errors import TraceError
 from .events import Event
+from .repro import record as repro_record
 
 TRACE_FORMAT = "medal-trace"
 TRACE_VERSION = 1
@@ -118,10 +119,13 @@ class TraceRecorder:
                     "problem": e.problem, "config": e.config, "model": e.model,
                     "fixed_slots": [{"slot": s, "token": t, "text": text}
                                     for s, (t, text) in sorted(e.fixed.items())],
+                    "task": e.task,
                     "versions": {"medal": __version__, "torch": torch.__version__,
                                  "python": platform.python_version()}},
             "tree": None, "iterations": [], "search": None, "decode": [],
             "result": None, "comparison": None, "timing": {},
+            # where it ran: outside what must reproduce, like the timing
+            "reproducibility": repro_record(self.model, e.config.get("seed")),
         }
         if getattr(e, "fork", None):
             self.trace["fork"] = dict(e.fork)

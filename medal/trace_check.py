@@ -465,7 +465,7 @@ def check_meaning(data: dict) -> None:
     L = run["config"]["gen_length"]
     for key in ("problem", "model", "versions"):
         check_plain(run[key], ["run", key])
-    for key in ("timing", "stats"):
+    for key in ("timing", "stats", "reproducibility"):
         if key in data:
             check_plain(data[key], [key])
 

@@ -1,7 +1,7 @@
 """Train a built-in tiny diffusion LM with the masked-diffusion objective.
 
-    python -m medal train --task countdown --steps 3000 --seed 0 --out assets/countdown
-    python -m medal train --task sudoku --out assets/sudoku ...   (see its config.json)
+    python -m medal train --task countdown --steps 3000 --seed 0 --out medal/assets/countdown
+    python -m medal train --task sudoku --out medal/assets/sudoku ...   (see its config.json)
 
 Training data is generated on the fly (never the same problem list twice), so the
 model is judged on problems it has not memorised.
@@ -33,7 +33,7 @@ def encode_example(tok: CharTokenizer, cfg: TinyConfig, prompt: str, answer: str
             a + [tok.eos_id] * (cfg.answer_length - len(a)))
 
 
-def train(task: str = "countdown", out: str | Path = "assets/countdown", steps: int = 3000,
+def train(task: str = "countdown", out: str | Path = "medal/assets/countdown", steps: int = 3000,
           batch_size: int = 128, lr: float = 1.5e-3, seed: int = 0, n_layer: int = 4,
           n_embd: int = 128, n_head: int = 4, prompt_length: int | None = None,
           answer_length: int | None = None, threads: int | None = None,

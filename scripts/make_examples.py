@@ -1,4 +1,4 @@
-"""Regenerate the example traces shipped in assets/examples/ (opened in one click from the
+"""Regenerate the example traces shipped in medal/assets/examples/ (opened in one click from the
 Run page; checked to reproduce by tests/test_examples.py).
 
     python scripts/make_examples.py            # all three, with the shipped built-in models

@@ -127,7 +127,7 @@ def main(results_dir="results", out="docs/RESULTS.md"):
                    "2 CPU cores shared with other work, no GPU")
     d = Doc(results)
     cd, sd = d.task("countdown"), d.task("sudoku")
-    model_cfg = json.loads((ROOT / "assets" / "countdown" / "config.json").read_text())
+    model_cfg = json.loads((ROOT / "medal" / "assets" / "countdown" / "config.json").read_text())
     train = model_cfg.get("training", {})
     arch = model_cfg["config"]
     d.add("# Results: the paper's claims at small scale", "",

@@ -210,7 +210,7 @@ def test_shipped_countdown_recipe_is_recorded_within_the_budget():
     what that total depends on)."""
     import json
     from pathlib import Path
-    meta = json.loads((Path(__file__).resolve().parents[1] / "assets" / "countdown" /
+    meta = json.loads((Path(__file__).resolve().parents[1] / "medal" / "assets" / "countdown" /
                        "config.json").read_text())["training"]
     assert meta["command"].startswith("python -m medal train --task countdown")
     assert "--init assets/countdown" in meta["command"] and "--bf16" in meta["command"]

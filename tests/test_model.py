@@ -9,7 +9,7 @@ from medal.models import load_model
 from medal.models.tiny import CharTokenizer
 from medal.tasks.countdown import generate_problems
 
-ASSETS = Path(__file__).resolve().parents[1] / "assets"
+ASSETS = Path(__file__).resolve().parents[1] / "medal" / "assets"
 
 
 def test_checkpoints_are_safetensors_only():

@@ -9,7 +9,7 @@ from ..errors import InputError, ModelLoadError
 from .base import DiffusionLM
 from .tiny import CharTokenizer, TinyDLM, load_checkpoint
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets"
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
 
 def builtin_names() -> list[str]:
@@ -64,6 +64,11 @@ class BuiltinModel(DiffusionLM):
 
     def decode(self, ids) -> str:
         return self.tokenizer.decode(ids)
+
+    @property
+    def checkpoint_dir(self) -> Path:
+        """The folder the weights were loaded from (for the reproducibility record)."""
+        return ASSETS / self.name.split(":", 1)[1]
 
     def describe(self) -> dict:
         return {**super().describe(), "parameters": self.net.n_params(),

@@ -674,6 +674,11 @@ class HFDiffusionLM(DiffusionLM):
         text = self._decode_runs(self.answer_until_end(ids), skip_special_tokens=False)
         return text.replace(self._mask_text, mask) if self._mask_text else text
 
+    @property
+    def checkpoint_dir(self) -> Path | None:
+        """The checkpoint's folder (a local one, or the hub cache's snapshot), if known."""
+        return checkpoint_directory(self.source)
+
     def describe(self) -> dict:
         return {**super().describe(), "family": self.family, "source": self.source.target,
                 "revision": self.source.revision, "local": self.source.local,

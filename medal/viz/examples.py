@@ -1,7 +1,7 @@
-"""Shipped example traces (``assets/examples/``): listed, opened, and re-run from their own
+"""Shipped example traces (``medal/assets/examples/``): listed, opened, and re-run from their own
 configuration.
 
-``assets/examples/index.json`` lists each example: its file, a title and a one-line
+``medal/assets/examples/index.json`` lists each example: its file, a title and a one-line
 description. ``scripts/make_examples.py`` writes them all; :func:`rerun` replays one from
 the run metadata its trace records (model, task, prompt, strategy, resolved parameters,
 seed), and :func:`comparable` drops what legitimately differs between two runs (wall
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..trace import load_trace
 
-EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "assets" / "examples"
+EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "assets" / "examples"
 INDEX = "index.json"
 TIMING_KEYS = ("seconds", "model_seconds", "search_seconds", "search_model_seconds",
                "comparison_seconds", "ms_per_step")
@@ -64,9 +64,11 @@ def rerun(trace: dict, task: str, model=None) -> dict:
 
 
 def comparable(trace: dict) -> dict:
-    """``trace`` without wall-clock figures and library versions."""
+    """``trace`` without wall-clock figures, library versions and the record of where it
+    ran."""
     out = copy.deepcopy(trace)
     out.pop("timing", None)
+    out.pop("reproducibility", None)
     out["run"].pop("versions", None)
 
     def strip(value):

@@ -1,7 +1,7 @@
 """Start the app for the browser test: ``python tests/e2e/serve_app.py --server.port N``.
 
 Runs ``streamlit run app.py`` in this process. When the trained built-in model is not in
-``assets/`` (a fresh checkout before training), ``builtin:countdown`` is answered by a
+``medal/assets/`` (a fresh checkout before training), ``builtin:countdown`` is answered by a
 tiny random stand-in of the same shape, so the UI can still be driven end to end.
 """
 from __future__ import annotations

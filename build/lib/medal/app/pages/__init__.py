@@ -1,0 +1,1 @@
+"""The app's pages (run by Streamlit as scripts; see ``medal.app``)."""

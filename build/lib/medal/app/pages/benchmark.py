@@ -1,0 +1,74 @@
+"""MEDAL Explorer -- the Benchmark page: a ``medal bench --out`` results file as a table
+and as accuracy against cost.
+
+Layout only: reading and validating the file, the table and the figure are built by
+``medal.viz.results``. The loaded file is kept in the session, so it survives a switch
+to another page and back.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from medal.viz.results import (COSTS, MAX_RESULTS_BYTES, ResultsError, frontier,
+                               frontier_figure, loads_results, summary_rows)
+
+st.title("Benchmark results")
+st.caption("Open a results file written by `python -m medal bench ... --out results.json` "
+           "to compare strategies: accuracy with its 95% interval, and what each costs.")
+
+up = st.file_uploader(
+    "Results file (JSON)", type=["json"], key="bench_upload",
+    help=f"The file `medal bench --out` writes; at most {MAX_RESULTS_BYTES // 2**20} MB. "
+         "Example: `python -m medal bench --task countdown --n 100 --strategies "
+         "greedy,bst5,medal --out results.json`")
+if up is not None and (st.session_state.get("bench_doc") or (None,))[0] != up.file_id:
+    if up.size > MAX_RESULTS_BYTES:
+        st.session_state["bench_doc"] = (up.file_id, up.name, None,
+                                         f"{up.size / 2**20:.1f} MB; the limit is "
+                                         f"{MAX_RESULTS_BYTES // 2**20} MB")
+    else:
+        try:
+            st.session_state["bench_doc"] = (up.file_id, up.name, loads_results(up.getvalue()),
+                                             None)
+        except ResultsError as exc:
+            st.session_state["bench_doc"] = (up.file_id, up.name, None, str(exc))
+
+loaded = st.session_state.get("bench_doc")
+if not loaded:
+    st.info("Upload a results file above. No model is needed to read it.")
+    st.stop()
+_, name, doc, error = loaded
+if error:
+    st.error(f"Cannot read {name}: {error}")
+    st.stop()
+
+st.success(f"Loaded {name}")
+facts = {"task": doc.get("task"), "model": doc.get("model"), "problems": doc.get("problems"),
+         "strategies": ", ".join(map(str, doc["summary"])),
+         "processes": doc.get("processes")}
+st.dataframe([{"": k, "value": "—" if v is None else str(v)} for k, v in facts.items()],
+             hide_index=True)
+
+st.subheader("Strategies")
+st.dataframe(summary_rows(doc), hide_index=True)
+st.caption("accuracy: share of problems whose answer the task's verifier accepts (Wilson 95% "
+           "interval); forward calls: batched model calls per problem; sequences: sequences "
+           "those calls evaluated (MEDAL's expansions evaluate several at once); seconds: "
+           "wall clock on the machine that ran the benchmark.")
+
+st.subheader("Accuracy against cost")
+costs = [c for c in COSTS if all(isinstance(m.get(c), (int, float))
+                                 for m in doc["summary"].values())]
+cost = st.radio("Cost", costs, format_func=lambda c: COSTS[c], horizontal=True,
+                key="bench_cost")
+st.plotly_chart(frontier_figure(doc, cost), config={"displaylogo": False})
+st.text("On the frontier (no strategy is both cheaper and more accurate): "
+        + ", ".join(frontier(doc, cost)))
+
+if doc.get("candidate_analysis"):
+    st.subheader("Candidate analysis")
+    st.dataframe([{"figure": k, "value": "—" if v is None else (f"{v:.3f}" if isinstance(v, float)
+                                                                 else str(v))}
+                  for k, v in doc["candidate_analysis"].items()], hide_index=True)
+with st.expander("Run parameters"):
+    st.json(doc.get("config") or {})

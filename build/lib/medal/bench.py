@@ -1,0 +1,274 @@
+"""Benchmark: strategies on a task's problems, with accuracy, forwards and time.
+
+    python -m medal bench --task countdown --n 100 --strategies greedy,bst5,medal --seed 0 --out results.json
+    accelerate launch --multi_gpu --num_processes 2 -m medal bench ...   # sharded, same results
+
+(``--multi_gpu`` with no GPU present runs CPU processes over gloo: how accelerate shards
+on a CPU machine without MPI.)
+
+Every problem gets its own seed (``seed + index``), so a problem's result does not depend
+on which process ran it or in what order: a sharded run equals a single-process run.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import statistics
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from . import __version__
+from .config import GenerationConfig
+from .engine import ALIASES, STRATEGIES, Run
+from .errors import InputError
+from .repro import record as repro_record
+from .tasks import get_task
+
+TIMING_FIELDS = ("seconds", "model_seconds", "search_seconds", "search_model_seconds")
+
+
+def wilson_interval(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval for k successes in n trials."""
+    if n == 0:
+        return (0.0, 0.0)
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def parse_strategies(text: str) -> list[str]:
+    names = [ALIASES.get(s.strip(), s.strip()) for s in text.split(",") if s.strip()]
+    unknown = [s for s in names if s not in STRATEGIES]
+    if unknown or not names:
+        raise InputError(f"unknown strategies {unknown or text!r}; choose from: {', '.join(STRATEGIES)}")
+    return names
+
+
+def run_one(model, task, problem, strategy: str, config: GenerationConfig) -> dict:
+    run = Run(model, task=task, problem=problem, strategy=strategy, config=config)
+    res = run.finish()
+    rec = {"strategy": strategy, "problem": problem.to_json(), "text": res.text,
+           "answer": res.answer, "verified": res.verified, "forwards": res.forwards,
+           "sequence_forwards": res.sequence_forwards, "cache_hits": res.cache_hits,
+           "standalone_forwards": res.standalone_forwards,
+           "standalone_sequences": res.standalone_sequences, "seconds": res.seconds,
+           "model_seconds": res.model_seconds, "seed": config.seed}
+    for key in ("iterations", "stop_reason", "search_seconds", "search_model_seconds",
+                "search_forwards"):
+        if key in res.extra:
+            rec[key] = res.extra[key]
+    if "candidates" in res.extra:
+        rec["winner"] = res.extra["winner"]
+        rec["candidates"] = [
+            {"node": c["node"], "cumulative_ig": c["cumulative_ig"], "score": c["score"],
+             "final_verified": (c.get("final") or {}).get("verified"),
+             "final_answer": (c.get("final") or {}).get("answer")}
+            for c in res.extra["candidates"]]
+    return rec
+
+
+def candidate_analysis(records: list[dict]) -> dict | None:
+    """Does the information gain pick the right candidate? Needs every candidate completed
+    (``--complete-candidates``). Reports the winner's accuracy, an oracle's (any candidate
+    right), how often the candidates differ, and how often the highest-IG candidate is a
+    right one when some but not all are."""
+    rows = [r for r in records if r.get("candidates")
+            and all(c["final_verified"] is not None for c in r["candidates"])]
+    if not rows:
+        return None
+    mixed = [r for r in rows if 0 < sum(c["final_verified"] for c in r["candidates"])
+             < len(r["candidates"])]
+    ig_right = sum(max(r["candidates"], key=lambda c: c["score"])["final_verified"] for r in mixed)
+    gap = [statistics.fmean(c["cumulative_ig"] for c in r["candidates"] if c["final_verified"])
+           - statistics.fmean(c["cumulative_ig"] for c in r["candidates"] if not c["final_verified"])
+           for r in mixed]
+    return {"problems": len(rows),
+            "winner_accuracy": statistics.fmean(bool(r["verified"]) for r in rows),
+            "oracle_accuracy": statistics.fmean(any(c["final_verified"] for c in r["candidates"])
+                                                for r in rows),
+            "distinct_final_answers": statistics.fmean(
+                len({c["final_answer"] for c in r["candidates"]}) for r in rows),
+            "mixed_problems": len(mixed),
+            "ig_picks_a_right_one_when_mixed": ig_right / len(mixed) if mixed else None,
+            "chance_when_mixed": statistics.fmean(
+                sum(c["final_verified"] for c in r["candidates"]) / len(r["candidates"])
+                for r in mixed) if mixed else None,
+            "mean_ig_gap_right_minus_wrong": statistics.fmean(gap) if gap else None}
+
+
+def summarise(records: list[dict], strategies: list[str]) -> dict:
+    out = {}
+    for s in strategies:
+        rows = [r for r in records if r["strategy"] == s]
+        if not rows:
+            continue
+        k, n = sum(bool(r["verified"]) for r in rows), len(rows)
+        lo, hi = wilson_interval(k, n)
+        summary = {"n": n, "correct": k, "accuracy": k / n, "ci95": [lo, hi],
+                   "mean_forwards": statistics.fmean(r["forwards"] for r in rows),
+                   "mean_sequence_forwards": statistics.fmean(r["sequence_forwards"] for r in rows),
+                   "mean_cache_hits": statistics.fmean(r.get("cache_hits", 0) for r in rows),
+                   "mean_seconds": statistics.fmean(r["seconds"] for r in rows)}
+        searched = [r for r in rows if r.get("iterations")]
+        if searched:
+            it = sum(r["iterations"] for r in searched)
+            search_s = sum(r["search_seconds"] for r in searched)
+            model_s = sum(r["search_model_seconds"] for r in searched)
+            summary.update(
+                mean_iterations=it / len(searched),
+                ms_per_iteration=1000 * search_s / it,
+                bookkeeping_share=(search_s - model_s) / search_s if search_s else 0.0,
+                stop_reasons={k: sum(r["stop_reason"] == k for r in searched)
+                              for k in ("candidates", "budget", "exhausted")})
+        out[s] = summary
+    return out
+
+
+def format_table(summary: dict) -> str:
+    head = (f"{'strategy':<24}{'acc':>7}{'95% CI':>16}{'calls':>8}{'seqs':>8}{'hits':>8}"
+            f"{'sec':>8}")
+    lines = [head, "-" * len(head)]
+    for s, m in summary.items():
+        lo, hi = m["ci95"]
+        lines.append(f"{s:<24}{m['accuracy']:>7.1%}{f'[{lo:.0%}, {hi:.0%}]':>16}"
+                     f"{m['mean_forwards']:>8.1f}{m['mean_sequence_forwards']:>8.1f}"
+                     f"{m.get('mean_cache_hits', 0):>8.1f}{m['mean_seconds']:>8.3f}")
+    return "\n".join(lines)
+
+
+def bench(model, task_name: str, problems: list, strategies: list[str],
+          config: GenerationConfig, shard: tuple[int, int] = (0, 1), progress: bool = True) -> list[dict]:
+    """Run every strategy on this shard's problems; problem i uses seed ``config.seed + i``."""
+    task = get_task(task_name)
+    rank, world = shard
+    jobs = [(i, s) for i in range(rank, len(problems), world) for s in strategies]
+    records = []
+    for i, s in tqdm(jobs, desc=f"bench {task_name}" + (f" [{rank}/{world}]" if world > 1 else ""),
+                     unit="run", disable=not progress):
+        rec = run_one(model, task, problems[i], s, replace(config, seed=config.seed + i))
+        rec["index"] = i
+        records.append(rec)
+    return records
+
+
+def results_document(records, strategies, task_name, config, model_name, source, world=1,
+                     model=None) -> dict:
+    records = sorted(records, key=lambda r: (r["index"], strategies.index(r["strategy"])))
+    by_strategy = {}
+    for s in strategies:
+        a = candidate_analysis([r for r in records if r["strategy"] == s])
+        if a is not None:
+            by_strategy[s] = {"strategy": s, **a}
+    return {"format": "medal-bench", "version": 1, "task": task_name, "model": model_name,
+            "problems": source, "strategies": strategies, "config": config.to_json(),
+            # per strategy: the candidates of medal and medal-margin-only are not pooled
+            "candidate_analysis_by_strategy": by_strategy,
+            "candidate_analysis": next(iter(by_strategy.values()), None),
+            "processes": world,
+            "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
+                        "medal": __version__},
+            "reproducibility": repro_record(model, config.seed) if model is not None else None,
+            "summary": summarise(records, strategies), "records": records}
+
+
+def comparable(doc: dict) -> dict:
+    """A results document without wall-clock figures (for comparing runs)."""
+    doc = json.loads(json.dumps(doc))
+    for r in doc["records"]:
+        for k in TIMING_FIELDS:
+            r.pop(k, None)
+    for m in doc["summary"].values():
+        for k in ("mean_seconds", "ms_per_iteration", "bookkeeping_share"):
+            m.pop(k, None)
+    doc.pop("processes", None)
+    doc.pop("reproducibility", None)
+    return doc
+
+
+def load_or_generate(task_name: str, problems_file: str | None, n: int | None, seed: int):
+    task = get_task(task_name)
+    if problems_file:
+        if not Path(problems_file).is_file():
+            raise InputError(f"no problem file at {problems_file}")
+        return task.load_problems(problems_file), problems_file
+    if not n or n < 1:
+        raise InputError("give --problems FILE.jsonl or --n N (N >= 1)")
+    # generated problems use a seed far from the training data's stream
+    return task.generate(n, seed=10_000 + seed), f"generated: {n} problems, seed {10_000 + seed}"
+
+
+def run_sharded(args_model, task_name, problems, strategies, config, out: Path, source: str,
+                progress=True) -> dict | None:
+    """Single process, or one shard of an ``accelerate launch`` run (rank 0 merges)."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world > 1:
+        from accelerate import PartialState
+        import torch
+        # without a GPU, accelerate shards over CPU processes only when told cpu=True
+        state = PartialState(cpu=not torch.cuda.is_available())
+        rank, world = state.process_index, state.num_processes
+    else:
+        state, rank = None, 0
+    records = bench(args_model, task_name, problems, strategies, config, (rank, world), progress)
+    if world == 1:
+        doc = results_document(records, strategies, task_name, config, args_model.name, source,
+                               model=args_model)
+        _write(out, doc)
+        return doc
+    shard_path = out.with_name(f"{out.stem}.shard{rank}.json")
+    _write(shard_path, records)
+    state.wait_for_everyone()
+    if rank != 0:
+        return None
+    merged = []
+    for r in range(world):
+        path = out.with_name(f"{out.stem}.shard{r}.json")
+        merged.extend(json.loads(path.read_text()))
+        path.unlink()
+    doc = results_document(merged, strategies, task_name, config, args_model.name, source, world,
+                           model=args_model)
+    _write(out, doc)
+    return doc
+
+
+def _write(path: Path, data) -> None:
+    from .trace import dumps
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dumps(data) + "\n")
+
+
+def sweep(model, task_name, problems, param: str, values: list, base: GenerationConfig,
+          strategy: str = "medal", progress=True) -> list[dict]:
+    """Accuracy and cost of ``strategy`` as one parameter varies."""
+    rows = []
+    for v in values:
+        cfg = replace(base, **{param: v})
+        recs = bench(model, task_name, problems, [strategy], cfg, progress=progress)
+        m = summarise(recs, [strategy])[strategy]
+        rows.append({"param": param, "value": v, **m})
+    return rows
+
+
+def plot_html(rows: list[dict], x: str, y: str, title: str, path: Path, labels=None) -> None:
+    """A self-contained plotly HTML figure (plotly.js inlined: opens offline)."""
+    import plotly.graph_objects as go
+    xs, ys = [r[x] for r in rows], [r[y] for r in rows]
+    err = [[r[y] - r["ci95"][0] for r in rows], [r["ci95"][1] - r[y] for r in rows]] \
+        if y == "accuracy" else None
+    fig = go.Figure(go.Scatter(
+        x=xs, y=ys, mode="lines+markers+text" if labels else "lines+markers",
+        text=labels, textposition="top center",
+        error_y=dict(type="data", symmetric=False, array=err[1], arrayminus=err[0]) if err else None))
+    fig.update_layout(title=title, xaxis_title=x, yaxis_title=y, template="plotly_white")
+    fig.write_html(str(path), include_plotlyjs=True, full_html=True)
+
+
+def timer() -> float:
+    return time.perf_counter()

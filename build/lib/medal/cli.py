@@ -1,0 +1,574 @@
+"""Command line: ``medal {generate,bench,app,export,train,...} ...`` (the same as
+``python -m medal ...``)."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from .errors import InputError, MedalError
+
+#: ranges of the flags that are not GenerationConfig fields (those: medal.config.RANGES)
+MAX_PROBLEMS = 100_000
+TRAIN_RANGES = {"steps": (1, 10_000_000), "batch_size": (1, 65_536), "layers": (1, 64),
+                "width": (8, 4096), "prompt_length": (1, 4096), "answer_length": (1, 4096),
+                "threads": (1, 1024)}
+
+
+class Parser(argparse.ArgumentParser):
+    """Bad flags give one ``error:`` line (and exit status 2), like every other error."""
+
+    def error(self, message):
+        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
+
+
+def _range_help(name: str, low, high) -> str:
+    return f"{low}..{high}"
+
+
+def _check_range(name: str, value, low, high, flag: str | None = None) -> None:
+    if value is not None and not low <= value <= high:
+        raise InputError(f"{flag or '--' + name.replace('_', '-')} must be between {low} and "
+                         f"{high}, got {value}")
+
+
+def _safe_json(text: str, what: str):
+    """JSON from the command line or a file: any failure is an InputError naming it."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{what} is not valid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise InputError(f"{what} is nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits
+        raise InputError(f"{what}: {exc}") from None
+
+
+def _check_problem(text: str | None) -> None:
+    """A --problem that is JSON must parse within limits (the task then reads it)."""
+    if text is not None and text.strip()[:1] in "{[":
+        _safe_json(text, "--problem")
+
+
+def _check_problems_file(path: str) -> None:
+    """--problems: an existing, non-empty UTF-8 file of JSON lines."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"no problem file at {path}")
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path} is not UTF-8 text (byte {exc.start}); save it as UTF-8, one "
+                         "JSON object per line") from None
+    lines = [(i, line) for i, line in enumerate(text.splitlines(), 1) if line.strip()]
+    if not lines:
+        raise InputError(f"{path} holds no problems; write one JSON object per line")
+    if len(lines) > MAX_PROBLEMS:
+        raise InputError(f"{path} holds {len(lines)} problems; at most {MAX_PROBLEMS}")
+    for i, line in lines:
+        _safe_json(line, f"{path}, line {i}")
+
+
+def _check_output(path: str | None, flag: str, directory: bool = False) -> None:
+    """Fail before any work if an output could not be written: a missing folder, a
+    directory in the way, a device such as /dev/full, no permission."""
+    if not path:
+        return
+    p = Path(path)
+    if directory:
+        if p.exists() and not p.is_dir():
+            raise InputError(f"{flag} {path} is not a directory")
+        parent = p if p.is_dir() else p.parent
+    else:
+        if p.is_dir():
+            raise InputError(f"{flag} {path} is a directory; give a file name")
+        if p.exists() and not p.is_file():
+            raise InputError(f"{flag} {path} is not a regular file")
+        if p.exists() and not os.access(p, os.W_OK):
+            raise InputError(f"{flag} {path} is not writable")
+        parent = p.parent
+    parent = parent if str(parent) else Path(".")
+    if not parent.is_dir():
+        raise InputError(f"{flag} {path}: the folder {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(f"{flag} {path}: the folder {parent} is not writable")
+
+
+def _train(args) -> int:
+    for name, (low, high) in TRAIN_RANGES.items():
+        _check_range(name, getattr(args, name), low, high)
+    _check_range("seed", args.seed, 0, 4_294_967_295)
+    for name in ("decompose_share", "four_share", "uniform_target_share"):
+        _check_range(name, getattr(args, name), 0, 1)
+    if not 0 < args.lr <= 10:
+        raise InputError(f"--lr must be above 0 and at most 10, got {args.lr}")
+    _check_output(args.out, "--out", directory=True)
+    from .train import train
+    info = train(task=args.task, out=args.out, steps=args.steps, batch_size=args.batch_size,
+                 lr=args.lr, seed=args.seed, n_layer=args.layers, n_embd=args.width,
+                 prompt_length=args.prompt_length, answer_length=args.answer_length,
+                 threads=args.threads, decompose_share=args.decompose_share,
+                 four_share=args.four_share, uniform_target_share=args.uniform_target_share,
+                 canonical_answers=args.canonical_answers, init=args.init, bf16=args.bf16)
+    print(f"saved {args.out} ({info['training']['parameters']} parameters, "
+          f"{info['training']['seconds']:.0f} s, final loss {info['training']['final_loss']})")
+    return 0
+
+
+def _config_from_args(args, **override):
+    from dataclasses import replace
+
+    from .config import GenerationConfig
+    if override:
+        return replace(_config_from_args(args), **override)
+    return GenerationConfig(
+        k1=args.k1, k2=args.k2, lc=args.lc, candidates=args.candidates, gamma=args.gamma,
+        c=args.c, max_iterations=args.max_iterations, scoring=args.scoring,
+        simulation=args.simulation, rollout_steps=args.rollout_steps, reward=args.reward,
+        verifier_bonus=args.verifier_bonus, complete_candidates=args.complete_candidates,
+        candidate_choice=args.candidate_choice, scoring_scope=args.scoring_scope,
+        pair_temperature=args.pair_temperature,
+        one_per_parent=args.one_per_parent, gen_length=args.gen_length, steps=args.steps,
+        block_length=args.block_length, temperature=args.temperature,
+        slot_temperature=args.slot_temperature, eb_threshold=args.eb_threshold,
+        samples=args.samples, logits_eos_inf=args.logits_eos_inf,
+        confidence_eos_eot_inf=args.confidence_eos_eot_inf,
+        decompose=args.decompose, n_subtasks=args.subtasks, seed=args.seed)
+
+
+SWEEPABLE = {"lc": int, "k2": int, "k1": int, "max_iterations": int, "candidates": int,
+             "c": float, "gamma": float}
+
+
+def _parse_sweep(text: str) -> tuple[str, list]:
+    name, _, values = text.partition("=")
+    if name not in SWEEPABLE or not values:
+        raise InputError(f"--sweep takes PARAM=V1,V2 with PARAM one of {', '.join(SWEEPABLE)}; "
+                         f"got {text!r}")
+    try:
+        return name, [SWEEPABLE[name](v) for v in values.split(",")]
+    except ValueError:
+        raise InputError(f"--sweep {name}: values must be numbers, got {values!r}") from None
+
+
+def _bench(args) -> int:
+    from pathlib import Path
+
+    from . import bench
+    from .models import load_model, model_options
+
+    config = _config_from_args(args)
+    if args.parts and not args.profile:
+        raise InputError("--parts splits --profile's bookkeeping: give it with --profile")
+    strategies = bench.parse_strategies(args.strategies)
+    from .engine import STRATEGIES
+    if len(strategies) > len(STRATEGIES) or len(set(strategies)) != len(strategies):
+        raise InputError(f"--strategies names each strategy at most once ({len(STRATEGIES)} "
+                         f"exist), got {len(strategies)} names")
+    if len(args.sweep) > 8:
+        raise InputError(f"at most 8 --sweep flags, got {len(args.sweep)}")
+    sweeps = [_parse_sweep(s) for s in args.sweep]
+    for name, values in sweeps:
+        if len(values) > 64:
+            raise InputError(f"--sweep {name}: at most 64 values, got {len(values)}")
+        for v in values:
+            _config_from_args(args, **{name: v})  # each value within the engine's range
+    _check_range("n", args.n, 1, MAX_PROBLEMS)
+    if args.problems:
+        _check_problems_file(args.problems)
+    out = Path(args.out)
+    _check_output(args.out, "--out")
+    for sibling in (["frontier.html"] if args.frontier else []) + [
+            f"sweep_{n}.{ext}" for n, _ in sweeps for ext in ("json", "html")]:
+        _check_output(str(out.with_name(sibling)), "--out")
+    problems, source = bench.load_or_generate(args.task, args.problems, args.n, args.seed)
+    model = load_model(args.model or f"builtin:{args.task}", **model_options(args))
+    out = Path(args.out)
+    if args.profile:
+        from .profile import format_profile, profile
+        figures = profile(model, args.task, problems, config, parts=args.parts)
+        print(format_profile(figures))
+        bench._write(out, figures)
+        print(f"wrote {out}")
+        return 0
+    doc = bench.run_sharded(model, args.task, problems, strategies, config, out, source,
+                            progress=not args.no_progress)
+    if doc is None:  # a non-zero rank of a sharded run: rank 0 reports
+        return 0
+    print(bench.format_table(doc["summary"]))
+    for name, m in doc["summary"].items():
+        if "ms_per_iteration" in m:
+            print(f"{name}: {m['mean_iterations']:.1f} MCTS iterations, "
+                  f"{m['ms_per_iteration']:.1f} ms/iteration, tree bookkeeping "
+                  f"{m['bookkeeping_share']:.1%} of search time")
+    for analysis in (doc.get("candidate_analysis_by_strategy") or {}).values():
+        print("candidates: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
+                                         for k, v in analysis.items()))
+    print(f"wrote {out}")
+    if args.frontier:
+        rows = [dict(m, strategy=s) for s, m in doc["summary"].items()]
+        bench.plot_html(sorted(rows, key=lambda r: r["mean_sequence_forwards"]),
+                        "mean_sequence_forwards", "accuracy",
+                        f"{args.task}: accuracy against cost", out.with_name("frontier.html"),
+                        labels=[r["strategy"] for r in sorted(rows, key=lambda r: r["mean_sequence_forwards"])])
+        print(f"wrote {out.with_name('frontier.html')}")
+    for name, values in sweeps:
+        rows = bench.sweep(model, args.task, problems, name, values, config,
+                           progress=not args.no_progress)
+        path = out.with_name(f"sweep_{name}.json")
+        bench._write(path, rows)
+        bench.plot_html(rows, "value", "accuracy", f"{args.task}: MEDAL accuracy against {name}",
+                        out.with_name(f"sweep_{name}.html"))
+        print(f"sweep {name}: " + ", ".join(f"{r['value']}: {r['accuracy']:.1%} "
+                                            f"({r['mean_sequence_forwards']:.0f} seqs)" for r in rows))
+        print(f"wrote {path} and {out.with_name(f'sweep_{name}.html')}")
+    if args.ui:
+        from .viz.bench import measure_ui_step
+        figures = measure_ui_step(model, task=args.task, threads=1)
+        print("UI step: " + ", ".join(f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}"
+                                      for k, v in figures.items()))
+    return 0
+
+
+def _generate(args) -> int:
+    import json
+
+    from tqdm.auto import tqdm
+
+    from .engine import Run
+    from .models import load_model, model_options
+    from .trace import write_trace
+
+    config = _config_from_args(args)  # bad parameters fail before the model loads
+    if args.prompt is None and args.problem is None:
+        raise InputError("give --prompt TEXT or --problem JSON")
+    _check_problem(args.problem)
+    _check_output(args.trace, "--trace")
+    model = load_model(args.model or f"builtin:{args.task}", **model_options(args))
+    run = Run(model, task=args.task, prompt=args.prompt, problem=args.problem,
+              strategy=args.strategy, config=config, trace=bool(args.trace),
+              compare_greedy=bool(args.trace) and not args.no_compare,
+              decompose=args.decompose)
+    bar = tqdm(desc=f"{run.strategy}", unit="event", disable=None, leave=False)
+    while (event := run.step()) is not None:
+        bar.update()
+        if event.kind == "backpropagation":
+            bar.set_postfix(iteration=event.iteration)
+    bar.close()
+    res = run.result
+    if args.trace:
+        write_trace(run.trace, args.trace)
+    if args.json:
+        out = {"answer": res.answer, "text": res.text, "verified": res.verified,
+               "forwards": res.forwards, "sequence_forwards": res.sequence_forwards,
+               "seconds": round(res.seconds, 4), "strategy": run.strategy,
+               "prompt": run.model_prompt, "seed": config.seed}
+        if "winner" in res.extra:
+            out.update(stop_reason=res.extra["stop_reason"], iterations=res.extra["iterations"],
+                       winner=res.extra["winner"])
+        if args.trace:
+            out["trace"] = args.trace
+        print(json.dumps(out))
+        return 0
+    print(f"prompt:    {run.model_prompt}")
+    print(f"answer:    {res.text}")
+    if res.verified is not None:
+        print(f"verified:  {'yes' if res.verified else 'no'}")
+    if "winner" in res.extra:
+        print(f"search:    {res.extra['iterations']} iterations, stopped by "
+              f"{res.extra['stop_reason']}; winner node {res.extra['winner']}")
+    print(f"forwards:  {res.forwards} model calls ({res.sequence_forwards} sequences), "
+          f"{res.seconds:.2f} s")
+    if args.trace:
+        print(f"trace:     {args.trace}")
+    return 0
+
+
+def add_config_arguments(g) -> None:
+    """Flags for every GenerationConfig field (generate and bench share them); each help
+    ends with the range the engine accepts (medal.config.RANGES)."""
+    from .config import MIN_PAIR_TEMPERATURE, MIN_TEMPERATURE, RANGES
+
+    def ranged(action):
+        name = action.dest
+        if name in RANGES:
+            low, high = RANGES[name]
+            extra = (f"0 or {MIN_TEMPERATURE:g}..{high}"
+                     if name in ("temperature", "slot_temperature")
+                     else f"0 or {MIN_PAIR_TEMPERATURE:g}..{high}" if name == "pair_temperature"
+                     else f"{low}..{high}")
+            action.help = f"{action.help}; range {extra}"
+        return action
+    s_ = g.add_argument_group("search (MEDAL)")
+    s_.add_argument("--k1", type=int, default=3, help="K1: tokens kept per masked slot")
+    s_.add_argument("--k2", type=int, default=5, help="K2: actions kept = children per expansion")
+    s_.add_argument("--lc", type=int, default=None,
+                    help="L_c: slots committed by the search (default: the task's)")
+    s_.add_argument("--candidates", type=int, default=3, help="C: candidates to collect")
+    s_.add_argument("--gamma", type=float, default=5.0, help="margin scale in sigmoid(gamma*margin)")
+    s_.add_argument("--c", type=float, default=0.1, help="UCB exploration constant")
+    s_.add_argument("--max-iterations", type=int, default=200, help="hard budget of MCTS iterations")
+    s_.add_argument("--scoring", default="confidence", choices=["confidence", "margin"],
+                    help="action scores: confidence-adjusted (paper) or top-2 margin only")
+    s_.add_argument("--simulation", default="argmax", choices=["argmax", "sample", "rollout"],
+                    help="how a simulation fills the remaining masks: one fill from the "
+                         "child's forward (argmax or sampled), or rollout: an iterative DLM "
+                         "rollout of --rollout-steps steps (the paper's reading; its forwards "
+                         "are counted)")
+    s_.add_argument("--rollout-steps", type=int, default=3,
+                    help="k: DLM steps per rollout simulation (with --simulation rollout)")
+    s_.add_argument("--candidate-choice", default="search", choices=["search", "rollout", "vote"],
+                    help="search: the winner has the highest cumulative IG of the search's "
+                         "commitments; rollout (the paper's text): every candidate is rolled "
+                         "out by phase C and scored by its rollout's IG; vote (BEYOND the "
+                         "paper): the answer most rollouts agree on")
+    s_.add_argument("--scoring-scope", default="search", choices=["search", "all"],
+                    help="where --scoring margin applies: the search only (the paper's "
+                         "ablation) or also phase C")
+    s_.add_argument("--reward", default="ig", choices=["ig", "ig+verifier"],
+                    help="ig: the paper's information gain; ig+verifier (BEYOND the paper): "
+                         "add --verifier-bonus when a simulation's completion verifies")
+    s_.add_argument("--verifier-bonus", type=float, default=1.0,
+                    help="reward bonus for a verified completion (with --reward ig+verifier)")
+    s_.add_argument("--complete-candidates", action="store_true",
+                    help="complete every candidate with phase C, not only the winner")
+    s_.add_argument("--one-per-parent", action="store_true",
+                    help="count at most one candidate per parent node (more diverse candidates)")
+    d_ = g.add_argument_group("decoding")
+    d_.add_argument("--gen-length", type=int, default=None,
+                    help="answer slots (default: the model's)")
+    d_.add_argument("--steps", type=int, default=None,
+                    help="denoising steps (default: one slot per step)")
+    d_.add_argument("--block-length", type=int, default=None,
+                    help="semi-autoregressive block length (default: one block)")
+    d_.add_argument("--temperature", type=float, default=0.0,
+                    help="token sampling temperature (0: argmax; bst5 uses 1 when 0)")
+    d_.add_argument("--slot-temperature", type=float, default=0.0,
+                    help="phase C: sample slots ~ softmax(score / T) (0: most confident)")
+    d_.add_argument("--pair-temperature", type=float, default=0.0,
+                    help="phase C: sample (slot, token) pairs ~ Softmax(s / T) over each "
+                         "eligible slot's top-K1 tokens (the paper's Algorithm 2: T = 1; 0: off)")
+    d_.add_argument("--eb-threshold", type=float, default=0.5,
+                    help="EB sampler: unmask while sum(H) - max(H) <= this")
+    d_.add_argument("--samples", type=int, default=5, help="bst5: number of samples voted on")
+    d_.add_argument("--logits-eos-inf", action="store_true",
+                    help="as LLaDA's generate.py: the EOS logit is -inf, so no slot is ever "
+                         "filled with EOS (answers run to --gen-length)")
+    d_.add_argument("--confidence-eos-eot-inf", action="store_true",
+                    help="as LLaDA's generate.py: slots whose token is an end token (EOS, "
+                         "end of turn) get the lowest confidence and are unmasked last")
+    p_ = g.add_argument_group("prompt")
+    p_.add_argument("--decompose", dest="decompose", action="store_true", default=None,
+                    help="task decomposition prompt (default: on for MEDAL strategies with LLMs "
+                         "as in the paper; off for baselines and for the built-in Countdown "
+                         "model, where it was measured to hurt)")
+    p_.add_argument("--no-decompose", dest="decompose", action="store_false",
+                    help="use the original prompt")
+    p_.add_argument("--subtasks", type=int, default=3, help="N: subtasks in the decomposition")
+    for action in g._actions:
+        if action.dest == "subtasks":
+            action.help += f"; range {RANGES['n_subtasks'][0]}..{RANGES['n_subtasks'][1]}"
+        else:
+            ranged(action)
+
+
+def _serve(args) -> int:
+    """Start the app (``medal app``; ``serve`` is the same command): the operator's
+    settings, the app's Streamlit options, and nothing asked of the internet."""
+    from . import serving
+    from .app import MAIN
+    settings = serving.parse_settings(argv=args.serving_flags)  # bad values: error now
+    serving.keep_on_machine()
+    from streamlit.web import cli as st_cli
+    # the options of .streamlit/config.toml as flags: an installed package has no such file
+    # beside the directory it is started from
+    options = [a for k, v in serving.STREAMLIT_OPTIONS.items() for a in (f"--{k}", str(v))]
+    sys.argv = ["streamlit", "run", str(MAIN), *options, "--server.address", args.address,
+                "--server.port", str(args.port), "--", *args.serving_flags]
+    print(f"serving {len(settings.models)} models to visitors; remote code "
+          f"{'allowed' if settings.trust_remote_code else 'not allowed'}; limits "
+          + ", ".join(f"{k} {v}" for k, v in settings.limits.items()), file=sys.stderr)
+    return st_cli.main()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="python -m medal", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    from .engine import ALIASES, STRATEGIES
+    from .models import add_model_arguments
+    g = sub.add_parser(
+        "generate", help="answer one prompt with MEDAL or a baseline",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        description="Answer one prompt with MEDAL (MCTS initialisation + confidence-guided "
+                    "decoding) or a baseline; print the answer and, for tasks with a verifier, "
+                    "whether it is right.")
+    add_model_arguments(g)
+    g.add_argument("--task", default="countdown", help="task: prompt format and verifier")
+    src = g.add_mutually_exclusive_group()
+    src.add_argument("--prompt", help='prompt text, e.g. "Use 4, 18, 13 to make 20."')
+    src.add_argument("--problem", help='a structured problem, e.g. \'{"numbers": [4, 18, 13], '
+                                       '"target": 20}\'')
+    g.add_argument("--strategy", default="medal",
+                   help=f"one of: {', '.join(STRATEGIES)} (aliases: {', '.join(ALIASES)})")
+    g.add_argument("--seed", type=int, default=0, help="seed for every random choice")
+    g.add_argument("--trace", metavar="FILE", help="write the JSON trace of the run here")
+    g.add_argument("--no-compare", action="store_true",
+                   help="with --trace: skip the greedy run recorded for comparison")
+    g.add_argument("--json", action="store_true",
+                   help="print one JSON object (answer, verified, forwards, seconds, ...)")
+    add_config_arguments(g)
+    g.set_defaults(func=_generate)
+
+    b = sub.add_parser(
+        "bench", help="compare strategies on many problems",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        description="Run strategies on a task's problems; print accuracy (95%% Wilson CI), "
+                    "mean forwards and time; write every output and verdict to --out. "
+                    "Shard over processes with `accelerate launch --multi_gpu --num_processes 2 "
+                    "-m medal bench ...` (same results as one process).")
+    add_model_arguments(b)
+    b.add_argument("--task", default="countdown", help="task")
+    bsrc = b.add_mutually_exclusive_group()
+    bsrc.add_argument("--problems", help="problems, one JSON object per line")
+    bsrc.add_argument("--n", type=int, help=f"generate this many fresh problems; range 1..{MAX_PROBLEMS}")
+    b.add_argument("--strategies", default=",".join(STRATEGIES),
+                   help="comma-separated strategies")
+    b.add_argument("--seed", type=int, default=0, help="base seed (problem i uses seed + i)")
+    b.add_argument("--out", default="results.json", help="results JSON")
+    b.add_argument("--sweep", action="append", default=[], metavar="PARAM=V1,V2,...",
+                   help="also sweep one MEDAL parameter (lc, k2, max_iterations, candidates, c, "
+                        "gamma, k1); writes PARAM.json and PARAM.html next to --out")
+    b.add_argument("--frontier", action="store_true",
+                   help="write frontier.html: accuracy against sequence forwards per strategy")
+    b.add_argument("--ui", action="store_true",
+                   help="also time one app UI step (engine step + render) on the model")
+    b.add_argument("--no-progress", action="store_true", help="no progress bar")
+    b.add_argument("--profile", action="store_true",
+                   help="instead: MEDAL and greedy on each problem, MEDAL's search time split "
+                        "into network, scoring and tree bookkeeping, sequences against greedy "
+                        "(see medal/profile.py)")
+    b.add_argument("--parts", action="store_true",
+                   help="with --profile: also split the tree bookkeeping into its parts "
+                        "(action sets, cache, selection, ...; each timed call adds ~1 us)")
+    add_config_arguments(b)
+    b.set_defaults(func=_bench)
+
+    t = sub.add_parser("train", help="train a built-in tiny diffusion LM",
+                       description="Train a built-in tiny diffusion LM with the masked-diffusion "
+                                   "objective on generated task data; writes safetensors + JSON.")
+    t.add_argument("--task", default="countdown", help="task whose data to train on")
+    t.add_argument("--out", default="medal/assets/countdown", help="checkpoint directory")
+    t.add_argument("--steps", type=int, default=5000, help="optimizer steps")
+    t.add_argument("--batch-size", type=int, default=128, help="examples per step")
+    t.add_argument("--lr", type=float, default=1.5e-3, help="peak learning rate (cosine decay)")
+    t.add_argument("--seed", type=int, default=0, help="seed for data and initialisation")
+    t.add_argument("--layers", type=int, default=4, help="transformer layers")
+    t.add_argument("--width", type=int, default=128, help="embedding width")
+    t.add_argument("--prompt-length", type=int, default=None,
+                   help="prompt tokens the model reads (default: the task's; countdown 24, sudoku 26)")
+    t.add_argument("--answer-length", type=int, default=None,
+                   help="answer slots the model fills (default: the task's; countdown 28, sudoku 19)")
+    t.add_argument("--threads", type=int, default=None, help="torch threads (default: all cores)")
+    t.add_argument("--decompose-share", type=float, default=None,
+                   help="Countdown: share of training prompts in the step (decomposed) form, 0..1 "
+                        "(default 0.5)")
+    t.add_argument("--four-share", type=float, default=None,
+                   help="Countdown: share of training problems with four numbers, 0..1 (default 0.1)")
+    t.add_argument("--uniform-target-share", type=float, default=None,
+                   help="Countdown: share of three-number problems drawn like the test problems "
+                        "(target uniform over the reachable ones), 0..1 (default 0)")
+    t.add_argument("--canonical-answers", action="store_true",
+                   help="Countdown: answer the test-like problems (--uniform-target-share) with "
+                        "one canonical solution each instead of a random one")
+    t.add_argument("--init", default=None,
+                   help="go on training from this checkpoint directory (a later stage of a "
+                        "recipe; its architecture must match --layers/--width)")
+    t.add_argument("--bf16", action="store_true",
+                   help="forward and backward under bfloat16 autocast (weights stay float32); "
+                        "about 1.4x faster on CPUs with native bfloat16 (AVX-512 BF16), slower "
+                        "on others")
+    for action in t._actions:
+        if action.dest in TRAIN_RANGES:
+            low, high = TRAIN_RANGES[action.dest]
+            action.help += f"; range {low}..{high}"
+        elif action.dest in ("decompose_share", "four_share", "uniform_target_share"):
+            action.help += "; range 0..1"
+        elif action.dest == "seed":
+            action.help += "; range 0..4294967295"
+        elif action.dest == "lr":
+            action.help += "; range (0, 10]"
+    t.set_defaults(func=_train)
+
+    for name in ("app", "serve"):
+        v = sub.add_parser(
+            name, help=("start the app in the browser, from any directory" if name == "app"
+                        else "the same as 'app' (serve the app to others)"),
+            description="Start the Streamlit app (the package's own copy: it runs from any "
+                        "directory). By default it listens on localhost; give this machine's "
+                        "LAN IP to serve a room. Visitors pick from the operator's model list "
+                        "and run within the operator's limits; remote model code runs only if "
+                        "allowed here. Flags after the address and port: --trust-remote-code, "
+                        "--models SPEC,SPEC, --max-gen-length N, --max-iterations N, "
+                        "--max-samples N, --max-problems N (or the MEDAL_* environment "
+                        "variables, see medal/serving.py).")
+        v.add_argument("--address", default="localhost",
+                       help="the address to listen on: this machine's LAN IP to serve a room "
+                            "(a specific address: Streamlit then asks the internet nothing)")
+        v.add_argument("--port", type=int, default=8501, help="port; range 1..65535")
+        v.set_defaults(func=_serve)
+
+    x = sub.add_parser("export", help="write a trace as one self-contained HTML page",
+                       description="Write a trace (from --trace or the app) as one HTML file "
+                                   "with the tree, heatmap, order, candidates and inspector, "
+                                   "stepped phase by phase; it needs no server and no network.")
+    x.add_argument("trace", help="trace JSON file")
+    x.add_argument("out", help="HTML file to write")
+    x.set_defaults(func=_export)
+    return parser
+
+
+def _export(args) -> int:
+    from .trace import load_trace
+    from .viz.export import write_html
+
+    trace = load_trace(args.trace)
+    path = write_html(trace, args.out)
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB): open it in any browser")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    serving_flags: list[str] = []
+    if argv[:1] in (["app"], ["serve"]):  # its own flags; the rest: the operator's settings
+        args, serving_flags = parser.parse_known_args(argv)
+    else:
+        args = parser.parse_args(argv)
+    args.serving_flags = serving_flags
+    from .repro import set_command
+    set_command(argv)  # recorded in every trace and bench result this command writes
+    try:
+        if args.command in ("app", "serve"):
+            _check_range("port", args.port, 1, 65535)
+        return args.func(args)
+    except MedalError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # e.g. the disk filled up while writing an output
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"error: cannot write or read{where}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except RecursionError:
+        print("error: an input is nested too deeply", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

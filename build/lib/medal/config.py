@@ -1,0 +1,217 @@
+"""Every knob of a run, in one frozen, validated dataclass.
+
+Bad values fail at construction with a message that says what is allowed. Defaults are
+the paper's where it gives them (K1=3, K2=5, C=3, N=3 subtasks, eps=1e-8); where it
+does not:
+
+* ``gamma`` = 5: margins lie in [0, 1], so sigmoid(5 * margin) spans 0.5 (a tie) to 0.99
+  (a certain slot) -- the margin factor matters without swamping p and exp(-H).
+* ``c`` = 0.1: rewards are fractions of the parent's total entropy, typically 0.02-0.3
+  on the built-in model; c = 0.1 keeps the exploration bonus on that scale, so the
+  search goes deep enough to reach L_c within a small budget yet still branches.
+* ``reward`` = "ig": the paper's information gain. "ig+verifier" goes BEYOND the paper
+  (off by default, labelled so everywhere): for tasks with a verifier, a simulation whose
+  completion verifies earns ``verifier_bonus`` on top of r_IG, and so does a candidate in
+  the final choice. Countdown's verifier needs only the problem (no reference answer),
+  so this is legitimate test-time checking, not an oracle.
+* The paper's own choices, each a named option (DESIGN: "the paper's choices as options"):
+
+  - ``pair_temperature`` > 0: phase C samples (slot, token) pairs in proportion to
+    Softmax(s / T) (Algorithm 2 samples "a ~ Softmax(s)": T = 1). The pool is every
+    eligible slot's top-K1 tokens, like the action set (over the whole vocabulary a
+    softmax of scores in [0, 1] is nearly uniform). 0: the best slot, its argmax token.
+  - ``candidate_choice`` = "rollout": every candidate is rolled out to the end by phase C
+    and the winner is the one whose rollout has the highest information gain (mean r_IG
+    over its steps); its rollout is the answer. "search" (the default): the cumulative
+    IG of the search's commitments, then phase C on the winner only.
+  - ``simulation`` = "rollout": a child is simulated by an iterative DLM rollout of
+    ``rollout_steps`` steps (k-1 extra batched forwards per expansion, counted); the
+    reward uses the entropy each remaining slot had when the rollout filled it (k = 1 is
+    the one-fill simulation exactly).
+  - ``scoring_scope``: where ``scoring`` = "margin" applies: "search" (the paper's
+    "w/o Cf. + t2" ablation changes MCTS only) or "all" (also phase C).
+
+  The defaults stay as they were (deterministic phase C, the search's IG for the
+  choice, the one-fill simulation) and the margin-only scope follows the paper
+  ("search"). Evidence (previous built-in Countdown model, 100 fresh problems, seed
+  10000; ``bash scripts/results.sh`` measures it again): pair sampling at T = 1 5% vs
+  23% (a softmax of scores in [0, 1] is nearly uniform); the rollout choice 22% at 96
+  sequences vs 23% at 75; the 3-step rollout simulation 23% at 136 sequences; the two
+  margin scopes gave the same answer on all 100 problems.
+
+  ``candidate_choice`` = "vote" goes BEYOND the paper (off by default, labelled): roll
+  out every candidate and take the answer most rollouts agree on (ties: rollout IG).
+* ``lc``: the paper's 20 is for 256-slot answers (8%); short answers take a task default
+  (Countdown: 2 of 28 slots, measured best with the shipped model) -- see
+  ``Task.default_lc``.
+* ``logits_eos_inf`` / ``confidence_eos_eot_inf``: the options of LLaDA's ``generate.py``
+  of the same names, for every model. The first sets the model's EOS logit to -inf before
+  anything is computed from the logits (LLaDA used it for code: answers run to their full
+  length). The second gives slots whose proposed token is an end token (EOS, or the
+  turn's end: LLaDA ``<|eot_id|>``, Dream ``<|im_end|>``) the lowest priority, so they
+  are unmasked after every other slot of their block -- in phase C, the baselines and
+  MEDAL's action sets alike. Both off by default, as in LLaDA.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+
+from .errors import InputError
+from .scores import SCORINGS
+
+SIMULATIONS = ("argmax", "sample", "rollout")
+REWARDS = ("ig", "ig+verifier")
+CANDIDATE_CHOICES = ("search", "rollout", "vote")
+SCORING_SCOPES = ("search", "all")
+
+#: The range (inclusive) the engine accepts for every numeric parameter. The CLI, the app
+#: and the trace gate all apply these (through GenerationConfig); the bounds keep every
+#: run finite in time and memory (e.g. answers of at most 4096 slots, 100 samples).
+RANGES: dict[str, tuple] = {
+    "k1": (1, 1000), "k2": (1, 1000), "lc": (1, 4096), "candidates": (1, 1000),
+    "gamma": (0, 1_000_000), "c": (0, 1_000_000), "max_iterations": (1, 100_000),
+    "verifier_bonus": (0, 1_000_000), "gen_length": (1, 4096), "steps": (1, 4096),
+    "block_length": (1, 4096), "temperature": (0, 100), "slot_temperature": (0, 100),
+    "eb_threshold": (0, 1_000_000), "samples": (1, 100), "n_subtasks": (1, 16),
+    "seed": (0, 4_294_967_295), "rollout_steps": (1, 4096), "pair_temperature": (0, 100),
+}
+#: a sampling temperature is 0 (argmax) or at least this: below it softmax(x / T)
+#: overflows float32 and sampling fails
+MIN_TEMPERATURE = 1e-3
+#: phase C's pair sampling takes softmax(s / T) with s in [0, 1]: stable for any T down to
+#: this; below it s / T overflows
+MIN_PAIR_TEMPERATURE = 1e-6
+
+
+@dataclass(frozen=True)
+class GenerationConfig:
+    # --- search (MEDAL) ---
+    k1: int = 3                    # tokens kept per masked slot
+    k2: int = 5                    # actions kept overall = children per expansion
+    lc: int | None = None          # slots committed by search (None: the task's default)
+    candidates: int = 3            # C: candidates to collect
+    gamma: float = 5.0             # margin scale in sigmoid(gamma * margin)
+    c: float = 0.1                 # UCB exploration constant
+    max_iterations: int = 200      # hard budget of MCTS iterations
+    scoring: str = "confidence"    # "confidence" (paper) or "margin" (ablation)
+    simulation: str = "argmax"     # how a simulation fills the remaining masks
+    rollout_steps: int = 3         # with simulation "rollout": k DLM steps per simulation
+    reward: str = "ig"             # "ig" (paper) or "ig+verifier" (beyond the paper, see below)
+    verifier_bonus: float = 1.0    # with "ig+verifier": added when a completion verifies
+    complete_candidates: bool = False  # phase-C-complete every candidate, not just the winner
+    candidate_choice: str = "search"  # "search" IG, "rollout" IG (paper), "vote" (beyond)
+    scoring_scope: str = "search"  # where scoring="margin" applies: "search" (paper) or "all"
+    one_per_parent: bool = False   # count at most one candidate per parent (diversity)
+    # --- decoding ---
+    gen_length: int | None = None  # answer slots (None: the model's default)
+    steps: int | None = None       # denoising steps (None: one slot per step)
+    block_length: int | None = None  # semi-autoregressive blocks (None: one block)
+    temperature: float = 0.0       # token sampling temperature (0: argmax)
+    slot_temperature: float = 0.0  # phase C: sample slots ~ softmax(s / T) (0: best slot)
+    pair_temperature: float = 0.0  # phase C: sample (slot, token) ~ softmax(s / T) (paper: 1)
+    eb_threshold: float = 0.5      # EB sampler: unmask while sum H - max H <= this
+    samples: int = 5               # Best-of-N: N
+    # --- LLaDA's generate.py options (off by default, as there) ---
+    logits_eos_inf: bool = False   # the EOS logit is -inf: no slot is ever filled with EOS
+    confidence_eos_eot_inf: bool = False  # slots whose token is an end token (EOS, EOT /
+    #                                       <|im_end|>) are unmasked last (confidence -inf)
+    # --- prompt ---
+    decompose: bool | None = None  # task decomposition (paper 3.3); None: the task's default
+    n_subtasks: int = 3            # N subtasks in the decomposition prompt
+    seed: int = 0
+
+    def __post_init__(self):
+        def need(ok: bool, msg: str):
+            if not ok:
+                raise InputError(msg)
+
+        for name in ("k1", "k2", "candidates", "max_iterations", "samples", "n_subtasks",
+                     "rollout_steps"):
+            v = getattr(self, name)
+            need(type(v) is int and v >= 1, f"{name} must be a whole number >= 1, got {v!r}")
+        for name in ("lc", "gen_length", "steps", "block_length"):
+            v = getattr(self, name)
+            need(v is None or (type(v) is int and v >= 1),
+                 f"{name} must be a whole number >= 1 (or unset), got {v!r}")
+        for name in ("gamma", "c", "temperature", "slot_temperature", "pair_temperature",
+                     "eb_threshold", "verifier_bonus"):
+            v = getattr(self, name)
+            need(isinstance(v, (int, float)) and v == v and abs(v) != float("inf") and v >= 0,
+                 f"{name} must be a finite number >= 0, got {v!r}")
+        need(self.scoring in SCORINGS, f"scoring must be one of {SCORINGS}, got {self.scoring!r}")
+        need(self.reward in REWARDS, f"reward must be one of {REWARDS}, got {self.reward!r}")
+        need(self.simulation in SIMULATIONS,
+             f"simulation must be one of {SIMULATIONS}, got {self.simulation!r}")
+        need(self.candidate_choice in CANDIDATE_CHOICES,
+             f"candidate_choice must be one of {CANDIDATE_CHOICES}, got {self.candidate_choice!r}")
+        need(self.scoring_scope in SCORING_SCOPES,
+             f"scoring_scope must be one of {SCORING_SCOPES}, got {self.scoring_scope!r}")
+        need(not (self.slot_temperature > 0 and self.pair_temperature > 0),
+             "set slot_temperature (sample slots) or pair_temperature (sample (slot, token) "
+             "pairs), not both")
+        need(type(self.seed) is int, f"seed must be a whole number, got {self.seed!r}")
+        for name, (low, high) in RANGES.items():
+            v = getattr(self, name, None)
+            need(v is None or low <= v <= high,
+                 f"{name} must be between {low} and {high}, got {v!r}")
+        for name in ("temperature", "slot_temperature"):
+            v = getattr(self, name)
+            need(v == 0 or v >= MIN_TEMPERATURE,
+                 f"{name} must be 0 (argmax) or at least {MIN_TEMPERATURE:g}, got {v!r}")
+        need(self.pair_temperature == 0 or self.pair_temperature >= MIN_PAIR_TEMPERATURE,
+             f"pair_temperature must be 0 (off) or at least {MIN_PAIR_TEMPERATURE:g}, "
+             f"got {self.pair_temperature!r}")
+        for name in ("logits_eos_inf", "confidence_eos_eot_inf", "complete_candidates",
+                     "one_per_parent"):
+            v = getattr(self, name)
+            need(isinstance(v, bool), f"{name} must be true or false, got {v!r}")
+        need(self.decompose in (None, True, False),
+             f"decompose must be true, false or unset, got {self.decompose!r}")
+
+    @property
+    def phase_c_scoring(self) -> str:
+        """The scoring phase C ranks slots by: ``scoring`` unless it is restricted to the
+        search (``scoring_scope`` = "search"), then the paper's confidence score."""
+        return self.scoring if self.scoring_scope == "all" else "confidence"
+
+    def resolved(self, gen_length: int, default_lc: int, max_gen_length: int | None,
+                 default_block: int | None = None) -> "GenerationConfig":
+        """Fill the unset lengths and check them against each other and the model.
+
+        ``default_block``: the task's semi-autoregressive block length for its built-in
+        model, used when the user sets none and it divides the answer length."""
+        L = self.gen_length or gen_length
+        if max_gen_length is not None and L > max_gen_length:
+            raise InputError(f"gen_length {L} exceeds what this model can fill ({max_gen_length})")
+        if self.block_length is None and default_block and L % default_block == 0:
+            block = default_block
+        else:
+            block = self.block_length or L
+        if block > L or L % block:
+            raise InputError(f"block_length must divide gen_length ({L}); got {block}")
+        n_blocks = L // block
+        steps = self.steps or L
+        if steps % n_blocks:
+            raise InputError(f"steps ({steps}) must be a multiple of the number of blocks "
+                             f"({n_blocks} = gen_length {L} / block_length {block})")
+        if steps > L:
+            raise InputError(f"steps ({steps}) cannot exceed gen_length ({L}): "
+                             "each step unmasks at least one slot")
+        lc = self.lc if self.lc is not None else min(default_lc, max(1, block - 1))
+        if lc >= L:
+            raise InputError(f"lc ({lc}) must be shorter than the answer (gen_length {L})")
+        if lc > block:
+            raise InputError(f"lc ({lc}) must fit in the first block (block_length {block}): "
+                             "the search initialises the first block")
+        return replace(self, gen_length=L, steps=steps, block_length=block, lc=lc)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "GenerationConfig":
+        names = {f.name for f in fields(cls)}
+        unknown = set(data) - names
+        if unknown:
+            raise InputError(f"unknown parameters: {', '.join(sorted(unknown))}")
+        return cls(**data)

@@ -1,0 +1,473 @@
+"""One engine for every strategy: a :class:`Run` yields events; observers watch them.
+
+    run = Run(model, task="countdown", problem=p, strategy="medal")
+    result = run.finish()            # or: while (ev := run.step()): ...  (step by step)
+
+Strategies (``STRATEGIES``):
+
+========================= ================================================================
+medal                     decomposition prompt, MCTS initialisation, best candidate, phase C
+medal-no-mcts             decomposition prompt, phase C alone (paper's "w/o MCTS")
+medal-no-decomposition    MEDAL on the original prompt (paper's "w/o T. Dcp.")
+medal-margin-only         MEDAL scoring by top-2 margin only (paper's "w/o Cf. + t2")
+greedy                    LLaDA low-confidence remasking (alias: low-confidence)
+random                    LLaDA random remasking
+entropy                   Dream's entropy order
+margin                    Dream's top-2 margin order
+eb                        entropy-bounded sampler (adaptive slots per step)
+bst5                      Best-of-N (N = samples) sampled decodes, majority vote on answers
+========================= ================================================================
+
+Baselines use the original prompt unless ``decompose`` is set explicitly.
+"""
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from typing import Callable, Iterator
+
+import torch
+
+from .config import GenerationConfig
+from .decoding import DecodeState, decode
+from .errors import InputError
+from .events import (CandidateChosen, Event, RunFinished, RunStarted, SampleFinished,
+                     SearchFinished)
+from .models.base import DiffusionLM
+from .runner import ModelRunner
+from .scores import cumulative_information_gain, rollout_path_gain
+from .search import MCTS
+from .tasks import Task, get_task
+from .tasks.decomposition import decompose_prompt
+
+
+@dataclass
+class GenerationResult:
+    strategy: str
+    answer_ids: list[int]
+    text: str                  # decoded answer (up to EOS)
+    answer: str                # the task's extracted answer
+    verified: bool | None      # None when the prompt is not a known problem
+    forwards: int              # batched model calls (NFE)
+    sequence_forwards: int     # sequences those calls evaluated
+    seconds: float
+    model_seconds: float
+    order: list[int | None]    # step at which each slot was unmasked
+    extra: dict = field(default_factory=dict)
+    cache_hits: int = 0        # evaluations answered from the cache (no forward)
+    # what the strategy would cost on its own (no cache shared with another strategy):
+    # equal to forwards / sequence_forwards except for the greedy comparison
+    standalone_forwards: int | None = None
+    standalone_sequences: int | None = None
+    #: the run's JSON trace, when it was recorded (``medal.generate(..., trace=True)``)
+    trace: dict | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self):
+        if self.standalone_forwards is None:
+            self.standalone_forwards = self.forwards
+        if self.standalone_sequences is None:
+            self.standalone_sequences = self.sequence_forwards
+
+    def to_json(self) -> dict:
+        return {"strategy": self.strategy, "answer_ids": self.answer_ids, "text": self.text,
+                "answer": self.answer, "verified": self.verified, "forwards": self.forwards,
+                "sequence_forwards": self.sequence_forwards, "cache_hits": self.cache_hits,
+                "standalone_forwards": self.standalone_forwards,
+                "standalone_sequences": self.standalone_sequences, "seconds": self.seconds,
+                "model_seconds": self.model_seconds, "order": self.order, **self.extra}
+
+
+MEDAL_STRATEGIES = {"medal", "medal-no-mcts", "medal-no-decomposition", "medal-margin-only"}
+ALIASES = {"low-confidence": "greedy", "phase-c": "medal-no-mcts"}
+
+
+class Run:
+    """A generation in progress. Iterate with :meth:`step`; finish with :meth:`finish`."""
+
+    def __init__(self, model: DiffusionLM, *, task: str | Task = "countdown",
+                 prompt: str | None = None, problem=None, strategy: str = "medal",
+                 config: GenerationConfig | None = None, observers: tuple = (),
+                 compare_greedy: bool = False, decompose: bool | None = None,
+                 trace: bool = False):
+        self.model = model
+        self.task = task if isinstance(task, Task) else get_task(task)
+        strategy = ALIASES.get(strategy, strategy)
+        if strategy not in STRATEGIES:
+            raise InputError(f"unknown strategy {strategy!r}; choose one of: "
+                             f"{', '.join(STRATEGIES)} (aliases: {', '.join(ALIASES)})")
+        self.strategy = strategy
+        cfg = config or GenerationConfig()
+        if prompt is None and problem is None:
+            raise InputError("give a prompt or a problem")
+        if problem is not None and not isinstance(problem, self.task.problem_type):
+            problem = self.task.parse_problem(problem)
+        if problem is None:
+            model.check_prompt(prompt)
+            problem = self.task.problem_from_prompt(prompt)
+        self.problem = problem
+        base_prompt = prompt if prompt is not None else self.task.format_prompt(problem)
+        if strategy == "medal-no-decomposition":
+            decompose = False
+        if decompose is None:
+            decompose = cfg.decompose
+        if decompose is None:  # the strategy's and task's default
+            decompose = (strategy in MEDAL_STRATEGIES and strategy != "medal-no-decomposition"
+                         and (self.task.default_decompose or not model.builtin))
+        use_decomposition = decompose
+        self.decompose = use_decomposition
+        self.prompt = base_prompt
+        self.model_prompt = decompose_prompt(self.task.name, base_prompt, problem,
+                                             decompose=use_decomposition,
+                                             n_subtasks=cfg.n_subtasks, builtin=model.builtin)
+        prompt_ids = model.encode_prompt(self.model_prompt)
+        if strategy == "medal-margin-only":
+            # the paper's "w/o Cf. + t2" changes the search; scoring_scope="all" also
+            # changes phase C
+            cfg = replace(cfg, scoring="margin")
+        self.config = cfg.resolved(model.default_gen_length, self.task.default_lc,
+                                   model.max_gen_length,
+                                   self.task.default_block_length if model.builtin else None)
+        self.fixed = fixed_slots(model, self.task, self.config.gen_length)
+        suppress = ((model.eos_id,) if self.config.logits_eos_inf and model.eos_id is not None
+                    else ())
+        self.runner = ModelRunner(model, prompt_ids, self.config.gen_length, fixed=self.fixed,
+                                  suppress=suppress)
+        self.generator = torch.Generator().manual_seed(self.config.seed)
+        self.observers = list(observers)
+        self.recorder = None
+        if trace:
+            from .trace import TraceRecorder
+            self.recorder = TraceRecorder(model)
+            self.observers.insert(0, self.recorder)
+        self.compare_greedy = compare_greedy
+        self.mcts: MCTS | None = None
+        self.result: GenerationResult | None = None
+        self.comparison: GenerationResult | None = None
+        self._clock = 0.0          # seconds spent inside step(): pauses between steps excluded
+        self._step_started: float | None = None
+        self._events = self._all_events()
+
+    # ------------------------------------------------------------------ driving
+    def step(self) -> Event | None:
+        """Advance by one event (one MCTS phase or one decode step); None when done."""
+        self._step_started = time.perf_counter()
+        try:
+            event = next(self._events)
+        except StopIteration:
+            return None
+        finally:
+            self._clock += time.perf_counter() - self._step_started
+            self._step_started = None
+        for obs in self.observers:
+            obs(event)
+        return event
+
+    def finish(self, until: Callable[[Event], bool] | None = None) -> GenerationResult | None:
+        """Run to the end (or until ``until(event)`` is true); returns the result."""
+        while (event := self.step()) is not None:
+            if until is not None and until(event):
+                break
+        return self.result
+
+    def elapsed(self) -> float:
+        """Seconds of work so far (time between steps, e.g. a user reading the app, is
+        not counted)."""
+        running = time.perf_counter() - self._step_started if self._step_started else 0.0
+        return self._clock + running
+
+    @property
+    def trace(self) -> dict | None:
+        """The trace so far (None unless the run was made with ``trace=True``): the
+        recorder's live dict, updated in place as the run goes on; copy it to keep a snapshot."""
+        return self.recorder.to_json() if self.recorder else None
+
+    @property
+    def done(self) -> bool:
+        return self.result is not None and self._finished
+
+    _finished = False
+
+    def _all_events(self) -> Iterator[Event]:
+        yield RunStarted(strategy=self.strategy, prompt=self.prompt, model_prompt=self.model_prompt,
+                         config=self.config.to_json(), model=self.model.describe(),
+                         problem=self.problem.to_json() if self.problem is not None else None,
+                         fixed={s: (t, self.model.token_text(t)) for s, t in self.fixed.items()},
+                         task=self.task.name)
+        self.result = yield from STRATEGIES[self.strategy](self)
+        if self.compare_greedy:
+            self.comparison = yield from self._comparison()
+        self._finished = True
+        yield RunFinished(result=self.result, comparison=self.comparison)
+
+    def _comparison(self):
+        """Greedy low-confidence decoding of the same prompt, for the order/entropy views.
+
+        It shares the run's cache (states the run already evaluated, the root at least,
+        are not recomputed). It reports the forwards it actually ran, the sequences they
+        evaluated and its cache hits, like every strategy, and beside them its standalone
+        cost (greedy on its own: one forward of one sequence per step)."""
+        runner = self.runner.sharing_cache()
+        state = DecodeState(answer=runner.initial_answer(), order=[None] * self.config.gen_length)
+        t0 = self.elapsed()
+        yield from decode(runner, state, replace(self.config, temperature=0.0), "low_confidence",
+                          "compare_greedy", None, self.model.token_text)
+        result = self._result("greedy", state, runner, t0, {"entropy_rows": state.entropy_rows})
+        result.standalone_forwards = result.standalone_sequences = runner.requested
+        return result
+
+    # ------------------------------------------------------------------ results
+    def _result(self, strategy: str, state: DecodeState, runner: ModelRunner, t0: float,
+                extra: dict | None = None) -> GenerationResult:
+        text = self.model.decode(state.answer)
+        answer = self.task.extract_answer(text)
+        verified = self.task.verify(answer, self.problem) if self.problem is not None else None
+        return GenerationResult(strategy=strategy, answer_ids=state.answer.tolist(), text=text,
+                                answer=answer, verified=verified, forwards=runner.forwards,
+                                sequence_forwards=runner.sequences,
+                                cache_hits=runner.cache_hits,
+                                seconds=self.elapsed() - t0,
+                                model_seconds=runner.model_seconds, order=state.order,
+                                extra=extra or {})
+
+    def verifier(self):
+        """answer ids -> verdict, for the beyond-the-paper "ig+verifier" reward; None when
+        the prompt is not a problem the task can check."""
+        if self.problem is None:
+            return None
+        return lambda ids: self.task.verify(self.task.extract_answer(self.model.decode(ids)),
+                                            self.problem)
+
+    def new_state(self) -> DecodeState:
+        return DecodeState(answer=self.runner.initial_answer(), order=[None] * self.config.gen_length)
+
+
+def fixed_slots(model: DiffusionLM, task: Task, gen_length: int) -> dict[int, int]:
+    """The task's fixed answer slots (:attr:`Task.answer_template`) as token ids. Only for
+    the character-level built-in models, where slot i is character i of the answer; an
+    LLM's tokenizer does not place a character at a known slot, so there: none."""
+    if task.answer_template is None or not model.builtin:
+        return {}
+    tokenizer = getattr(model, "tokenizer", None)
+    out = {}
+    for slot, text in task.answer_template(gen_length).items():
+        ids = tokenizer.encode(text) if tokenizer is not None else []
+        if len(ids) == 1 and 0 <= slot < gen_length:
+            out[slot] = ids[0]
+    return out
+
+
+# ---------------------------------------------------------------------- strategies
+
+def _plain(rule: str):
+    def strategy(run: Run):
+        state = run.new_state()
+        yield from decode(run.runner, state, run.config, rule, "decode", run.generator,
+                          run.model.token_text)
+        return run._result(run.strategy, state, run.runner, 0.0,
+                           {"entropy_rows": state.entropy_rows})
+    return strategy
+
+
+def _phase_c_alone(run: Run):
+    return (yield from _plain("confidence")(run))
+
+
+def _best_of_n(run: Run):
+    """N sampled low-confidence decodes; the most common extracted answer wins (ties: the
+    earliest sample). Sampling temperature: the config's, or 1.0 if it is 0."""
+    cfg = replace(run.config, temperature=run.config.temperature or 1.0)
+    samples = []
+    for k in range(cfg.samples):
+        state = run.new_state()
+        yield from decode(run.runner, state, cfg, "low_confidence", f"sample-{k}",
+                          run.generator, run.model.token_text)
+        res = run._result(run.strategy, state, run.runner, 0.0)
+        samples.append((state, res))
+        yield SampleFinished(phase=f"sample-{k}", text=res.text, answer=res.answer,
+                             verified=res.verified)
+    votes = Counter(res.answer for _, res in samples)
+    top = max(votes.values())
+    k = next(i for i, (_, res) in enumerate(samples) if votes[res.answer] == top)
+    state, _ = samples[k]
+    return run._result(run.strategy, state, run.runner, 0.0, {
+        "votes": dict(votes), "chosen_sample": k,
+        "samples": [{"text": r.text, "answer": r.answer, "verified": r.verified}
+                    for _, r in samples]})
+
+
+def _medal(run: Run):
+    """MEDAL: MCTS initialisation (L_c commitments), candidate choice, then phase C."""
+    cfg = run.config
+    t_search = run.elapsed()
+    model_before = run.runner.model_seconds
+    mcts = MCTS(run.runner, cfg, run.generator, verifier=run.verifier())
+    run.mcts = mcts
+    yield mcts.root_event()
+    if mcts.root.exhausted:
+        mcts.stop_reason = "exhausted"
+    while not mcts.done:
+        yield from mcts.iterate()
+    search_seconds = run.elapsed() - t_search
+    search_model_seconds = run.runner.model_seconds - model_before
+    search_forwards = run.runner.forwards
+    candidates = mcts.candidates if mcts.candidates else mcts.fallback_candidates()
+    yield SearchFinished(reason=mcts.stop_reason, iterations=mcts.iteration,
+                         candidates=[c.id for c in candidates])
+    root = mcts.root.evaluation
+    decode_masked = run.model.decode_masked
+    verify = run.verifier()
+    records = []
+    for c in candidates:
+        ev = c.evaluation
+        records.append({
+            "node": c.id, "depth": c.depth,
+            "cumulative_ig": cumulative_information_gain(root.entropy, root.masked,
+                                                         ev.entropy, ev.masked),
+            "root_entropy_sum": float(root.entropy[root.masked].sum()),
+            "remaining_entropy_sum": float(ev.entropy[ev.masked].sum()),
+            "r_ig": c.r_ig, "Q": c.Q, "N": c.N, "verified": c.verified,
+            "sequence": decode_masked(c.answer),
+            "completion": decode_masked(c.completion) if c.completion is not None else None,
+            # the task's verdict on that one-shot completion (None: no verifier here)
+            "completion_verified": (verify(c.completion) if verify is not None
+                                    and c.completion is not None else None),
+        })
+    bonus = cfg.verifier_bonus if mcts.verifier is not None else 0.0
+    finals = {}
+    replay = {}
+    if cfg.candidate_choice in ("rollout", "vote"):
+        # the paper's "each candidate is then fully rolled out by the DLM to compute its
+        # information-gain reward": phase C on every candidate, scored on its rollout
+        for c, r in zip(candidates, records):
+            replay[c.id] = run.generator.get_state()
+            st = _state_from_node(run, c)
+            yield from decode(run.runner, st, cfg, "confidence", f"phase_c-{c.id}",
+                              run.generator, run.model.token_text)
+            res = run._result(run.strategy, st, run.runner, 0.0)
+            finals[c.id] = {"text": res.text, "answer": res.answer, "verified": res.verified}
+            r["rollout_ig"] = rollout_path_gain(st.entropy_rows)
+        votes = Counter(finals[c.id]["answer"] for c in candidates)
+        for c, r in zip(candidates, records):
+            r["votes"] = votes[finals[c.id]["answer"]]
+            r["score"] = r["rollout_ig"] + bonus * bool(finals[c.id]["verified"])
+        if cfg.candidate_choice == "vote":
+            best = max(range(len(records)),
+                       key=lambda i: (records[i]["votes"], records[i]["score"], -i))
+        else:
+            best = max(range(len(records)), key=lambda i: (records[i]["score"], -i))
+    else:
+        for r in records:
+            r["score"] = r["cumulative_ig"] + bonus * bool(r["verified"])
+        best = max(range(len(records)), key=lambda i: (records[i]["score"], -i))
+    winner = candidates[best]
+    others = [r for i, r in enumerate(records) if i != best]
+    if cfg.candidate_choice == "search":
+        why = ((f"[reward ig+verifier, beyond the paper] node {winner.id}'s simulation "
+                f"{'verifies' if winner.verified else 'does not verify'}; " if bonus else "")
+               + f"node {winner.id} has the highest cumulative information gain "
+               f"({records[best]['cumulative_ig']:.4f}: the search's commitments left the "
+               f"least entropy on the remaining slots, "
+               f"{records[best]['remaining_entropy_sum']:.3f} of "
+               f"{records[best]['root_entropy_sum']:.3f})"
+               + ("; the others: " + ", ".join(f"node {r['node']} {r['cumulative_ig']:.4f}"
+                                                 for r in others)
+                  if others else "; it was the only one"))
+    else:
+        head = (f"[candidate choice by vote, beyond the paper] node {winner.id}'s answer "
+                f"{finals[winner.id]['answer']!r} has {records[best]['votes']} of "
+                f"{len(records)} rollouts' votes (ties: rollout information gain); "
+                if cfg.candidate_choice == "vote" else "")
+        why = (head + ("[reward ig+verifier, beyond the paper] node "
+                       f"{winner.id}'s rollout {'verifies' if finals[winner.id]['verified'] else 'does not verify'}; "
+                       if bonus else "")
+               + f"every candidate was rolled out by phase C; node {winner.id}'s rollout has "
+               f"the highest information gain (mean r_IG over its steps "
+               f"{records[best]['rollout_ig']:.4f})"
+               + ("; the others: " + ", ".join(f"node {r['node']} {r['rollout_ig']:.4f}"
+                                                 for r in others)
+                  if others else "; it was the only one"))
+    if cfg.complete_candidates and not replay:
+        for c in candidates:
+            if c is winner:
+                continue
+            st = _state_from_node(run, c)
+            yield from decode(run.runner, st, cfg, "confidence", f"phase_c-{c.id}",
+                              run.generator, run.model.token_text)
+            res = run._result(run.strategy, st, run.runner, 0.0)
+            finals[c.id] = {"text": res.text, "answer": res.answer, "verified": res.verified}
+    state = _state_from_node(run, winner)
+    yield CandidateChosen(candidates=records, winner=winner.id, why=why)
+    if winner.id in replay:
+        # the winner's rollout is the answer: replayed as phase C with the same random
+        # draws, so every state is a cache hit (no forward)
+        run.generator.set_state(replay[winner.id])
+    yield from decode(run.runner, state, cfg, "confidence", "phase_c", run.generator,
+                      run.model.token_text)
+    result = run._result(run.strategy, state, run.runner, 0.0)
+    finals[winner.id] = {"text": result.text, "answer": result.answer, "verified": result.verified}
+    finals.update(_display_finals(run, [c for c in candidates if c.id not in finals]))
+    for r in records:
+        r["final"] = finals.get(r["node"])
+    result.extra = {"winner": winner.id, "candidates": records, "stop_reason": mcts.stop_reason,
+                    "iterations": mcts.iteration, "why": why, "entropy_rows": state.entropy_rows,
+                    "search_seconds": search_seconds, "search_model_seconds": search_model_seconds,
+                    "search_forwards": search_forwards,
+                    "candidate_choice": cfg.candidate_choice}
+    return result
+
+
+#: answers up to this many slots get every losing candidate completed for display
+DISPLAY_COMPLETION_MAX_SLOTS = 64
+
+
+def _display_finals(run: Run, losers: list) -> dict[int, dict]:
+    """Each losing candidate completed by phase C, so the candidate table can show what it
+    would have answered. Done after the run's answer, on a runner that shares the cache
+    but keeps its own counters (the run's cost and its random stream are untouched), and
+    without events (no phase-C steps of losers in the trace). Skipped for long answers
+    (LLaDA's 256 slots: that many forwards per candidate) -- ``complete_candidates``
+    decodes them as part of the run instead."""
+    if not losers or run.config.gen_length > DISPLAY_COMPLETION_MAX_SLOTS:
+        return {}
+    runner = run.runner.sharing_cache()
+    out = {}
+    for c in losers:
+        state = _state_from_node(run, c)
+        generator = torch.Generator().manual_seed(run.config.seed * 100_003 + c.id)
+        for _ in decode(runner, state, run.config, "confidence", f"phase_c-{c.id}",
+                        generator, run.model.token_text):
+            pass
+        res = run._result(run.strategy, state, runner, 0.0)
+        out[c.id] = {"text": res.text, "answer": res.answer, "verified": res.verified,
+                     "display_only": True}
+    return out
+
+
+def _state_from_node(run: Run, node) -> DecodeState:
+    """The decode state after the search's commitments along ``node``'s path."""
+    order: list[int | None] = [None] * run.config.gen_length
+    for step, n in enumerate(node.path()[1:]):
+        order[n.action.slot] = step
+    state = DecodeState(answer=node.answer.clone(), order=order, step=node.depth,
+                        steps_in_block={0: node.depth})
+    return state
+
+
+STRATEGIES = {
+    "medal": _medal,
+    "medal-no-mcts": _phase_c_alone,
+    "medal-no-decomposition": _medal,
+    "medal-margin-only": _medal,
+    "greedy": _plain("low_confidence"),
+    "random": _plain("random"),
+    "entropy": _plain("entropy"),
+    "margin": _plain("margin"),
+    "eb": _plain("eb"),
+    "bst5": _best_of_n,
+}
+
+
+def generate(model: DiffusionLM, *, strategy: str = "medal", **kwargs) -> GenerationResult:
+    """Run a strategy to the end and return its result (see :class:`Run`)."""
+    return Run(model, strategy=strategy, **kwargs).finish()

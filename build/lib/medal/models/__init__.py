@@ -1,0 +1,75 @@
+"""Model loading: ``load_model(spec)`` turns a model spec into a :class:`DiffusionLM`.
+
+Specs:
+
+* ``builtin:<task>`` -- the shipped tiny models (CPU, no network);
+* ``llada:<hub id or dir>``, ``dream:<hub id or dir>`` -- LLaDA / Dream through
+  ``transformers`` with their remote code (opt-in: ``trust_remote_code=True``,
+  ``--trust-remote-code`` or ``MEDAL_TRUST_REMOTE_CODE=1``);
+* ``mlm:<hub id or dir>`` -- any ``AutoModelForMaskedLM`` checkpoint;
+* shortcuts ``llada-8b-instruct``, ``llada-1.5``, ``dream-7b-instruct``;
+
+each of the ``transformers`` ones optionally pinned with ``@<revision>``. See
+:mod:`medal.models.hf` and docs/REAL_MODELS.md.
+"""
+from __future__ import annotations
+
+from ..errors import InputError, ModelLoadError
+from .base import DiffusionLM
+from .builtin import BuiltinModel, builtin_names
+# .hf imports transformers only when it loads a checkpoint: the CLI stays quick
+from .hf import DEVICES, DTYPE_CHOICES, SHORTCUTS, is_hf_spec, load_hf_model
+
+__all__ = ["DiffusionLM", "BuiltinModel", "load_model", "builtin_names",
+           "add_model_arguments", "model_options"]
+
+DEFAULT_MODEL = "builtin:countdown"
+LOAD_OPTIONS = ("trust_remote_code", "device", "dtype", "revision", "chat_template")
+
+
+def add_model_arguments(parser) -> None:
+    """The command-line flags that choose and load a model."""
+    g = parser.add_argument_group("model")
+    g.add_argument("--model", default=None,
+                   help="model spec (default: the task's built-in model, builtin:<task>): builtin:<task>, llada:<hub id or dir>, dream:<hub id or "
+                        "dir>, mlm:<hub id or dir> (optionally @<revision>), or a shortcut: "
+                        "llada-8b-instruct, llada-1.5, dream-7b-instruct")
+    g.add_argument("--trust-remote-code", action="store_true",
+                   help="allow LLaDA/Dream checkpoints to run the Python code they ship "
+                        "(also: MEDAL_TRUST_REMOTE_CODE=1); read it first, pin --revision")
+    g.add_argument("--device", choices=DEVICES, default="auto",
+                   help="where the model runs (auto: CUDA if present, else CPU)")
+    g.add_argument("--dtype", choices=DTYPE_CHOICES, default="auto",
+                   help="weights precision (auto: bfloat16 on a GPU, float32 on the CPU)")
+    g.add_argument("--revision", default=None,
+                   help="hub commit, branch or tag to load (same as spec@<revision>)")
+
+
+def model_options(args) -> dict:
+    """Keyword options for :func:`load_model` from parsed command-line flags."""
+    return {"trust_remote_code": bool(getattr(args, "trust_remote_code", False)),
+            "device": getattr(args, "device", "auto"),
+            "dtype": getattr(args, "dtype", "auto"),
+            "revision": getattr(args, "revision", None)}
+
+
+def load_model(spec: str, **options) -> DiffusionLM:
+    """Load a model from its spec; raises :class:`ModelLoadError` with the fix on failure.
+
+    Options (for ``transformers`` models; the built-in models run on the CPU and ignore
+    them): ``trust_remote_code`` (bool), ``device`` (auto/cpu/cuda), ``dtype``
+    (auto/float32/bfloat16/float16), ``revision``, ``chat_template`` (None: use the
+    tokenizer's if it has one)."""
+    unknown = set(options) - set(LOAD_OPTIONS)
+    if unknown:
+        raise InputError(f"unknown model options: {', '.join(sorted(unknown))} "
+                         f"(known: {', '.join(LOAD_OPTIONS)})")
+    spec = (spec or "").strip()
+    if spec.startswith("builtin:"):
+        return BuiltinModel.load(spec.split(":", 1)[1])
+    if is_hf_spec(spec):
+        return load_hf_model(spec, **options)
+    shipped = ", ".join("builtin:" + n for n in builtin_names()) or "none shipped yet"
+    raise ModelLoadError(f"unknown model spec {spec!r}; use builtin:<task> ({shipped}), "
+                         "llada:<hub id or dir>, dream:<hub id or dir>, mlm:<hub id or dir> "
+                         f"or a shortcut: {', '.join(SHORTCUTS)}")

@@ -1,0 +1,85 @@
+"""The one model interface every search and decoder uses (DESIGN section 2).
+
+A model takes a batch of token ids (prompt + answer slots) and returns logits for the
+answer slots only (the last ``answer_length`` positions), where row i predicts answer
+slot i -- adapters whose network predicts shifted (Dream: output at i-1 predicts slot i)
+undo the shift here, so nothing above this layer knows about it. The logits stay on the
+model's device; the runner scores them there (softmax, entropy, top-k) and brings back
+only the top tokens and per-slot figures.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import torch
+
+from ..errors import InputError
+
+
+class DiffusionLM(ABC):
+    """A masked diffusion language model, as the engine sees it."""
+
+    #: short name for traces and the UI, e.g. ``builtin:countdown``
+    name: str
+    #: id of the mask token; every masked answer slot holds it
+    mask_id: int
+    #: end-of-sequence id; answer text after it is padding (None: no such token)
+    eos_id: int | None = None
+    #: True for the built-in models (short prompt templates); False for instruct LLMs
+    builtin: bool = False
+    #: answer slots to generate when the user does not say
+    default_gen_length: int = 64
+    #: the most answer slots this model can fill after a prompt (None: no limit known)
+    max_gen_length: int | None = None
+    device: torch.device = torch.device("cpu")
+
+    @abstractmethod
+    def encode_prompt(self, prompt: str) -> list[int]:
+        """Prompt text -> ids, with the chat template for instruct models. Raises
+        :class:`InputError` if the prompt is empty or too long for the model."""
+
+    @abstractmethod
+    def logits(self, ids: torch.Tensor, answer_length: int) -> torch.Tensor:
+        """Token ids ``[B, T]`` on :attr:`device` (prompt, then ``answer_length`` answer
+        slots) -> floating-point logits ``[B, answer_length, V]`` on :attr:`device`; row i
+        predicts answer slot i. Adapters compute the output layer for these rows only where
+        the network allows (the prompt's logits are never needed)."""
+
+    @abstractmethod
+    def token_text(self, token_id: int) -> str:
+        """How one token looks on screen."""
+
+    @abstractmethod
+    def decode(self, ids) -> str:
+        """Answer ids -> text, stopping at the end-of-sequence token."""
+
+    @property
+    def end_ids(self) -> frozenset[int]:
+        """Ids that end an answer: text after the first of them is padding. The EOS id,
+        plus end-of-turn ids for chat models (LLaDA's <|eot_id|>, Dream's <|im_end|>)."""
+        return frozenset() if self.eos_id is None else frozenset({self.eos_id})
+
+    def decode_masked(self, ids, mask: str = "_") -> str:
+        """An answer in progress: masked slots shown as ``mask``, stopping at the first
+        end token (see :attr:`end_ids`)."""
+        out = []
+        ends = self.end_ids
+        for i in (int(t) for t in ids):
+            if i in ends:
+                break
+            out.append(mask if i == self.mask_id else self.token_text(i))
+        return "".join(out)
+
+    @property
+    def vocab_size(self) -> int:  # pragma: no cover - adapters override when cheap
+        raise NotImplementedError
+
+    def describe(self) -> dict:
+        """Facts for the trace's run metadata."""
+        return {"name": self.name, "mask_id": self.mask_id, "eos_id": self.eos_id,
+                "end_ids": sorted(self.end_ids), "device": str(self.device),
+                "builtin": self.builtin}
+
+    def check_prompt(self, prompt: str) -> None:
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise InputError("the prompt is empty; give the question or task to answer")

@@ -1,0 +1,738 @@
+"""Real diffusion LLMs through ``transformers``, behind the one model interface.
+
+Specs (see :func:`parse_spec`)::
+
+    llada:<hub id or local dir>[@revision]   LLaDA-8B-Instruct, LLaDA-1.5 (remote code, opt-in)
+    dream:<hub id or local dir>[@revision]   Dream-v0-Instruct-7B (remote code, opt-in)
+    mlm:<hub id or local dir>[@revision]     any AutoModelForMaskedLM checkpoint (BERT-style)
+    llada-8b-instruct, llada-1.5, dream-7b-instruct   shortcuts for the official hub ids
+
+What differs between the families, and where this module handles it:
+
+* **Mask and end tokens.** Each family names its special tokens once, below. The ids are
+  looked up in the checkpoint's tokenizer by token text (so a fine-tune with a moved
+  vocabulary still works) and fall back to the official ids. Answers are padded with EOS
+  after they end, and instruct models close the turn first (LLaDA ``<|eot_id|>``, Dream
+  ``<|im_end|>``): :attr:`HFDiffusionLM.end_ids` lists them; text after the first one is
+  padding, and :meth:`~HFDiffusionLM.decode` stops there.
+* **Logit alignment.** LLaDA and masked LMs predict slot i at position i. Dream was adapted
+  from an autoregressive model and predicts slot i at position i-1; :meth:`DreamLM.logits`
+  shifts its output right by one, exactly as Dream's own sampler does, so everything above
+  this layer sees per-slot logits.
+* **The mask token is never a prediction**: its logit is set to -inf. A slot "filled" with
+  the mask token would stay masked, and a deterministic decoder would try it forever.
+* **Remote code.** LLaDA and Dream ship their model code with the weights;
+  :func:`from_pretrained` -- the only function here that loads anything -- refuses them
+  unless the user opted in (``--trust-remote-code``, ``trust_remote_code=True`` or
+  ``MEDAL_TRUST_REMOTE_CODE=1``).
+* **Precision and devices.** A CUDA GPU when there is one, in bfloat16; otherwise the CPU in
+  float32. Both can be overridden. Before loading, the memory the weights need is compared
+  with what the device has free, so a too-small GPU gives a message, not a crash.
+
+``transformers`` is imported only when a checkpoint is loaded (it takes seconds).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from ..errors import InputError, ModelLoadError
+from .base import DiffusionLM
+
+# ---------------------------------------------------------------------- special tokens
+# Every special id, named once: (token text, id in the official checkpoints).
+
+LLADA_MASK_TOKEN, LLADA_MASK_ID = "<|mdm_mask|>", 126336  # every masked slot holds it
+LLADA_EOS_TOKEN, LLADA_EOS_ID = "<|endoftext|>", 126081   # pads the answer after it ends
+LLADA_EOT_TOKEN, LLADA_EOT_ID = "<|eot_id|>", 126348      # ends the assistant's turn
+
+DREAM_MASK_TOKEN, DREAM_MASK_ID = "<|mask|>", 151666
+DREAM_EOS_TOKEN, DREAM_EOS_ID = "<|endoftext|>", 151643   # pads the answer after it ends
+DREAM_IM_END_TOKEN, DREAM_IM_END_ID = "<|im_end|>", 151645  # ends the assistant's turn
+
+#: Dream's forward reads this string as "no padding: every position attends everywhere"
+#: (what its own sampler passes for unpadded batches).
+DREAM_FULL_ATTENTION = "full"
+
+# ---------------------------------------------------------------------- specs and options
+
+FAMILIES = ("llada", "dream", "mlm")
+SHORTCUTS = {
+    "llada-8b-instruct": "llada:GSAI-ML/LLaDA-8B-Instruct",
+    "llada-1.5": "llada:GSAI-ML/LLaDA-1.5",
+    "dream-7b-instruct": "dream:Dream-org/Dream-v0-Instruct-7B",
+}
+TRUST_REMOTE_CODE_ENV = "MEDAL_TRUST_REMOTE_CODE"
+DEVICES = ("auto", "cpu", "cuda")
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+DTYPE_CHOICES = ("auto",) + tuple(DTYPES)
+
+GB = 1e9
+#: Memory estimate beyond the weights: the logits of one batched forward (K2 = 5 children
+#: of about 768 tokens: a chat prompt with the two-shot decomposition plus 256 slots), in
+#: the model's dtype and again in float32, plus 10% of the weights for the other
+#: activations. LLaDA-8B in bfloat16: 16.0 GB weights + 1.6 GB + 2.9 GB logits = 20.5 GB.
+ESTIMATE_BATCH, ESTIMATE_TOKENS, OTHER_ACTIVATIONS = 5, 768, 0.10
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """Where a checkpoint comes from: a family, a hub id or local directory, a revision."""
+    family: str
+    target: str
+    revision: str | None = None
+    local: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"{self.family}:{self.target}" + (f"@{self.revision}" if self.revision else "")
+
+
+def is_hf_spec(spec: str) -> bool:
+    """True for a shortcut or a ``llada:``/``dream:``/``mlm:`` spec."""
+    family, sep, _ = spec.partition(":")
+    return spec.split("@", 1)[0] in SHORTCUTS or (bool(sep) and family in FAMILIES)
+
+
+def parse_spec(spec: str, revision: str | None = None) -> ModelSource:
+    """``family:target[@revision]`` or a shortcut -> :class:`ModelSource`.
+
+    The target is a local directory if one exists at that path, or if it looks like a
+    path (starts with ``/``, ``.`` or ``~``); otherwise a hub id (``org/name``). A
+    ``@revision`` suffix pins a hub commit, branch or tag (not split off a path that exists).
+    """
+    spec = spec.strip()
+    head, _, pinned = spec.partition("@")
+    if head in SHORTCUTS:
+        spec = SHORTCUTS[head] + (f"@{pinned}" if pinned else "")
+    family, sep, target = spec.partition(":")
+    if not sep or family not in FAMILIES or not target.strip():
+        raise ModelLoadError(f"unknown model spec {spec!r}; use llada:<hub id or dir>, "
+                             "dream:<hub id or dir>, mlm:<hub id or dir> (optionally "
+                             f"@<revision>) or a shortcut: {', '.join(SHORTCUTS)}")
+    target = target.strip()
+    if "@" in target and not Path(target).expanduser().exists():
+        target, pinned = target.rsplit("@", 1)
+        if not pinned:
+            raise ModelLoadError(f"{spec!r} ends in '@' with no revision after it")
+        if revision and revision != pinned:
+            raise ModelLoadError(f"two different revisions: {pinned!r} in the spec and "
+                                 f"{revision!r} from --revision; give one")
+        revision = pinned
+    path = Path(target).expanduser()
+    local = path.exists() or target.startswith(("/", ".", "~"))
+    if local:
+        if revision:
+            raise ModelLoadError(f"a revision ({revision!r}) pins a hub checkpoint; "
+                                 f"{target} is a local directory -- drop the revision")
+        target = str(path)
+    return ModelSource(family, target, revision or None, local)
+
+
+def remote_code_opted_in(option: bool | None = None) -> bool:
+    """True if the user opted in to running checkpoint code: the ``trust_remote_code``
+    option, or the environment variable ``MEDAL_TRUST_REMOTE_CODE=1``."""
+    env = os.environ.get(TRUST_REMOTE_CODE_ENV, "").strip().lower()
+    return option is True or env in ("1", "true", "yes", "on")
+
+
+def choose_device(device: str | None = "auto") -> torch.device:
+    """``auto``: CUDA when torch sees a GPU, else the CPU."""
+    device = device or "auto"
+    if device not in DEVICES:
+        raise InputError(f"device must be one of {', '.join(DEVICES)}; got {device!r}")
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ModelLoadError(f"--device cuda, but torch sees no CUDA GPU (torch "
+                             f"{torch.__version__}; torch.cuda.is_available() is False). Use "
+                             "--device cpu, or install a CUDA build of torch on a GPU machine")
+    return torch.device(device)
+
+
+def choose_dtype(dtype: str | None, device: torch.device) -> torch.dtype:
+    """``auto``: bfloat16 on a GPU (float16 if it lacks bfloat16), float32 on the CPU."""
+    dtype = dtype or "auto"
+    if dtype not in DTYPE_CHOICES:
+        raise InputError(f"dtype must be one of {', '.join(DTYPE_CHOICES)}; got {dtype!r}")
+    if dtype != "auto":
+        return DTYPES[dtype]
+    if device.type == "cuda":
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    return torch.float32
+
+
+# ---------------------------------------------------------------------- the one loading door
+
+def remote_code_refusal(source: ModelSource) -> str:
+    where = (f"in {source.target}" if source.local else
+             f"on https://huggingface.co/{source.target} under 'Files'")
+    return (f"{source.name} needs remote code: the checkpoint ships its own Python model "
+            "code (modeling_*.py), which transformers would import and run on this machine "
+            "with your permissions. MEDAL runs it only if you opt in: pass --trust-remote-code "
+            f"(CLI), trust_remote_code=True (load_model), or set {TRUST_REMOTE_CODE_ENV}=1. "
+            f"Read the code first ({where}) and pin a revision (spec@<commit> or --revision) "
+            "so that it cannot change under you.")
+
+
+def from_pretrained(auto_class, source: ModelSource, *, needs_remote_code: bool,
+                    trust_remote_code: bool | None, **kwargs):
+    """Every checkpoint load in MEDAL goes through here: ``auto_class.from_pretrained`` with
+    ``trust_remote_code`` set from the user's opt-in and nothing else.
+
+    Refuses a family that needs remote code before anything is read when the user has not
+    opted in; turns transformers' errors into :class:`ModelLoadError` with the fix."""
+    if "trust_remote_code" in kwargs:
+        raise TypeError("trust_remote_code is decided here, from the user's opt-in only")
+    opted_in = remote_code_opted_in(trust_remote_code)
+    if needs_remote_code and not opted_in:
+        raise ModelLoadError(remote_code_refusal(source))
+    if source.revision:
+        kwargs["revision"] = source.revision
+    try:
+        return auto_class.from_pretrained(source.target, trust_remote_code=opted_in, **kwargs)
+    except ModelLoadError:
+        raise
+    except torch.cuda.OutOfMemoryError as exc:
+        raise ModelLoadError(f"out of GPU memory while loading {source.name} ({exc}). "
+                             "Free the GPU, use a larger one, or --device cpu") from exc
+    except OSError as exc:
+        raise ModelLoadError(_missing_files_message(source, exc)) from exc
+    except Exception as exc:  # remote code or a config this transformers cannot read
+        text = str(exc)
+        if "trust_remote_code" in text:
+            raise ModelLoadError(f"{source.name} contains custom code that transformers "
+                                 "would need to run. " + remote_code_refusal(source)) from exc
+        raise ModelLoadError(
+            f"could not load {source.name} with transformers {_transformers_version()}: "
+            f"{type(exc).__name__}: {text[:400]}. A checkpoint's own code is written for "
+            "the transformers of its day (LLaDA's and Dream's need 4.x; tested: 4.57.6); if "
+            "the error comes from modeling_*.py, install MEDAL's pinned versions: "
+            "pip install -r requirements.txt (transformers>=4.50,<5; see docs/REAL_MODELS.md)"
+        ) from exc
+
+
+def _transformers_version() -> str:
+    import transformers
+    return transformers.__version__
+
+
+def _offline() -> bool:
+    try:
+        import huggingface_hub
+        return bool(huggingface_hub.is_offline_mode())
+    except (ImportError, AttributeError):
+        return os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
+
+
+def _missing_files_message(source: ModelSource, exc: Exception, who: str = "transformers") -> str:
+    said = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+    if source.local:
+        return (f"could not load {source.name}: files are missing or unreadable in "
+                f"{source.target} (transformers said: {said}). A checkpoint directory needs "
+                "config.json, the weights (*.safetensors) and the tokenizer files; download "
+                "it completely, e.g. `hf download <hub id> --local-dir DIR`")
+    why = ("offline mode is on (HF_HUB_OFFLINE=1)" if _offline() else
+           "the Hugging Face hub could not be reached, or the id is wrong")
+    return (f"could not load {source.name}: its files are not in the local Hugging Face "
+            f"cache and {why} ({who} said: {said}). Download them once on a machine "
+            f"with internet: `hf download {source.target}"
+            + (f" --revision {source.revision}" if source.revision else "") + "` (older "
+            "huggingface_hub: `huggingface-cli download ...`), then run with HF_HUB_OFFLINE=1; "
+            f"or copy the checkpoint folder here and use {source.family}:/path/to/folder")
+
+
+#: seconds to wait for the hub's address before calling it unreachable
+HUB_PROBE_SECONDS = 5.0
+
+
+def check_hub_reachable(source: ModelSource) -> None:
+    """A hub id whose files are not in the local cache needs the hub: find out in seconds
+    whether its host resolves, instead of letting the download retry for a minute with
+    warnings on the terminal. Cached files, offline mode and local folders skip this."""
+    if _offline():
+        return
+    try:
+        from huggingface_hub import constants, try_to_load_from_cache
+        cached = try_to_load_from_cache(source.target, "config.json", revision=source.revision)
+        endpoint = constants.ENDPOINT
+    except Exception:  # an old or odd huggingface_hub: let transformers decide
+        return
+    if isinstance(cached, str):
+        return
+    import concurrent.futures
+    import socket
+    from urllib.parse import urlparse
+    host = urlparse(endpoint).hostname or "huggingface.co"
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+    try:
+        pool.submit(socket.getaddrinfo, host, 443).result(timeout=HUB_PROBE_SECONDS)
+    except Exception as exc:
+        raise ModelLoadError(_missing_files_message(
+            source, OSError(f"{host} could not be resolved ({type(exc).__name__})"),
+            who="a look-up of the hub's address")) from None
+    finally:
+        pool.shutdown(wait=False)
+
+
+def check_local_files(directory: Path, name: str) -> None:
+    """A local checkpoint directory has a config, complete weights and a tokenizer."""
+    if not directory.is_dir():
+        raise ModelLoadError(f"no checkpoint directory at {directory} (model {name}); give "
+                             "the folder that holds config.json and the *.safetensors files")
+    missing = []
+    if not (directory / "config.json").is_file():
+        missing.append("config.json")
+    index = directory / "model.safetensors.index.json"
+    if index.is_file():
+        shards = sorted(set(json.loads(index.read_text()).get("weight_map", {}).values()))
+        missing += [s for s in shards if not (directory / s).is_file()]
+    elif not (any(directory.glob("*.safetensors")) or any(directory.glob("pytorch_model*.bin"))):
+        missing.append("the weights (*.safetensors)")
+    tokenizer_files = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "tokenizer.model")
+    if not any((directory / f).is_file() for f in tokenizer_files):
+        missing.append("the tokenizer (tokenizer.json / tokenizer_config.json)")
+    if missing:
+        raise ModelLoadError(f"the checkpoint in {directory} is incomplete: missing "
+                             f"{', '.join(missing)}. Download it completely, e.g. "
+                             "`hf download <hub id> --local-dir DIR`")
+
+
+# ---------------------------------------------------------------------- memory
+
+def checkpoint_directory(source: ModelSource) -> Path | None:
+    """The local folder holding the checkpoint, if it is on disk (hub cache included)."""
+    if source.local:
+        return Path(source.target)
+    try:
+        from huggingface_hub import try_to_load_from_cache
+        hit = try_to_load_from_cache(source.target, "config.json", revision=source.revision)
+    except Exception:  # an odd id or cache layout: no estimate, the load says the rest
+        return None
+    return Path(hit).parent if isinstance(hit, str) else None
+
+
+def count_parameters(directory: Path) -> int | None:
+    """Parameters in the safetensors files of ``directory``, read from their headers only."""
+    total = 0
+    files = sorted(directory.glob("*.safetensors"))
+    for f in files:
+        try:
+            with open(f, "rb") as fh:
+                (n,) = struct.unpack("<Q", fh.read(8))
+                header = json.loads(fh.read(n))
+        except (OSError, ValueError, struct.error):
+            return None
+        total += sum(math.prod(t["shape"]) for k, t in header.items() if k != "__metadata__")
+    return total if files else None
+
+
+def memory_needed(parameters: float, dtype: torch.dtype, vocab_size: int | None = None) -> float:
+    """Bytes to hold the weights in ``dtype`` and run one search forward (see ESTIMATE_*)."""
+    width = torch.finfo(dtype).bits // 8
+    weights = parameters * width
+    logits = ESTIMATE_BATCH * ESTIMATE_TOKENS * (vocab_size or 0) * (width + 4)
+    return weights * (1 + OTHER_ACTIVATIONS) + logits
+
+
+def memory_message(name: str, parameters: float, dtype: torch.dtype, need: float,
+                   free: float, device: torch.device) -> str:
+    width = torch.finfo(dtype).bits // 8
+    dtype_name = str(dtype).replace("torch.", "")
+    where = "the GPU has" if device.type == "cuda" else "this machine has"
+    advice = ("Use a GPU with more free memory (24 GB+ for an 8B model in bfloat16), "
+              "free this one, or --dtype float16/bfloat16 if you asked for float32"
+              if device.type == "cuda" else
+              "Use a CUDA GPU (--device cuda), or --dtype bfloat16 to halve the weights")
+    return (f"not enough memory for {name}: it needs about {need / GB:.1f} GB "
+            f"({parameters / 1e9:.2f} B parameters x {width} bytes in {dtype_name} = "
+            f"{parameters * width / GB:.1f} GB of weights, plus activations), and {where} "
+            f"{free / GB:.1f} GB free. {advice}")
+
+
+def available_memory(device: torch.device) -> float | None:
+    """Free bytes on ``device``: the GPU's free memory, or the system's MemAvailable."""
+    if device.type == "cuda":
+        free, _total = torch.cuda.mem_get_info(device)
+        return float(free)
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return float(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def check_memory(source: ModelSource, typical_parameters: float | None, device: torch.device,
+                 dtype: torch.dtype) -> None:
+    directory = checkpoint_directory(source)
+    parameters = count_parameters(directory) if directory else None
+    parameters = parameters or typical_parameters
+    if not parameters:
+        return
+    vocab = None
+    if directory and (directory / "config.json").is_file():
+        try:
+            vocab = json.loads((directory / "config.json").read_text()).get("vocab_size")
+        except (OSError, ValueError):
+            vocab = None
+    need = memory_needed(parameters, dtype, vocab if isinstance(vocab, int) else None)
+    free = available_memory(device)
+    if free is not None and need > free:
+        raise ModelLoadError(memory_message(source.name, parameters, dtype, need, free, device))
+
+
+def _dtype_keyword() -> str:
+    """transformers 4.56 renamed ``torch_dtype`` to ``dtype``."""
+    from packaging.version import Version
+    return "dtype" if Version(_transformers_version()) >= Version("4.56") else "torch_dtype"
+
+
+# ---------------------------------------------------------------------- adapters
+
+def _placeholder(token_id: int) -> str:
+    """What an id without a token shows as."""
+    return f"<id {int(token_id)}>"
+
+
+class HFDiffusionLM(DiffusionLM):
+    """A ``transformers`` checkpoint as a :class:`DiffusionLM`. Subclasses say how a family
+    is loaded (:attr:`auto_class`, :attr:`needs_remote_code`), which tokens are special,
+    and how its forward is called (:meth:`forward`)."""
+
+    family: str = ""
+    auto_class: str = "AutoModel"
+    needs_remote_code: bool = True
+    #: (token text, official id) of the mask token; None: the tokenizer's mask_token
+    mask_token: tuple[str, int] | None = None
+    #: (token text, official id) of the end tokens, EOS first
+    end_tokens: tuple[tuple[str, int], ...] = ()
+    #: parameter count for the memory estimate when the weights are not on disk yet
+    typical_parameters: float | None = None
+    default_gen_length = 256
+    #: the model's outputs are shifted: position i predicts slot i+1 (Dream)
+    shifted_logits = False
+    #: with a chat template, ``tokenizer(text)`` adds the tokenizer's own special tokens
+    #: on top of the template's (LLaDA's model card does; Dream's README tokenizes inside
+    #: ``apply_chat_template``, which adds none)
+    chat_adds_special_tokens = False
+
+    def __init__(self, net, tokenizer, source: ModelSource, *, device: torch.device,
+                 dtype: torch.dtype, chat_template: bool | None = None):
+        self.net = net.eval()
+        self.tokenizer = tokenizer
+        self.source = source
+        self.name = source.name
+        self.device = device
+        self.dtype = dtype
+        has_template = bool(getattr(tokenizer, "chat_template", None))
+        if chat_template and not has_template:
+            raise ModelLoadError(f"{source.name}: the tokenizer has no chat template; load "
+                                 "without chat_template=True (the prompt is then used as is)")
+        self.chat = has_template if chat_template is None else bool(chat_template)
+        self.mask_id = self._resolve_mask_id()
+        ends = [self._token_id(text, official) for text, official in self.end_tokens]
+        ends += self._extra_end_ids()
+        ends = [e for e in dict.fromkeys(ends) if e is not None]
+        self.eos_id = ends[0] if ends else None
+        self._end_ids = frozenset(ends)
+        self.max_positions = self._max_positions()
+        if self.max_positions is not None:
+            self.max_gen_length = self.max_positions - 1
+            self.default_gen_length = min(self.default_gen_length, self.max_gen_length)
+        if not 0 <= self.mask_id < self.vocab_size:
+            raise ModelLoadError(f"{source.name}: mask id {self.mask_id} is outside the "
+                                 f"model's vocabulary of {self.vocab_size} tokens")
+        self._texts: dict[int, str] = {}
+        self._mask_text = tokenizer.decode([self.mask_id], skip_special_tokens=False).strip()
+        #: ids from here up have no token in the tokenizer (Dream: 152064 logits, 151667
+        #: tokens): never chosen (their logits are -inf), shown as ``<id N>``
+        self.text_vocab = min(len(tokenizer), self.vocab_size)
+
+    # ------------------------------------------------------------------ loading
+    @classmethod
+    def load(cls, source: ModelSource, *, trust_remote_code: bool | None = None,
+             device: str | None = "auto", dtype: str | None = "auto",
+             chat_template: bool | None = None) -> "HFDiffusionLM":
+        if cls.needs_remote_code and not remote_code_opted_in(trust_remote_code):
+            raise ModelLoadError(remote_code_refusal(source))  # before touching any file
+        if source.local:
+            check_local_files(Path(source.target), source.name)
+        else:
+            check_hub_reachable(source)
+        dev = choose_device(device)
+        dt = choose_dtype(dtype, dev)
+        check_memory(source, cls.typical_parameters, dev, dt)
+        import transformers
+        tokenizer = from_pretrained(transformers.AutoTokenizer, source,
+                                    needs_remote_code=cls.needs_remote_code,
+                                    trust_remote_code=trust_remote_code)
+        kwargs = {_dtype_keyword(): dt}
+        if dev.type == "cuda":
+            index = dev.index if dev.index is not None else torch.cuda.current_device()
+            kwargs["device_map"] = {"": index}  # straight to the GPU, no CPU copy
+        net = from_pretrained(getattr(transformers, cls.auto_class), source,
+                              needs_remote_code=cls.needs_remote_code,
+                              trust_remote_code=trust_remote_code, **kwargs)
+        if dev.type != "cuda":
+            net = net.to(dev)
+        return cls(net, tokenizer, source, device=dev, dtype=dt, chat_template=chat_template)
+
+    def _token_id(self, text: str, official: int | None) -> int | None:
+        """The id of special token ``text`` in this tokenizer; the official id if the
+        tokenizer does not know the text."""
+        tid = self.tokenizer.convert_tokens_to_ids(text)
+        tok = self.tokenizer
+        unknown = tid is None or (tid == tok.unk_token_id and text != tok.unk_token)
+        return official if unknown else int(tid)
+
+    def _resolve_mask_id(self) -> int:
+        if self.mask_token is not None:
+            return self._token_id(*self.mask_token)
+        if self.tokenizer.mask_token_id is None:
+            raise ModelLoadError(f"{self.name}: the tokenizer has no mask token, so this is "
+                                 "not a masked language model; use a checkpoint trained with "
+                                 "[MASK] (e.g. a BERT or RoBERTa masked LM)")
+        return int(self.tokenizer.mask_token_id)
+
+    def _extra_end_ids(self) -> list[int]:
+        return []
+
+    def _max_positions(self) -> int | None:
+        cfg = self.net.config
+        for key in ("max_sequence_length", "max_position_embeddings", "n_positions",
+                    "max_seq_len"):
+            value = getattr(cfg, key, None)
+            if isinstance(value, int) and value > 0:
+                return value
+        return None
+
+    # ------------------------------------------------------------------ the interface
+    @property
+    def vocab_size(self) -> int:
+        size = getattr(self.net.config, "vocab_size", None)
+        return int(size) if size else len(self.tokenizer)
+
+    @property
+    def end_ids(self) -> frozenset[int]:
+        return self._end_ids
+
+    def format_prompt(self, prompt: str) -> str:
+        """The text the model reads: the chat template around ``prompt`` for instruct
+        models (ending with the assistant's header), the prompt itself otherwise."""
+        if not self.chat:
+            return prompt
+        return self.tokenizer.apply_chat_template(
+            [{"role": "user", "content": prompt}], add_generation_prompt=True, tokenize=False)
+
+    def encode_prompt(self, prompt: str, gen_length: int | None = None) -> list[int]:
+        """Prompt -> ids (chat template for instruct models). With ``gen_length``, also
+        checks that prompt + answer fit in the model's positions; without it, that at
+        least one answer slot fits (:meth:`logits` checks every forward)."""
+        self.check_prompt(prompt)
+        # a plain prompt gets the tokenizer's special tokens ([CLS] ... [SEP] for BERT); a
+        # chat template writes its own, and the tokenizer's are added on top only where
+        # the model's own code does so (chat_adds_special_tokens)
+        ids = self.tokenizer(self.format_prompt(prompt),
+                             add_special_tokens=not self.chat or self.chat_adds_special_tokens
+                             )["input_ids"]
+        self.check_length(len(ids), gen_length or 1, gen_length is not None)
+        return list(ids)
+
+    def check_length(self, prompt_tokens: int, gen_length: int, explicit: bool = True) -> None:
+        limit = self.max_positions
+        if limit is None or prompt_tokens + gen_length <= limit:
+            return
+        if not explicit or prompt_tokens >= limit:
+            raise InputError(f"the prompt is {prompt_tokens} tokens (with the chat template); "
+                             f"{self.name} reads at most {limit} positions, which leaves no "
+                             "room for an answer. Shorten the prompt, or turn the "
+                             "decomposition off (--no-decompose)")
+        raise InputError(f"the prompt ({prompt_tokens} tokens) plus gen_length {gen_length} "
+                         f"is {prompt_tokens + gen_length} positions; {self.name} reads at "
+                         f"most {limit}. Use --gen-length {limit - prompt_tokens} or less, or "
+                         "shorten the prompt")
+
+    @torch.inference_mode()
+    def logits(self, ids: torch.Tensor, answer_length: int) -> torch.Tensor:
+        """ids ``[B, T]`` -> float32 logits ``[B, answer_length, V]`` of the answer slots,
+        on the model's device, row i predicting slot i.
+
+        The output layer runs on the rows that predict answer slots only (the last
+        ``answer_length`` positions; Dream: the ``answer_length`` positions before the
+        last, its outputs being shifted by one). The prompt's logits -- a
+        ``[B, T, V]`` tensor of 126k-152k columns -- are never made where the network's
+        output layer is a module :meth:`_answer_rows_only` can see (LLaDA, Dream, masked
+        LMs); otherwise they are made and sliced off."""
+        ids = ids.to(self.device)
+        T = ids.shape[1]
+        if self.max_positions is not None and T > self.max_positions:
+            raise InputError(f"the sequence is {T} tokens (prompt + answer slots); {self.name} "
+                             f"reads at most {self.max_positions}. Lower --gen-length or "
+                             "shorten the prompt")
+        shifted = self.shifted_logits and T > answer_length
+        rows = answer_length + 1 if shifted else answer_length
+        try:
+            with self._answer_rows_only(rows):
+                out = self.forward(ids)[:, -rows:]
+        except torch.cuda.OutOfMemoryError as exc:
+            raise ModelLoadError(
+                f"out of GPU memory running {self.name} on {ids.shape[0]} sequences of {T} "
+                "tokens. Lower --k2 (children evaluated per forward) or --gen-length, or use "
+                "a GPU with more memory") from exc
+        if shifted:               # slot i <- output at i-1
+            out = out[:, :-1]
+        elif self.shifted_logits:  # no prompt: slot 0 has no output before it; use its own
+            out = torch.cat([out[:, :1], out[:, :-1]], dim=1)
+        out = out.float()
+        out[..., self.mask_id] = float("-inf")
+        out[..., self.text_vocab:] = float("-inf")  # ids without a token: never chosen
+        return out
+
+    def _answer_rows_only(self, rows: int):
+        """While active, the network's output layer (``get_output_embeddings()``, when it
+        is a linear module the forward calls: LLaDA's ``ff_out``, Dream's ``lm_head``,
+        BERT's decoder) sees only the last ``rows`` positions of its input."""
+        import contextlib
+        get = getattr(self.net, "get_output_embeddings", None)
+        head = get() if callable(get) else None
+        if not isinstance(head, torch.nn.Linear):
+            return contextlib.nullcontext()
+
+        def keep_last(module, args):
+            return (args[0][:, -rows:],) + tuple(args[1:])
+
+        @contextlib.contextmanager
+        def hooked():
+            handle = head.register_forward_pre_hook(keep_last)
+            try:
+                yield
+            finally:
+                handle.remove()
+        return hooked()
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        """The network's raw logits (in its own alignment and dtype)."""
+        return self.net(input_ids=ids, attention_mask=torch.ones_like(ids)).logits
+
+    def has_text(self, token_id: int) -> bool:
+        """False for ids the model can output but the tokenizer has no token for."""
+        return 0 <= int(token_id) < self.text_vocab
+
+    def token_text(self, token_id: int) -> str:
+        token_id = int(token_id)
+        text = self._texts.get(token_id)
+        if text is None:
+            text = ""
+            if self.has_text(token_id):
+                text = self.tokenizer.decode([token_id], skip_special_tokens=False)
+                if not text:
+                    text = self.tokenizer.convert_ids_to_tokens(token_id) or ""
+            text = text or _placeholder(token_id)
+            self._texts[token_id] = text
+        return text
+
+    def _decode_runs(self, ids: list[int], skip_special_tokens: bool) -> str:
+        """Runs of ids with text decoded as wholes (multi-byte characters and word pieces
+        join); an id without text shown as ``<id N>`` between them."""
+        parts, run = [], []
+        for i in ids:
+            if self.has_text(i):
+                run.append(i)
+                continue
+            if run:
+                parts.append(self.tokenizer.decode(run, skip_special_tokens=skip_special_tokens))
+                run = []
+            parts.append(_placeholder(i))
+        if run:
+            parts.append(self.tokenizer.decode(run, skip_special_tokens=skip_special_tokens))
+        return "".join(parts)
+
+    def answer_until_end(self, ids) -> list[int]:
+        """The answer ids before the first end token (the rest is padding)."""
+        out = []
+        for i in (int(t) for t in ids):
+            if i in self._end_ids:
+                break
+            out.append(i)
+        return out
+
+    def decode(self, ids) -> str:
+        """Answer ids -> text, stopping at the first end token; special tokens dropped."""
+        return self._decode_runs(self.answer_until_end(ids), skip_special_tokens=True).strip()
+
+    def decode_masked(self, ids, mask: str = "_") -> str:
+        """An answer in progress, decoded as a whole (so multi-byte characters and word
+        pieces join properly), masked slots shown as ``mask``, stopping at an end token."""
+        text = self._decode_runs(self.answer_until_end(ids), skip_special_tokens=False)
+        return text.replace(self._mask_text, mask) if self._mask_text else text
+
+    @property
+    def checkpoint_dir(self) -> Path | None:
+        """The checkpoint's folder (a local one, or the hub cache's snapshot), if known."""
+        return checkpoint_directory(self.source)
+
+    def describe(self) -> dict:
+        return {**super().describe(), "family": self.family, "source": self.source.target,
+                "revision": self.source.revision, "local": self.source.local,
+                "end_tokens": {str(i): self.token_text(i) for i in sorted(self._end_ids)},
+                "mask_token": self.token_text(self.mask_id),
+                "dtype": str(self.dtype).replace("torch.", ""),
+                "parameters": sum(p.numel() for p in self.net.parameters()),
+                "vocab_size": self.vocab_size, "max_positions": self.max_positions,
+                "chat_template": self.chat, "logits_shifted_by_model": self.shifted_logits,
+                "remote_code": self.needs_remote_code}
+
+
+class LLaDALM(HFDiffusionLM):
+    """LLaDA-8B-Instruct / LLaDA-1.5 / LLaDA-8B-Base: per-slot logits, ``model(ids).logits``.
+    The prompt is read as LLaDA's model card and generate.py read it:
+    ``tokenizer(apply_chat_template(m, add_generation_prompt=True, tokenize=False))``."""
+    family = "llada"
+    chat_adds_special_tokens = True
+    mask_token = (LLADA_MASK_TOKEN, LLADA_MASK_ID)
+    end_tokens = ((LLADA_EOS_TOKEN, LLADA_EOS_ID), (LLADA_EOT_TOKEN, LLADA_EOT_ID))
+    typical_parameters = 8.0e9
+
+
+class DreamLM(HFDiffusionLM):
+    """Dream-v0-Instruct-7B: the output at position i-1 predicts slot i; shifted back here."""
+    family = "dream"
+    mask_token = (DREAM_MASK_TOKEN, DREAM_MASK_ID)
+    end_tokens = ((DREAM_EOS_TOKEN, DREAM_EOS_ID), (DREAM_IM_END_TOKEN, DREAM_IM_END_ID))
+    typical_parameters = 7.6e9
+    shifted_logits = True
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.net(input_ids=ids, attention_mask=DREAM_FULL_ATTENTION).logits
+
+
+class MaskedLM(HFDiffusionLM):
+    """Any ``AutoModelForMaskedLM`` checkpoint: a one-step masked diffusion model. The mask
+    is the tokenizer's; the answer ends at its EOS or separator token ([SEP] for BERT)."""
+    family = "mlm"
+    auto_class = "AutoModelForMaskedLM"
+    needs_remote_code = False
+    default_gen_length = 32
+
+    def _extra_end_ids(self) -> list[int]:
+        return [self.tokenizer.eos_token_id, self.tokenizer.sep_token_id]
+
+
+ADAPTERS = {"llada": LLaDALM, "dream": DreamLM, "mlm": MaskedLM}
+
+
+def load_hf_model(spec: str, *, trust_remote_code: bool | None = None, device: str | None = "auto",
+                  dtype: str | None = "auto", revision: str | None = None,
+                  chat_template: bool | None = None) -> HFDiffusionLM:
+    """Load a ``llada:``/``dream:``/``mlm:`` spec or a shortcut (see the module docstring)."""
+    source = parse_spec(spec, revision)
+    return ADAPTERS[source.family].load(source, trust_remote_code=trust_remote_code,
+                                        device=device, dtype=dtype, chat_template=chat_template)

@@ -1,0 +1,279 @@
+"""Runs the model on answer states, counts forwards, and never evaluates a sequence twice.
+
+An :class:`Evaluation` holds what one forward says about one answer state: each slot's
+entropy (from the full distribution) and its top-k tokens and probabilities -- all that
+scores, rewards, completions and decoders need. The runner caches evaluations by answer
+content, so a state reached twice (a transposition in the tree, the root shared by
+several strategies) costs one forward.
+"""
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .models.base import DiffusionLM
+from .scores import entropy, top2_margin
+
+TOP_K = 64  # tokens kept per slot; sampling draws from these (top-64 sampling)
+
+
+@dataclass(frozen=True, eq=False)
+class Evaluation:
+    answer: torch.Tensor      # [L] answer tokens, mask id where masked
+    masked: torch.Tensor      # [L] bool
+    entropy: torch.Tensor     # [L] H of every slot's predicted distribution
+    top_tokens: torch.Tensor  # [L, k] most probable tokens, descending
+    top_probs: torch.Tensor   # [L, k] their probabilities
+
+    @property
+    def margin(self) -> torch.Tensor:
+        return top2_margin(self.top_probs)
+
+    def completion(self, generator: torch.Generator | None = None,
+                   temperature: float = 0.0) -> torch.Tensor:
+        """Every masked slot filled from this state's prediction: argmax, or sampled at
+        ``temperature`` from the top-k. Costs no forward."""
+        fill = self.sample_tokens(generator, temperature)
+        return torch.where(self.masked, fill, self.answer)
+
+    def sample_tokens(self, generator: torch.Generator | None = None,
+                      temperature: float = 0.0) -> torch.Tensor:
+        """One token per slot: argmax, or a draw from the top-k at ``temperature``."""
+        if temperature <= 0:
+            return self.top_tokens[:, 0].clone()
+        probs = self.top_probs.clamp_min(1e-12) ** (1.0 / temperature)
+        idx = torch.multinomial(probs / probs.sum(-1, keepdim=True), 1, generator=generator)
+        return self.top_tokens.gather(1, idx).squeeze(1)
+
+
+class EvaluationBatch:
+    """Evaluations of B answer states, with their figures stacked ``[B, ...]``, so the
+    per-state work of an expansion (action sets, rewards, completions) is one pass over
+    the batch. ``evaluations[b]``'s tensors are rows of the stacked ones; the
+    :class:`Evaluation` objects are made only when first read (a search reads few of
+    them), and :attr:`arrays` gives NumPy views of the same memory for the bookkeeping
+    (a NumPy call on these small arrays costs a fraction of a torch call)."""
+
+    __slots__ = ("answer", "masked", "entropy", "top_tokens", "top_probs", "_evaluations",
+                 "_arrays")
+
+    def __init__(self, evaluations: list[Evaluation] | None, answer: torch.Tensor,
+                 masked: torch.Tensor, entropy: torch.Tensor, top_tokens: torch.Tensor,
+                 top_probs: torch.Tensor):
+        self.answer = answer            # [B, L]
+        self.masked = masked            # [B, L] bool
+        self.entropy = entropy          # [B, L] (0 where unmasked)
+        self.top_tokens = top_tokens    # [B, L, k]
+        self.top_probs = top_probs      # [B, L, k]
+        self._evaluations = evaluations
+        self._arrays = None
+
+    @property
+    def evaluations(self) -> list[Evaluation]:
+        if self._evaluations is None:
+            self._evaluations = [
+                Evaluation(answer=a, masked=m, entropy=h, top_tokens=t, top_probs=p)
+                for a, m, h, t, p in zip(self.answer.unbind(0), self.masked.unbind(0),
+                                         self.entropy.unbind(0), self.top_tokens.unbind(0),
+                                         self.top_probs.unbind(0))]
+        return self._evaluations
+
+    @property
+    def arrays(self) -> tuple:
+        """(answer, masked, entropy, top_tokens, top_probs) as NumPy views (CPU tensors)."""
+        if self._arrays is None:
+            self._arrays = tuple(t.numpy() for t in (self.answer, self.masked, self.entropy,
+                                                     self.top_tokens, self.top_probs))
+        return self._arrays
+
+    @classmethod
+    def stack(cls, evaluations: list[Evaluation]) -> "EvaluationBatch":
+        return cls(list(evaluations), *(torch.stack([getattr(ev, name) for ev in evaluations])
+                                        for name in ("answer", "masked", "entropy",
+                                                     "top_tokens", "top_probs")))
+
+    def __len__(self) -> int:
+        return self.answer.shape[0]
+
+
+#: largest chunk of logits scored at once (elements): bounds the float32 copies that
+#: softmax and entropy make, whatever the batch, answer length and vocabulary
+SCORE_CHUNK = 1 << 24
+
+
+def score_logits(logits: torch.Tensor, mask_id: int, top_k: int, suppress=()
+                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Answer logits ``[B, L, V]`` -> (entropy ``[B, L]``, top probabilities and top
+    tokens ``[B, L, k]``), all computed on the logits' own device.
+
+    The mask token is never a prediction (its logit is set to -inf first), nor are the
+    ids in ``suppress`` (LLaDA's ``logits_eos_inf``). Rows are
+    scored in chunks of at most :data:`SCORE_CHUNK` elements, so the float32 softmax of
+    a 152k-token vocabulary never exists for the whole batch at once; each row's figures
+    are the same whatever the chunking."""
+    B, L, V = logits.shape  # float32 logits are modified in place (the masking)
+    k = min(top_k, V)
+    flat = logits.reshape(B * L, V)
+    rows = max(1, SCORE_CHUNK // max(V, 1))
+    H, P, T = [], [], []
+    with torch.inference_mode():  # no autograd bookkeeping; in-place on inference logits
+        for start in range(0, B * L, rows):
+            x = flat[start:start + rows]
+            x = x.float()  # a copy for a lower precision; else the logits themselves
+            x[:, mask_id] = float("-inf")   # in place, on the device: no index tensor to move
+            for i in suppress:
+                x[:, i] = float("-inf")
+            probs = torch.softmax(x, dim=-1)
+            del x
+            H.append(entropy(probs))
+            p, t = probs.topk(k, dim=-1)
+            P.append(p)
+            T.append(t)
+            del probs
+        out = [parts[0] if len(parts) == 1 else torch.cat(parts) for parts in (H, P, T)]
+    # the small results as normal tensors (an inference tensor refuses later in-place use)
+    out = [t.clone() if t.is_inference() else t for t in out]
+    return out[0].view(B, L), out[1].view(B, L, k), out[2].view(B, L, k)
+
+
+class ModelRunner:
+    """Evaluates answer states after a fixed prompt for one run."""
+
+    def __init__(self, model: DiffusionLM, prompt_ids: list[int], gen_length: int,
+                 top_k: int = TOP_K, cache_size: int = 4096,
+                 fixed: dict[int, int] | None = None, suppress=()):
+        self.model = model
+        #: token ids whose logits are -inf besides the mask's (LLaDA's logits_eos_inf)
+        self.suppress = tuple(sorted(int(i) for i in suppress))
+        self.fixed = dict(fixed or {})  # slot -> token id that starts filled (task format)
+        self.prompt = torch.tensor(prompt_ids, dtype=torch.long)
+        self.gen_length = gen_length
+        self.top_k = top_k
+        self.forwards = 0          # batched model calls (NFE)
+        self.sequences = 0         # sequences those calls covered
+        self.cache_hits = 0
+        self.model_seconds = 0.0   # the model call: forward, scoring, copy of the figures
+        self.scoring_seconds = 0.0  # of which: softmax, entropy, top-k and the copy back
+        self._cache: OrderedDict[bytes, Evaluation] = OrderedDict()
+        self.requested = 0         # evaluations asked for (cached or not)
+        self._cache_size = cache_size
+
+    def initial_answer(self) -> torch.Tensor:
+        """All masks, except the task's fixed slots (e.g. Sudoku's row separators)."""
+        answer = torch.full((self.gen_length,), self.model.mask_id, dtype=torch.long)
+        for slot, token in self.fixed.items():
+            answer[slot] = token
+        return answer
+
+    def evaluate(self, answers: list[torch.Tensor] | torch.Tensor) -> list[Evaluation]:
+        """Evaluations for answer states (a list of ``[L]`` tensors or one ``[B, L]``
+        tensor); the uncached ones in one batched forward."""
+        if not isinstance(answers, torch.Tensor):
+            answers = torch.stack(list(answers))
+        keys = [row.tobytes() for row in answers.numpy()]
+        self._forward_uncached(answers, keys)
+        out = []
+        for k, a in zip(keys, answers):
+            entry = self._cache.get(k)   # None only when the cache is smaller than the batch
+            out.append(self._entry(entry) if entry is not None
+                       else self._forward(a.unsqueeze(0)).evaluations[0])
+        return out
+
+    def _forward_uncached(self, answers: torch.Tensor, keys: list[bytes]) -> None:
+        """The states of ``answers`` not in the cache (each once, in order of first
+        appearance) in one forward, then cached; the cached ones made the most recent;
+        the counts of requests and cache hits updated."""
+        cache = self._cache
+        todo: dict[bytes, int] = {}
+        for i, k in enumerate(keys):
+            if k in cache:
+                cache.move_to_end(k)
+            elif k not in todo:
+                todo[k] = i
+        if todo:
+            self._store(list(todo), self._forward(answers[list(todo.values())]))
+        self.cache_hits += len(keys) - len(todo)
+        self.requested += len(keys)
+
+    def _store(self, keys: list[bytes], batch: EvaluationBatch) -> None:
+        """Cache a forward's states as (batch, row): their Evaluation objects are made
+        only if a state is asked for again."""
+        cache = self._cache
+        for b, k in enumerate(keys):
+            cache[k] = (batch, b)
+            if len(cache) > self._cache_size:
+                cache.popitem(last=False)
+
+    @staticmethod
+    def _entry(entry) -> Evaluation:
+        batch, b = entry
+        return batch.evaluations[b]
+
+    def evaluate_batch(self, answers: torch.Tensor) -> EvaluationBatch:
+        """:meth:`evaluate` of a ``[B, L]`` tensor, the figures also stacked. When no state
+        is cached or repeated (an expansion's children, as a rule) the stacked figures are
+        the forward's own tensors, and the counts are as :meth:`evaluate` would make them."""
+        keys = [row.tobytes() for row in answers.numpy()]
+        cache = self._cache
+        if len(set(keys)) < len(keys) or any(k in cache for k in keys):
+            if self._cache_size < 2 * len(keys):  # a cache too small to hold them all
+                return EvaluationBatch.stack(self.evaluate(answers))
+            return self._evaluate_mixed(answers, keys)
+        batch = self._forward(answers)
+        self._store(keys, batch)
+        self.requested += len(keys)
+        return batch
+
+    def _evaluate_mixed(self, answers: torch.Tensor, keys: list[bytes]) -> EvaluationBatch:
+        """:meth:`evaluate_batch` when some states are cached or repeated: the others in
+        one forward (:meth:`_forward_uncached`, as :meth:`evaluate` runs them), then
+        every state's figures gathered from the batch that holds them, as NumPy rows (no
+        Evaluation objects made). The cached states were just made the most recent, and
+        the cache holds at least twice the batch, so none is evicted on the way."""
+        self._forward_uncached(answers, keys)
+        entries = [self._cache[k] for k in keys]
+        return EvaluationBatch(None, *(torch.from_numpy(np.stack([b.arrays[f][r]
+                                                                  for b, r in entries]))
+                                       for f in range(5)))
+
+    def sharing_cache(self) -> "ModelRunner":
+        """A runner with its own counters over the same prompt and the same cache: a
+        second strategy on one prompt never recomputes a state the first evaluated."""
+        other = ModelRunner(self.model, self.prompt.tolist(), self.gen_length, self.top_k,
+                            self._cache_size, self.fixed, self.suppress)
+        other._cache = self._cache
+        return other
+
+    def evaluate_one(self, answer: torch.Tensor) -> Evaluation:
+        return self.evaluate([answer])[0]
+
+    def _forward(self, answers: torch.Tensor) -> EvaluationBatch:
+        """One forward of the model on ``answers`` (CPU, ``[B, L]``). Everything the model
+        returns stays on its device: only the top-k tokens and probabilities and the
+        per-slot entropies come back to the CPU."""
+        B, L = answers.shape
+        device = self.model.device
+        ids = torch.cat([self.prompt.expand(B, -1), answers], dim=1)
+        answers = ids[:, ids.shape[1] - L:]  # our own copy: the caller may change theirs
+        t0 = time.perf_counter()
+        logits = self.model.logits(ids.to(device), L)
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        t1 = time.perf_counter()
+        H, top_probs, top_tokens = score_logits(logits, self.model.mask_id, self.top_k,
+                                                  self.suppress)
+        del logits
+        H, top_probs, top_tokens = H.cpu(), top_probs.cpu(), top_tokens.cpu()
+        t2 = time.perf_counter()
+        self.model_seconds += t2 - t0
+        self.scoring_seconds += t2 - t1
+        self.forwards += 1
+        self.sequences += B
+        masked = answers == self.model.mask_id
+        H = H.contiguous()
+        H.numpy()[~masked.numpy()] = 0.0   # in place (H is this call's own tensor)
+        return EvaluationBatch(None, answers, masked, H, top_tokens, top_probs)

@@ -1,0 +1,292 @@
+"""The paper's formulas, each under its own name (paper section 3.1).
+
+    p = softmax(l[i]);  H_i = -sum_v p(v) log(p(v) + eps)                  entropy
+    margin_i = p_(1) - p_(2)                                                 top2_margin
+    s[i, v] = p(v) * exp(-H_i) * sigmoid(gamma * margin_i)                   confidence_scores
+    r_IG = (sum_{j in M} H_parent(j) - sum_{j in M minus i} H_child(j))
+           / sum_{j in M} H_parent(j)                                        information_gain
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+EPS = 1e-8  # paper's epsilon in the entropy
+
+
+def entropy(probs: torch.Tensor) -> torch.Tensor:
+    """H = -sum_v p(v) log(p(v) + eps) over the last dimension."""
+    return -(probs * torch.log(probs + EPS)).sum(-1)
+
+
+def top2_margin(top_probs: torch.Tensor) -> torch.Tensor:
+    """p_(1) - p_(2) from probabilities sorted in descending order on the last dim (a
+    tensor or a NumPy array)."""
+    return top_probs[..., 0] - top_probs[..., 1]
+
+
+def entropy_penalty(H: torch.Tensor) -> torch.Tensor:
+    """phi_ent = exp(-H) in (0, 1]."""
+    return torch.exp(-H)
+
+
+def margin_factor(margin: torch.Tensor, gamma: float) -> torch.Tensor:
+    """phi_mar = sigmoid(gamma * margin)."""
+    return torch.sigmoid(gamma * margin)
+
+
+def confidence_scores(probs: torch.Tensor, H: torch.Tensor, margin: torch.Tensor,
+                      gamma: float) -> torch.Tensor:
+    """Confidence-adjusted score s[i, v] = p(v) * exp(-H_i) * sigmoid(gamma * margin_i).
+
+    ``probs`` is ``[..., slots, tokens]`` (all or the top-k tokens of each slot); ``H`` and
+    ``margin`` are ``[..., slots]``."""
+    return probs * (entropy_penalty(H) * margin_factor(margin, gamma)).unsqueeze(-1)
+
+
+def margin_only_scores(probs: torch.Tensor, margin: torch.Tensor) -> torch.Tensor:
+    """The paper's "w/o Cf. + t2" ablation: slots ranked by the top-2 margin alone, tokens
+    within a slot by probability: s[i, v] = margin_i * p(v) / p_(1). Tensors or NumPy
+    arrays (the same float32 rounding)."""
+    return probs / probs[..., :1].clip(min=EPS) * margin[..., None]
+
+
+SCORINGS = ("confidence", "margin")
+
+
+@dataclass(frozen=True)
+class Action:
+    """Unmask ``slot`` (0-based, within the answer) with ``token``.
+
+    Carries the figures its score was computed from, so a reader can recompute it."""
+    slot: int
+    token: int
+    p: float
+    entropy: float
+    margin: float
+    score: float
+
+    def to_json(self, token_text: str | None = None) -> dict:
+        d = {"slot": self.slot, "token": self.token, "p": self.p, "entropy": self.entropy,
+             "margin": self.margin, "score": self.score}
+        if token_text is not None:
+            d["token_text"] = token_text
+        return d
+
+
+def slot_scores(top_probs: torch.Tensor, H: torch.Tensor, gamma: float,
+                scoring: str = "confidence") -> torch.Tensor:
+    """Scores of every recorded token of every slot, ``[slots, k]``."""
+    margin = top2_margin(top_probs)
+    if scoring == "margin":
+        return margin_only_scores(top_probs, margin)
+    return confidence_scores(top_probs, H, margin, gamma)
+
+
+def action_set(top_tokens: torch.Tensor, top_probs: torch.Tensor, H: torch.Tensor,
+               eligible: torch.Tensor, k1: int, k2: int, gamma: float,
+               scoring: str = "confidence", late_tokens=()) -> list[Action]:
+    """Confidence score filtering: the top-K1 tokens of each eligible slot by score,
+    pooled, then the top-K2 actions overall (ties: lower slot, then higher p first).
+    Actions whose token is in ``late_tokens`` (LLaDA's ``confidence_eos_eot_inf``: the end
+    tokens) rank after every other eligible action; their recorded score is unchanged.
+
+    ``top_tokens``/``top_probs``: ``[slots, k]`` sorted by probability (k >= K1; since s is
+    p times a per-slot factor, the top-K1 by s are the top-K1 by p)."""
+    return action_sets(top_tokens.unsqueeze(0), top_probs.unsqueeze(0), H.unsqueeze(0),
+                       eligible.unsqueeze(0), k1, k2, gamma, scoring, late_tokens)[0]
+
+
+def action_sets(top_tokens: torch.Tensor, top_probs: torch.Tensor, H: torch.Tensor,
+                eligible: torch.Tensor, k1: int, k2: int, gamma: float,
+                scoring: str = "confidence", late_tokens=()) -> list[list[Action]]:
+    """:func:`action_set` of B states at once (``[B, slots, k]``, ``[B, slots]``): the
+    Action lists of :func:`batch_action_sets`."""
+    sets = batch_action_sets(top_tokens, top_probs, H, eligible, k1, k2, gamma, scoring,
+                             late_tokens)
+    return [sets.actions(b) for b in range(len(sets))]
+
+
+class ActionSets:
+    """The action sets of B states, made in one pass (:func:`batch_action_sets`).
+
+    ``pairs[b, i]`` is state b's i-th action as (slot, token) (a NumPy ``[B, K2, 2]``
+    array); state b has ``counts[b]`` actions. The :class:`Action` objects of a state,
+    with the figures their scores came from, are made only when asked for
+    (:meth:`actions`): a search expands one of the K2 children it makes per iteration, and
+    reads the others' action sets as objects only when a trace records them."""
+
+    __slots__ = ("pairs", "counts", "_picks", "_sources")
+
+    def __init__(self, pairs: np.ndarray | None, counts: list[int],
+                 picks: np.ndarray | None = None, sources: tuple = ()):
+        self.pairs, self.counts = pairs, counts
+        self._picks = picks        # [B, n] indices into each state's (slot, rank) scores
+        self._sources = sources    # (scores [B, L*K1], probs [B, L*K1], H [B, L], margin [B, L])
+
+    def __len__(self) -> int:
+        return len(self.counts)
+
+    def actions(self, b: int) -> list[Action]:
+        n = self.counts[b]
+        if not n:
+            return []
+        picks = self._picks[b, :n]
+        pairs = self.pairs[b, :n]
+        s, probs, H, margin = (t[b] for t in self._sources)
+        slots = pairs[:, 0]
+        figures = np.stack([s[picks], probs[picks], H[slots], margin[slots]], -1)
+        return [Action(slot=slot, token=token, p=p, entropy=h, margin=m, score=sc)
+                for (slot, token), (sc, p, h, m) in zip(pairs.tolist(), figures.tolist())]
+
+    def slots_tokens(self, b: int) -> tuple[np.ndarray, np.ndarray]:
+        """State b's action slots and tokens, ``[counts[b]]`` each (views)."""
+        rows = self.pairs[b, :self.counts[b]]
+        return rows[:, 0], rows[:, 1]
+
+
+#: [B, L + pad] buffers whose [:, :L] view is a batch of rows that no elementwise kernel
+#: merges into one long row (see _rowwise_sigmoid)
+_ROW_PAD = 1
+
+
+def _rowwise_sigmoid(x: torch.Tensor, gamma: float) -> torch.Tensor:
+    """sigmoid(gamma * x) of each row of ``x`` ``[B, L]``, rounded exactly as
+    ``torch.sigmoid(gamma * row)`` of that row alone.
+
+    The CPU sigmoid takes two vectors at a time and the tail of a row with the scalar
+    formula, which rounds differently: on a contiguous ``[B, L]`` tensor the rows run
+    together and an element's rounding depends on its place in the batch. Written into
+    the ``[:, :L]`` view of a ``[B, L + 1]`` buffer the rows cannot be merged, so each
+    row is one kernel call of length L, as alone."""
+    B, L = x.shape
+    out = torch.empty(B, L + _ROW_PAD, dtype=x.dtype)[:, :L]
+    torch.mul(x, gamma, out=out)
+    return out.sigmoid_()
+
+
+def _array(x) -> np.ndarray:
+    """A CPU tensor's NumPy view (or the array itself)."""
+    return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
+
+
+def batch_action_sets(top_tokens, top_probs, H, eligible, k1: int, k2: int, gamma: float,
+                      scoring: str = "confidence", late_tokens=(),
+                      counts: list[int] | None = None) -> ActionSets:
+    """:func:`action_set` of B states at once (``[B, slots, k]``, ``[B, slots]``; CPU
+    tensors or NumPy arrays), in one pass: the K2 children of an expansion get their
+    action sets together. ``counts``: each state's number of eligible slots, when the
+    caller knows it.
+
+    Every figure equals torch's one-state computation to the bit: the two transcendental
+    steps (exp(-H) and the sigmoid) are torch's, the sigmoid taken row by row as for one
+    state (:func:`_rowwise_sigmoid`, its vectorised and scalar kernels round differently);
+    the rest is exactly rounded float32 arithmetic (a subtraction, products, a quotient),
+    which NumPy rounds as torch does, and a stable sort of each row, which orders exactly
+    as the stable sort of that state alone. It runs in NumPy because a NumPy call on these
+    small arrays costs a fraction of a torch call (this is the search's bookkeeping)."""
+    top_tokens, top_probs, H, eligible = (_array(t) for t in (top_tokens, top_probs, H,
+                                                              eligible))
+    B = top_probs.shape[0]
+    k1 = min(k1, top_probs.shape[-1])
+    if counts is None:
+        counts = eligible.sum(-1).tolist()
+    if B == 0 or k1 < 1 or not any(counts):
+        return ActionSets(None, [0] * B)
+    margin = top2_margin(top_probs)                                   # [B, L]
+    probs = top_probs[..., :k1]
+    if scoring == "margin":
+        s = margin_only_scores(probs, margin)
+    else:  # confidence_scores, with the sigmoid row by row: p * exp(-H) * sigmoid(gamma * margin)
+        factor = entropy_penalty(torch.from_numpy(H)) * _rowwise_sigmoid(
+            torch.from_numpy(margin), gamma)
+        s = probs * factor.numpy()[..., None]
+    s = np.where(eligible[..., None], s, np.float32(-np.inf)).reshape(B, -1)
+    # stable sort on the slot-major flattening keeps ties in (slot, probability rank) order
+    order = np.argsort(-s, axis=1, kind="stable")
+    if late_tokens:
+        # then a stable sort by class: eligible, eligible but late, ineligible
+        late = np.isin(top_tokens[..., :k1], np.array(sorted(late_tokens),
+                                                      dtype=top_tokens.dtype))
+        rank = np.where(eligible[..., None], late.astype(np.int64), 2).reshape(B, -1)
+        rows = np.arange(B)[:, None]
+        order = order[rows, np.argsort(rank[rows, order], axis=1, kind="stable")]
+    picks = order[:, :min(k2, s.shape[1])]
+    pairs = np.empty(picks.shape + (2,), dtype=np.int64)
+    np.floor_divide(picks, k1, out=pairs[..., 0])                      # slot
+    pairs[..., 1] = top_tokens[np.arange(B)[:, None], pairs[..., 0], picks % k1]  # token
+    return ActionSets(pairs, [min(k2, c * k1) for c in counts], picks,
+                      (s, probs.reshape(B, -1), H, margin))
+
+
+def information_gain(parent_entropy: torch.Tensor, parent_masked: torch.Tensor,
+                     child_entropy: torch.Tensor, slot: int) -> float:
+    """r_IG for the child made by unmasking ``slot`` (paper eq. info_gain).
+
+    Numerator: the parent's total entropy over its masked slots M minus the child's over
+    M without ``slot``; denominator: the parent's total. 0 when the parent is certain."""
+    before = float(parent_entropy[parent_masked].sum())
+    remaining = parent_masked.clone()
+    remaining[slot] = False
+    after = float(child_entropy[remaining].sum())
+    return (before - after) / before if before > 0 else 0.0
+
+
+def information_gains(parent_entropy: torch.Tensor, parent_masked: torch.Tensor,
+                      child_entropies: list[torch.Tensor], slots: list[int]) -> list[float]:
+    """:func:`information_gain` of each child of one parent: the parent's total is taken
+    once; each child's remaining total is summed exactly as there (same order, same
+    float32 rounding)."""
+    before = float(parent_entropy[parent_masked].sum())
+    if not child_entropies:
+        return []
+    remaining = parent_masked.repeat(len(slots), 1)
+    remaining[torch.arange(len(slots)), torch.tensor(slots)] = False
+    out = []
+    for H, keep in zip(child_entropies, remaining.unbind(0)):
+        after = float(H[keep].sum())
+        out.append((before - after) / before if before > 0 else 0.0)
+    return out
+
+
+def cumulative_information_gain(root_entropy: torch.Tensor, root_masked: torch.Tensor,
+                                node_entropy: torch.Tensor, node_masked: torch.Tensor) -> float:
+    """Gain from the root to a node: (sum H_root(M_root) - sum H_node(M_node)) / sum H_root."""
+    before = float(root_entropy[root_masked].sum())
+    after = float(node_entropy[node_masked].sum())
+    return (before - after) / before if before > 0 else 0.0
+
+
+def ucb(q: float, n_parent: int, n_child: int, c: float) -> float:
+    """Q + c * sqrt(ln N(parent) / N(child)); infinite for an unvisited child."""
+    if n_child == 0:
+        return math.inf
+    return q + c * math.sqrt(math.log(max(n_parent, 1)) / n_child)
+
+
+def rollout_information_gain(parent_entropy: torch.Tensor, parent_masked: torch.Tensor,
+                             fill_entropy: torch.Tensor, child_masked: torch.Tensor) -> float:
+    """r_IG with a rollout simulation: the child's remaining slots M' count the entropy
+    each had when the rollout filled it, ``(sum H_parent(M) - sum H_fill(M')) / sum
+    H_parent(M)``. A one-step rollout fills every slot from the child's own forward, so
+    this equals :func:`information_gain` there."""
+    before = float(parent_entropy[parent_masked].sum())
+    after = float(fill_entropy[child_masked].sum())
+    return (before - after) / before if before > 0 else 0.0
+
+
+def rollout_path_gain(entropy_rows: list[list[float | None]]) -> float:
+    """Information gain of a completed rollout (the candidate choice on full rollouts):
+    the mean over its steps of r_IG = (sum H_t(M_t) - sum H_{t+1}(M_{t+1})) / sum H_t(M_t),
+    where row t holds every slot's entropy before step t (None: unmasked). The last step
+    (nothing left to predict) is not counted; 0 when there is no such step."""
+    gains = []
+    for now, nxt in zip(entropy_rows, entropy_rows[1:]):
+        before = sum(h for h in now if h is not None)
+        after = sum(h for h in nxt if h is not None)
+        if before > 0:
+            gains.append((before - after) / before)
+    return sum(gains) / len(gains) if gains else 0.0

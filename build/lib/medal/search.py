@@ -1,0 +1,373 @@
+"""Confidence-guided MCTS over unmasking decisions (paper Algorithm 1, DESIGN section 1).
+
+A node is a partially unmasked answer; the root is all masks. An iteration is four
+phases, each a method and each announced as an event:
+
+* ``select``   -- from the root, the child maximising Q + c sqrt(ln N(parent) / N(child))
+                  down to a leaf, skipping exhausted subtrees;
+* ``expand``   -- the leaf's K2 actions (confidence score filtering) make K2 children,
+                  evaluated in ONE batched forward; that forward also gives each child's
+                  entropies (for its reward) and its own action set (for later);
+* ``simulate`` -- each child's completion fills its remaining masks from its prediction
+                  (no forward); its reward is the information gain r_IG;
+* ``backpropagate`` -- each child's reward is added to W and 1 to N of the child and of
+                  every node on the path to the root.
+
+A child with L_c slots unmasked by the search is a candidate; the search stops when C
+candidates exist, the tree is exhausted, or the iteration budget runs out.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .decoding import eligible_slots_array, rollout
+from .events import Backpropagated, Expanded, RootEvaluated, Selected, Simulated
+from .runner import Evaluation, EvaluationBatch, ModelRunner
+from .scores import (Action, ActionSets, batch_action_sets, information_gains,
+                     rollout_information_gain, ucb)
+
+
+class Node:
+    """A search node: an answer state, its evaluation, and its statistics.
+
+    ``actions`` (this node's action set: what expanding it would add) and ``action`` (the
+    action that made it, its parent's ``actions[index]``) are made as :class:`Action`
+    objects only when read: the search itself works on the tensors of the batched action
+    sets (:class:`~medal.scores.ActionSets`)."""
+
+    __slots__ = ("id", "parent", "depth", "index", "r_ig", "verified",
+                 "reward", "completion", "children", "N", "W", "exhausted", "candidate",
+                 "last_ucb", "entropy_total", "n_masked", "_action", "_actions", "_sets",
+                 "_evaluation", "_batch", "_row")
+
+    def __init__(self, id: int, parent: "Node | None", action: Action | None, depth: int,
+                 evaluation: Evaluation | None, actions: list[Action] | None = None, *,
+                 index: int | None = None, sets: ActionSets | None = None,
+                 entropy_total: float | None = None, n_masked: int | None = None,
+                 exhausted: bool = False, candidate: bool = False,
+                 batch: EvaluationBatch | None = None, row: int = 0):
+        self.id = id
+        self.parent = parent
+        self.depth = depth
+        self._evaluation = evaluation     # or row ``row`` of ``batch``, made when read
+        self._batch = batch
+        self._row = row
+        self.index = index                # which of the parent's actions made it
+        self.r_ig: float | None = None    # information gain when it was made
+        self.verified: bool | None = None  # its completion passes the task's verifier
+        self.reward: float | None = None  # what backpropagation adds: r_IG (+ verifier bonus)
+        self.completion: torch.Tensor | None = None
+        self.children: list[Node] = []
+        self.N = 0
+        self.W = 0.0
+        self.exhausted = exhausted
+        self.candidate = candidate
+        self.last_ucb: float | None = None
+        #: sum of the entropy over the node's masked slots (r_IG's totals), and their number
+        self.entropy_total = entropy_total
+        self.n_masked = n_masked
+        self._action = action
+        self._actions = actions
+        self._sets = sets                 # (ActionSets, row) when made from a batch
+
+    @property
+    def evaluation(self) -> Evaluation:
+        if self._evaluation is None:
+            self._evaluation = self._batch.evaluations[self._row]
+        return self._evaluation
+
+    @property
+    def actions(self) -> list[Action]:
+        if self._actions is None:
+            self._actions = self._sets[0].actions(self._sets[1]) if self._sets else []
+        return self._actions
+
+    @actions.setter
+    def actions(self, value: list[Action]) -> None:
+        self._actions, self._sets = value, None
+
+    @property
+    def action(self) -> Action | None:
+        if self._action is None and self.parent is not None and self.index is not None:
+            self._action = self.parent.actions[self.index]
+        return self._action
+
+    @action.setter
+    def action(self, value: Action | None) -> None:
+        self._action = value
+
+    def action_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """The slots and tokens of this node's action set, in order (``[K]`` each)."""
+        if self._sets is not None:
+            return self._sets[0].slots_tokens(self._sets[1])
+        acts = self.actions
+        return (np.array([a.slot for a in acts], dtype=np.int64),
+                np.array([a.token for a in acts], dtype=np.int64))
+
+    def answer_array(self) -> np.ndarray:
+        """The node's answer as a NumPy view (no torch call)."""
+        if self._batch is not None:
+            return self._batch.arrays[0][self._row]
+        return self.evaluation.answer.numpy()
+
+    @property
+    def Q(self) -> float:
+        return self.W / self.N if self.N else 0.0
+
+    @property
+    def answer(self) -> torch.Tensor:
+        if self._evaluation is None and self._batch is not None:
+            return self._batch.answer[self._row]
+        return self.evaluation.answer
+
+    def path(self) -> list["Node"]:
+        node, out = self, []
+        while node is not None:
+            out.append(node)
+            node = node.parent
+        return out[::-1]
+
+    def __repr__(self) -> str:
+        return (f"Node(id={self.id}, depth={self.depth}, N={self.N}, W={self.W}, "
+                f"parent={self.parent.id if self.parent is not None else None})")
+
+
+class MCTS:
+    """One search over one prompt. ``iterate()`` yields the four phase events."""
+
+    def __init__(self, runner: ModelRunner, cfg, generator: torch.Generator | None = None,
+                 verifier=None):
+        self.runner = runner
+        self.cfg = cfg
+        self.generator = generator
+        # answer ids -> bool; used only with cfg.reward == "ig+verifier"
+        self.verifier = verifier if cfg.reward == "ig+verifier" else None
+        self.nodes: list[Node] = []
+        self.iteration = 0
+        self.candidates: list[Node] = []
+        self.stop_reason: str | None = None
+        self.last_simulation = {"forwards": 0, "sequences": 0, "cache_hits": 0}
+        self.last_expansion_sequences = 0
+        self._expansion: EvaluationBatch | None = None  # the last expansion's children
+        root = runner.evaluate_batch(runner.initial_answer().unsqueeze(0))
+        self.root = self._make_nodes(None, root)[0]
+
+    # ------------------------------------------------------------------ helpers
+    def _make_nodes(self, parent: Node | None, batch: EvaluationBatch) -> list[Node]:
+        """Nodes for evaluated states (the root, or the K2 children of an expansion in
+        the order of the parent's actions): their action sets and entropy totals made in
+        one tensor pass over all of them, not one per state.
+
+        Each child has one masked slot fewer than its parent, so the entropies of the
+        batch's masked slots form a ``[B, n]`` block whose row sums are each state's total,
+        summed exactly as one state's ``H[masked].sum()`` (a row of a contiguous block
+        reduces as that row alone)."""
+        cfg = self.cfg
+        B = len(batch)
+        depth = 0 if parent is None else parent.depth + 1
+        answer, masked, H, top_tokens, top_probs = batch.arrays
+        masked_H = H[masked]   # row-major, as torch's H[masked]; summed by torch below
+        if parent is None:
+            n_masked = [masked_H.size]
+            totals = [float(torch.from_numpy(masked_H).sum())]
+        elif masked_H.size == B * (parent.n_masked - 1):
+            # every child has at least parent.n_masked - 1 masks: all have exactly that
+            n_masked = [parent.n_masked - 1] * B
+            totals = torch.from_numpy(masked_H).view(B, parent.n_masked - 1).sum(-1).tolist()
+        else:  # an action that leaves its slot masked (a mask-token action, never chosen
+            # by a real model): state by state
+            n_masked = masked.sum(-1).tolist()
+            totals = [float(h[m].sum()) for h, m in zip(batch.entropy, batch.masked)]
+        if depth >= cfg.lc:
+            sets, counts = None, [0] * B
+        else:
+            L = masked.shape[1]
+            eligible = (masked if cfg.block_length >= L
+                        else eligible_slots_array(masked, cfg.block_length))
+            sets = batch_action_sets(top_tokens, top_probs, H,
+                                     eligible, cfg.k1, cfg.k2, cfg.gamma, cfg.scoring,
+                                     late_tokens=self.runner.model.end_ids
+                                     if getattr(cfg, "confidence_eos_eot_inf", False) else (),
+                                     counts=n_masked if eligible is masked else None)
+            counts = sets.counts
+        nodes = []
+        start = len(self.nodes)
+        candidate = depth >= cfg.lc
+        for b in range(B):
+            # no action means no eligible slot, or depth L_c reached: a terminal node
+            nodes.append(Node(start + b, parent, None, depth, None,
+                              None if sets is not None else [],
+                              index=None if parent is None else b,
+                              sets=(sets, b) if sets is not None else None,
+                              entropy_total=totals[b], n_masked=n_masked[b],
+                              exhausted=not counts[b], candidate=candidate,
+                              batch=batch, row=b))
+        self.nodes.extend(nodes)
+        return nodes
+
+    def root_event(self) -> RootEvaluated:
+        return RootEvaluated(node=self.root)
+
+    @property
+    def done(self) -> bool:
+        return self.stop_reason is not None
+
+    # ------------------------------------------------------------------ phases
+    def select(self) -> tuple[list[Node], list[list[dict]]]:
+        """UCB descent from the root to a leaf that can still be expanded."""
+        node, levels = self.root, []
+        while node.children:
+            options = [ch for ch in node.children if not ch.exhausted]
+            level = []
+            for ch in node.children:
+                value = ucb(ch.Q, node.N, ch.N, self.cfg.c)
+                ch.last_ucb = value
+                level.append({"node": ch.id, "N": ch.N, "W": ch.W, "Q": ch.Q,
+                              "parent_N": node.N, "ucb": value, "exhausted": ch.exhausted})
+            best = max(options, key=lambda ch: (ch.last_ucb, -ch.id))
+            for row in level:
+                row["chosen"] = row["node"] == best.id
+            levels.append(level)
+            node = best
+        return node.path(), levels
+
+    def expand(self, leaf: Node) -> tuple[list[Node], int, int]:
+        """Children for the leaf's K2 actions, in one batched forward."""
+        slots, tokens = leaf.action_arrays()
+        answers = np.repeat(leaf.answer_array()[None, :], len(slots), 0)
+        answers[np.arange(len(slots)), slots] = tokens
+        answers = torch.from_numpy(answers)
+        before = self.runner.forwards
+        hits_before = self.runner.cache_hits
+        seqs_before = self.runner.sequences
+        batch = self.runner.evaluate_batch(answers)
+        children = self._make_nodes(leaf, batch)
+        leaf.children = children
+        self._expansion = batch
+        self.last_expansion_sequences = self.runner.sequences - seqs_before
+        return children, self.runner.forwards - before, self.runner.cache_hits - hits_before
+
+    def simulate(self, leaf: Node, children: list[Node]) -> list[float]:
+        """Each child's completion and information-gain reward (no forward; with
+        simulation "rollout", k-1 batched forwards, counted in ``self.last_simulation``).
+
+        The children's completions come from one tensor pass over all of them (argmax
+        fills; a sampled fill draws child by child, so the random stream is as before).
+        r_IG = (H_total(parent) - H_total(child)) / H_total(parent), with the totals over
+        each state's masked slots taken when the states were made: a child's masked slots
+        are its parent's less the action's slot, so this is the paper's formula."""
+        batch = self._expansion
+        if (batch is None or len(batch) != len(children)
+                or any(ch._batch is not batch or ch._row != b for b, ch in enumerate(children))):
+            batch = EvaluationBatch.stack([ch.evaluation for ch in children])
+        if self.cfg.simulation == "rollout":
+            parent = leaf.evaluation
+            fills, fill_entropy = self._rollouts(children)
+            completions = fills
+            gains = [rollout_information_gain(parent.entropy, parent.masked, fill_entropy[i],
+                                              ch.evaluation.masked)
+                     for i, ch in enumerate(children)]
+        else:
+            if self.cfg.simulation == "sample":
+                completions = [ch.evaluation.completion(self.generator, 1.0) for ch in children]
+            else:
+                answer, masked, _, top_tokens, _ = batch.arrays
+                completions = torch.from_numpy(
+                    np.where(masked, top_tokens[..., 0], answer)).unbind(0)
+            before = leaf.entropy_total
+            if all(ch.n_masked == leaf.n_masked - 1 for ch in children):
+                gains = [(before - ch.entropy_total) / before if before > 0 else 0.0
+                         for ch in children]
+            else:
+                parent = leaf.evaluation
+                gains = information_gains(parent.entropy, parent.masked,
+                                          [ch.evaluation.entropy for ch in children],
+                                          [ch.action.slot for ch in children])
+        rewards = []
+        for ch, completion, gain in zip(children, completions, gains):
+            ch.completion = completion
+            ch.r_ig = ch.reward = gain
+            if self.verifier is not None:
+                ch.verified = bool(self.verifier(ch.completion))
+                ch.reward += self.cfg.verifier_bonus * ch.verified
+            rewards.append(ch.reward)
+        return rewards
+
+    def _rollouts(self, children: list[Node]):
+        """The paper's simulation as an option: a k-step DLM rollout of every child."""
+        r = self.runner
+        before = (r.forwards, r.sequences, r.cache_hits)
+        out = rollout(r, [ch.evaluation for ch in children], self.cfg.rollout_steps,
+                      self.cfg.block_length, self.cfg.gamma, self.cfg.scoring)
+        self.last_simulation = {"forwards": r.forwards - before[0],
+                                "sequences": r.sequences - before[1],
+                                "cache_hits": r.cache_hits - before[2]}
+        return out
+
+    def backpropagate(self, path: list[Node], children: list[Node]) -> list[dict]:
+        """Each child's reward: +r to W and +1 to N on the child and on every path node."""
+        for ch in children:
+            ch.N += 1
+            ch.W += ch.reward
+            for node in path:
+                node.N += 1
+                node.W += ch.reward
+        self._mark_exhausted(path)
+        return [{"node": n.id, "N": n.N, "W": n.W, "Q": n.Q} for n in path + children]
+
+    def _mark_exhausted(self, path: list[Node]) -> None:
+        for node in reversed(path):
+            if node.children and all(ch.exhausted for ch in node.children):
+                node.exhausted = True
+
+    def _collect(self, children: list[Node]) -> list[Node]:
+        new = [ch for ch in children if ch.candidate]
+        if not new:
+            return []
+        if self.cfg.one_per_parent:
+            new = [max(new, key=lambda ch: (ch.reward, -ch.id))]
+        seen = {c.answer_array().tobytes() for c in self.candidates}
+        fresh = []
+        for ch in sorted(new, key=lambda ch: (-ch.reward, ch.id)):
+            key = ch.answer_array().tobytes()
+            if key not in seen:
+                seen.add(key)
+                fresh.append(ch)
+        room = self.cfg.candidates - len(self.candidates)
+        fresh = fresh[:max(room, 0)]
+        self.candidates.extend(fresh)
+        return fresh
+
+    # ------------------------------------------------------------------ iteration
+    def iterate(self):
+        """One MCTS iteration; yields Selected, Expanded, Simulated, Backpropagated."""
+        self.iteration += 1
+        it = self.iteration
+        path, levels = self.select()
+        leaf = path[-1]
+        yield Selected(iteration=it, path=[n.id for n in path], levels=levels)
+        children, forwards, cached = self.expand(leaf)
+        yield Expanded(iteration=it, leaf=leaf.id, children=children, forwards=forwards,
+                       cached=cached, sequences=self.last_expansion_sequences)
+        rewards = self.simulate(leaf, children)
+        yield Simulated(iteration=it, children=[c.id for c in children], rewards=rewards,
+                        completion_ids=[c.completion for c in children],
+                        decode=self.runner.model.decode_masked,
+                        **(self.last_simulation if self.cfg.simulation == "rollout" else {}))
+        updates = self.backpropagate(path, children)
+        fresh = self._collect(children)
+        if len(self.candidates) >= self.cfg.candidates:
+            self.stop_reason = "candidates"
+        elif self.root.exhausted:
+            self.stop_reason = "exhausted"
+        elif self.iteration >= self.cfg.max_iterations:
+            self.stop_reason = "budget"
+        yield Backpropagated(iteration=it, path=[n.id for n in path], updates=updates,
+                             new_candidates=[c.id for c in fresh])
+
+    def fallback_candidates(self) -> list[Node]:
+        """When the budget ends before C candidates: the deepest nodes, best Q first."""
+        pool = [n for n in self.nodes if n is not self.root and n not in self.candidates]
+        pool.sort(key=lambda n: (-n.depth, -n.Q, n.id))
+        return (self.candidates + pool)[: self.cfg.candidates] or [self.root]

@@ -1,0 +1,205 @@
+"""What a served app lets its visitors do: the operator's settings, never a visitor's.
+
+The person who starts the server decides, through environment variables or flags after
+``--`` on the ``streamlit run`` line (flags win)::
+
+    MEDAL_TRUST_REMOTE_CODE=1          --trust-remote-code     let LLaDA/Dream checkpoint code run
+    MEDAL_MODELS=llada:/srv/llada,...   --models SPEC,SPEC      model specs visitors may pick,
+                                                               besides the built-in models
+    MEDAL_MAX_GEN_LENGTH=256            --max-gen-length N      largest answer (slots)
+    MEDAL_MAX_ITERATIONS=500            --max-iterations N      most MCTS iterations per run
+    MEDAL_MAX_SAMPLES=10                --max-samples N         most Best-of-N samples per run
+    MEDAL_MAX_PROBLEMS=50               --max-problems N        most problems per benchmark request
+
+e.g. ``MEDAL_MODELS=llada:/srv/llada@abc123 streamlit run app.py -- --trust-remote-code``.
+
+A visitor picks a model from that list (a selectbox, never a path or a free spec), sees
+whether remote code is allowed (read-only), and runs within the limits. A spec that is
+not on the list and one that fails to load give the same message, so the page tells a
+visitor nothing about the server's files; the operator finds the reason in the server log.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from dataclasses import dataclass, field
+
+from .errors import InputError, ModelLoadError
+
+ENV_TRUST = "MEDAL_TRUST_REMOTE_CODE"
+ENV_MODELS = "MEDAL_MODELS"
+LIMIT_ENV = {"max_gen_length": "MEDAL_MAX_GEN_LENGTH", "max_iterations": "MEDAL_MAX_ITERATIONS",
+             "max_samples": "MEDAL_MAX_SAMPLES", "max_problems": "MEDAL_MAX_PROBLEMS"}
+#: safe defaults: a run of the built-in models stays within seconds on a laptop core
+DEFAULT_LIMITS = {"max_gen_length": 256, "max_iterations": 500, "max_samples": 10,
+                  "max_problems": 50}
+#: the largest value an operator may set (the engine's own range, medal.config.RANGES)
+LIMIT_CEILINGS = {"max_gen_length": 4096, "max_iterations": 100_000, "max_samples": 100,
+                  "max_problems": 100_000}
+#: Streamlit's options for this app (the same as the checkout's .streamlit/config.toml, which
+#: an installed package does not have): given as flags by ``medal app``
+STREAMLIT_OPTIONS = {
+    "browser.gatherUsageStats": "false",  # offline: nothing is sent outside the machine
+    "server.headless": "true",
+    "server.address": "localhost",        # bound to this machine unless the operator says
+    "server.maxUploadSize": 20,           # megabytes; medal.trace.MAX_TRACE_BYTES is 20 MiB
+    "server.runOnSave": "false",
+    "client.toolbarMode": "minimal",
+    "client.showErrorDetails": "none",    # visitors never see a traceback or server paths
+    "global.showWarningOnDirectExecution": "false",
+    "theme.base": "light",
+}
+UNAVAILABLE = ("model {spec!r} is not available on this server; pick one of the models "
+               "listed (the person running the server chooses them)")
+TRUE = ("1", "true", "yes", "on")
+log = logging.getLogger("medal.serving")
+
+
+@dataclass(frozen=True)
+class Settings:
+    trust_remote_code: bool = False
+    extra_models: tuple[str, ...] = ()
+    limits: dict = field(default_factory=lambda: dict(DEFAULT_LIMITS))
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        """The specs a visitor may pick: the built-in models, then the operator's."""
+        from .models import builtin_names
+        out = [f"builtin:{n}" for n in builtin_names()]
+        out += [s for s in self.extra_models if s not in out]
+        return tuple(out)
+
+    def remote_code_line(self) -> str:
+        """The read-only line the page shows."""
+        if self.trust_remote_code:
+            return ("Remote model code: allowed by the server's operator (LLaDA/Dream "
+                    "checkpoints on the list may run the Python code they ship).")
+        return ("Remote model code: not allowed on this server (the operator can allow it "
+                f"when starting it: {ENV_TRUST}=1).")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="streamlit run app.py --", add_help=False)
+    p.add_argument("--trust-remote-code", action="store_true", default=None)
+    p.add_argument("--models", default=None)
+    for name in LIMIT_ENV:
+        p.add_argument("--" + name.replace("_", "-"), dest=name, default=None)
+    return p
+
+
+def _limit(name: str, text: str) -> int:
+    low, high = 1, LIMIT_CEILINGS[name]
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        raise InputError(f"{LIMIT_ENV[name]} / --{name.replace('_', '-')} must be a whole "
+                         f"number from {low} to {high}, got {text!r}") from None
+    if not low <= value <= high:
+        raise InputError(f"{LIMIT_ENV[name]} / --{name.replace('_', '-')} must be from {low} "
+                         f"to {high}, got {value}")
+    return value
+
+
+def parse_settings(environ=None, argv=None) -> Settings:
+    """The operator's settings from ``environ`` (default: os.environ) and ``argv``
+    (default: the script's arguments after ``--``); bad values raise InputError."""
+    environ = os.environ if environ is None else environ
+    argv = sys.argv[1:] if argv is None else argv
+    args, _ = _parser().parse_known_args(argv)
+    trust = (args.trust_remote_code if args.trust_remote_code is not None
+             else environ.get(ENV_TRUST, "").strip().lower() in TRUE)
+    models_text = args.models if args.models is not None else environ.get(ENV_MODELS, "")
+    extra = tuple(dict.fromkeys(s.strip() for s in models_text.split(",") if s.strip()))
+    limits = dict(DEFAULT_LIMITS)
+    for name, env in LIMIT_ENV.items():
+        text = getattr(args, name) if getattr(args, name) is not None else environ.get(env)
+        if text is not None and str(text).strip():
+            limits[name] = _limit(name, text)
+    return Settings(trust_remote_code=trust, extra_models=extra, limits=limits)
+
+
+def current() -> Settings:
+    """The settings of this server process."""
+    return parse_settings()
+
+
+# ---------------------------------------------------------------------- models
+
+def load_options(settings: Settings, device: str = "auto", dtype: str = "auto") -> dict:
+    """Keyword options for ``load_model``: remote code only by the operator's setting;
+    the revision is part of the operator's spec (``spec@commit``), never a visitor's."""
+    options: dict = {}
+    if settings.trust_remote_code:
+        options["trust_remote_code"] = True
+    if device and device != "auto":
+        options["device"] = device
+    if dtype and dtype != "auto":
+        options["dtype"] = dtype
+    return options
+
+
+def check_model(settings: Settings, spec: str) -> str:
+    """``spec`` if the operator allows it; otherwise the one 'not available' error."""
+    spec = (spec or "").strip()
+    if spec not in settings.models:
+        raise ModelLoadError(UNAVAILABLE.format(spec=spec[:80]))
+    return spec
+
+
+def load_allowed_model(settings: Settings, spec: str, options: dict, loader=None):
+    """Load an allowed model. Any failure -- not on the list, missing weights, a folder
+    that does not exist, remote code refused -- raises the same ModelLoadError; the
+    reason goes to the server log for the operator, not to the visitor's page."""
+    spec = check_model(settings, spec)
+    if loader is None:
+        from .models import load_model as loader
+    try:
+        return loader(spec, **options)
+    except Exception as exc:  # noqa: BLE001 -- any failure reads the same to a visitor
+        log.warning("loading %s failed: %s: %s", spec, type(exc).__name__, exc)
+        print(f"medal: loading {spec} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        raise ModelLoadError(UNAVAILABLE.format(spec=spec[:80])) from None
+
+
+# ---------------------------------------------------------------------- limits
+
+def check_limits(settings: Settings, config) -> None:
+    """Refuse a run beyond the operator's limits (InputError naming the limit)."""
+    lim = settings.limits
+    checks = (("gen_length", config.gen_length, "max_gen_length", "answer length"),
+              ("max_iterations", config.max_iterations, "max_iterations", "MCTS iterations"),
+              ("samples", config.samples, "max_samples", "Best-of-N samples"))
+    for name, value, key, what in checks:
+        if value is not None and value > lim[key]:
+            raise InputError(f"{name} {value} is above this server's limit of {lim[key]} "
+                             f"{what} (set by the operator: {LIMIT_ENV[key]})")
+
+
+def check_problems(settings: Settings, n: int) -> None:
+    """Refuse a benchmark request with more problems than the operator allows."""
+    if n > settings.limits["max_problems"]:
+        raise InputError(f"{n} problems is above this server's limit of "
+                         f"{settings.limits['max_problems']} per request (set by the "
+                         f"operator: {LIMIT_ENV['max_problems']})")
+
+
+# ---------------------------------------------------------------------- network
+
+def keep_on_machine() -> None:
+    """Stop Streamlit from looking up this machine's addresses on the internet.
+
+    Streamlit asks checkip.amazonaws.com for the external IP (and 'connects' a UDP
+    socket to 8.8.8.8 for the internal one) when it prints its URLs without a set
+    ``server.address`` and when a WebSocket arrives from another origin. Filling its
+    caches first makes both answer locally; ``.streamlit/config.toml`` sets
+    ``server.address`` so that start-up never asks either."""
+    try:
+        from streamlit import net_util
+    except ImportError:  # pragma: no cover
+        return
+    if getattr(net_util, "_external_ip", None) is None:
+        net_util._external_ip = "127.0.0.1"
+    if getattr(net_util, "_internal_ip", None) is None:
+        net_util._internal_ip = "127.0.0.1"

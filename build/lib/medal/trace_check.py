@@ -1,0 +1,614 @@
+"""The trace gate's checks: parse with limits, the schema (compiled), then the meaning.
+
+:func:`parse` turns bytes or text into JSON values without ever raising anything but
+:class:`TraceError` (no RecursionError for deep nesting, no ValueError for 5000-digit
+integers, no NaN or Infinity, no lone surrogates). :func:`check` validates a parsed
+trace: first against ``trace.schema.json`` through a small compiled validator (the
+subset of JSON Schema the file uses; ``jsonschema`` itself is ~10x slower, too slow
+for a 20 MB upload), then semantically -- unique dense node ids, existing parents, no
+cycles, every reference to a node pointing at a real one, lengths that agree with
+``gen_length``, and a run configuration the engine itself accepts.
+
+A trace that passes is fit to render: every view draws it (the fuzz test checks that).
+Every error names the failing place as a JSON path, e.g. ``tree/nodes/3/parent``.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Callable
+
+from .errors import InputError, TraceError
+
+MAX_DEPTH = 64            # nesting of JSON containers anywhere in a trace
+MAX_NODES = 200_000
+INT_MIN, INT_MAX = -(2 ** 63), 2 ** 64 - 1   # every integer a trace holds fits in 64 bits
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+class Invalid(Exception):
+    """Internal: a failed check; ``path`` is filled innermost-first as it propagates."""
+
+    def __init__(self, message: str, path: list | None = None):
+        super().__init__(message)
+        self.message = message
+        self.path = path if path is not None else []
+
+
+def where(path) -> str:
+    return "/".join(str(p) for p in path) or "(top level)"
+
+
+def _fail(path: list, message: str):
+    raise TraceError(f"invalid trace at {where(path)}: {message}")
+
+
+# ---------------------------------------------------------------------- parsing
+
+def _no_constant(name: str):
+    raise Invalid(f"{name} is not a number a trace may hold (only finite numbers)")
+
+
+def parse(raw: str | bytes) -> Any:
+    """JSON values from trace text; every failure is a :class:`TraceError`."""
+    if isinstance(raw, str):
+        text = raw
+        try:
+            raw = raw.encode("utf-8")
+        except UnicodeEncodeError:
+            raise TraceError("the text holds a lone surrogate (not valid Unicode); a trace "
+                             "is UTF-8 JSON as exported by the app or written by --trace") from None
+    else:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise TraceError(f"the file is not UTF-8 text (byte {exc.start}); a trace is the "
+                             "UTF-8 JSON file exported by the app or written by --trace") from None
+    # NaN and Infinity are refused as they are read; 1e999 (inf) and integers beyond 64
+    # bits by the schema's number types and check_plain; > 4300 digits by Python itself
+    hooks: dict = {"parse_constant": _no_constant}
+    try:
+        data = json.loads(text, **hooks)
+    except Invalid as exc:
+        raise TraceError(f"the file is not a trace: {exc.message}") from None
+    except RecursionError:
+        raise TraceError("the file is not a trace: JSON nested too deeply") from None
+    except json.JSONDecodeError as exc:
+        raise TraceError(f"the file is not valid JSON ({exc.msg}: line {exc.lineno} column "
+                         f"{exc.colno}); a trace is the JSON file exported by the app or "
+                         "written by --trace") from None
+    except ValueError as exc:  # e.g. Python's 4300-digit limit on int()
+        raise TraceError(f"the file is not a trace: {str(exc)[:200]}") from None
+    if b"\\u" in raw and _SURROGATE_ESCAPE.search(raw):
+        try:  # a valid pair (an escaped emoji) is fine; a lone half cannot be encoded
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            _fail(_find_surrogate(data), "a string holds a lone surrogate (\\ud800-\\udfff "
+                  "escape without its pair), which is not text")
+        except (RecursionError, ValueError):
+            pass  # deep nesting: reported by the depth check below
+    return data
+
+
+def _find_surrogate(data) -> list:
+    stack = [(data, [])]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return path
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                stack.append((k, path + ["(key)"]))
+                stack.append((v, path + [k]))
+        elif isinstance(value, list):
+            stack.extend((v, path + [i]) for i, v in enumerate(value))
+    return []
+
+
+def check_plain(value, path: list, max_depth: int = MAX_DEPTH) -> None:
+    """Free-form parts (problem, model, timing...): bounded depth, finite numbers, ints of
+    bounded size. Iterative, so no recursion limit is reached."""
+    stack = [(value, path, 0)]
+    while stack:
+        v, p, d = stack.pop()
+        if d > max_depth:
+            _fail(p, f"nested more than {max_depth} levels deep")
+        if isinstance(v, float):
+            if not math.isfinite(v):
+                _fail(p, "not a finite number")
+        elif isinstance(v, int) and not isinstance(v, bool):
+            if not INT_MIN <= v <= INT_MAX:
+                _fail(p, "integer out of range (64-bit integers)")
+        elif isinstance(v, dict):
+            stack.extend((x, p + [k], d + 1) for k, x in v.items())
+        elif isinstance(v, list):
+            stack.extend((x, p + [i], d + 1) for i, x in enumerate(v))
+
+
+# ---------------------------------------------------------------------- schema
+
+_TYPES: dict[str, Callable[[Any], bool]] = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    # stricter than JSON Schema: 3.0 is not an integer here (an id of 3.0 cannot index)
+    "integer": lambda v: type(v) is int and INT_MIN <= v <= INT_MAX,
+    "number": lambda v: (type(v) is int and INT_MIN <= v <= INT_MAX)
+    or (type(v) is float and math.isfinite(v)),
+}
+_IGNORED = {"$schema", "$id", "title", "description", "$defs", "$comment", "default",
+            "examples"}
+_SUPPORTED = {"type", "required", "properties", "items", "enum", "const", "minimum",
+              "maximum", "anyOf", "$ref", "minItems", "maxItems", "maxLength"} | _IGNORED
+
+
+def _type_name(v) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean",
+            type(None): "null", int: "integer", float: "number"}.get(type(v), type(v).__name__)
+
+
+def compile_schema(schema: dict, root: dict | None = None, cache: dict | None = None):
+    """A function ``f(value)`` that raises :class:`Invalid` (with the path) or returns.
+
+    Understands the keywords in ``_SUPPORTED``; any other keyword is an error here, so a
+    schema edit the compiler would silently ignore fails the tests instead."""
+    root = schema if root is None else root
+    cache = {} if cache is None else cache
+    unknown = set(schema) - _SUPPORTED
+    if unknown:
+        raise ValueError(f"trace schema uses unsupported keywords: {sorted(unknown)}")
+    checks: list[Callable] = []
+
+    if "$ref" in schema:
+        ref = schema["$ref"]
+        if not ref.startswith("#/$defs/"):
+            raise ValueError(f"unsupported $ref {ref}")
+        name = ref[len("#/$defs/"):]
+        if name not in cache:
+            cache[name] = None  # placeholder for recursive references
+            cache[name] = compile_schema(root["$defs"][name], root, cache)
+
+        def ref_check(v, _name=name):
+            cache[_name](v)
+        checks.append(ref_check)
+    if "type" in schema:
+        names = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        preds = tuple(_TYPES[n] for n in names)
+        wanted = " or ".join(names)
+
+        def type_check(v):
+            for pred in preds:
+                if pred(v):
+                    return
+            if isinstance(v, float) and not math.isfinite(v):
+                raise Invalid(f"{v} is not a finite number")
+            if type(v) is int and ("integer" in names or "number" in names):
+                raise Invalid(f"{_short(v)} is out of range (64-bit integers)")
+            raise Invalid(f"expected {wanted}, got {_type_name(v)}")
+        checks.append(type_check)
+    if "const" in schema:
+        const = schema["const"]
+
+        def const_check(v):
+            if v != const or type(v) is not type(const):
+                raise Invalid(f"must be {json.dumps(const)}")
+        checks.append(const_check)
+    if "enum" in schema:
+        options = schema["enum"]
+
+        def enum_check(v):
+            if not any(v == o and type(v) is type(o) for o in options):
+                raise Invalid(f"must be one of {json.dumps(options)}, got {_short(v)}")
+        checks.append(enum_check)
+    for key, op in (("minimum", "<"), ("maximum", ">")):
+        if key in schema:
+            bound = schema[key]
+
+            def bound_check(v, _b=bound, _low=key == "minimum"):
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    if (v < _b) if _low else (v > _b):
+                        raise Invalid(f"{_short(v)} is {'below the minimum' if _low else 'above the maximum'} {_b}")
+            checks.append(bound_check)
+    if "maxLength" in schema:
+        most = schema["maxLength"]
+
+        def len_check(v):
+            if isinstance(v, str) and len(v) > most:
+                raise Invalid(f"longer than {most} characters")
+        checks.append(len_check)
+    if "required" in schema:
+        required = tuple(schema["required"])
+
+        def required_check(v):
+            if isinstance(v, dict):
+                for name in required:
+                    if name not in v:
+                        raise Invalid(f"{name!r} is missing")
+        checks.append(required_check)
+    if "properties" in schema:
+        props = tuple((k, compile_schema(s, root, cache)) for k, s in schema["properties"].items())
+
+        def props_check(v):
+            if isinstance(v, dict):
+                for name, sub in props:
+                    if name in v:
+                        try:
+                            sub(v[name])
+                        except Invalid as exc:
+                            exc.path.append(name)
+                            raise
+        checks.append(props_check)
+    if "items" in schema:
+        sub_items = compile_schema(schema["items"], root, cache)
+
+        def items_check(v):
+            if isinstance(v, list):
+                i = 0
+                try:
+                    for i, item in enumerate(v):
+                        sub_items(item)
+                except Invalid as exc:
+                    exc.path.append(i)
+                    raise
+        checks.append(items_check)
+    for key in ("minItems", "maxItems"):
+        if key in schema:
+            n = schema[key]
+
+            def count_check(v, _n=n, _min=key == "minItems"):
+                if isinstance(v, list) and ((len(v) < _n) if _min else (len(v) > _n)):
+                    raise Invalid(f"{'fewer' if _min else 'more'} than {_n} items")
+            checks.append(count_check)
+    if "anyOf" in schema:
+        subs = tuple(compile_schema(s, root, cache) for s in schema["anyOf"])
+
+        def any_check(v):
+            best = None
+            for sub in subs:
+                try:
+                    sub(v)
+                    return
+                except Invalid as exc:
+                    if best is None or len(exc.path) > len(best.path):
+                        best = exc  # the branch that got furthest explains best
+            raise best
+        checks.append(any_check)
+
+    if len(checks) == 1:
+        return checks[0]
+    checks_t = tuple(checks)
+
+    def all_checks(v):
+        for c in checks_t:
+            c(v)
+    return all_checks
+
+
+_MISSING = object()
+
+
+def _int_pred(lo, hi):
+    lo = INT_MIN if lo is None else lo
+    hi = INT_MAX if hi is None else hi
+    return lambda v: type(v) is int and lo <= v <= hi
+
+
+def _num_pred(lo, hi):
+    lo = -math.inf if lo is None else lo
+    hi = math.inf if hi is None else hi
+
+    def pred(v):
+        t = type(v)
+        if t is float:
+            return lo <= v <= hi and v - v == 0.0   # v - v is nan for inf and nan
+        return t is int and INT_MIN <= v <= INT_MAX and lo <= v <= hi
+    return pred
+
+
+_SIMPLE = {"object": lambda v: type(v) is dict, "array": lambda v: type(v) is list,
+           "string": lambda v: type(v) is str, "boolean": lambda v: type(v) is bool,
+           "null": lambda v: v is None}
+
+
+def compile_pred(schema: dict, root: dict | None = None, cache: dict | None = None):
+    """A fast yes/no version of :func:`compile_schema` (same schema, same meaning): the
+    gate runs this, and the explaining validator only to say where a trace fails."""
+    root = schema if root is None else root
+    cache = {} if cache is None else cache
+    unknown = set(schema) - _SUPPORTED
+    if unknown:
+        raise ValueError(f"trace schema uses unsupported keywords: {sorted(unknown)}")
+    preds: list = []
+    if "$ref" in schema:
+        name = schema["$ref"][len("#/$defs/"):]
+        if name not in cache:
+            cache[name] = None
+            cache[name] = compile_pred(root["$defs"][name], root, cache)
+        preds.append(lambda v, _n=name: cache[_n](v))
+    lo, hi = schema.get("minimum"), schema.get("maximum")
+    if "type" in schema:
+        names = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        tps = [_int_pred(lo, hi) if n == "integer" else _num_pred(lo, hi) if n == "number"
+               else _SIMPLE[n] for n in names]
+        if len(tps) == 1:
+            preds.append(tps[0])
+        elif len(tps) == 2:
+            a, b = tps
+            preds.append(lambda v: a(v) or b(v))
+        else:
+            preds.append(lambda v: any(t(v) for t in tps))
+    elif lo is not None or hi is not None:
+        num = _num_pred(lo, hi)
+        preds.append(lambda v: num(v) if type(v) in (int, float) else True)
+    if "const" in schema:
+        c = schema["const"]
+        preds.append(lambda v: v == c and type(v) is type(c))
+    if "enum" in schema:
+        opts = schema["enum"]
+        preds.append(lambda v: any(v == o and type(v) is type(o) for o in opts))
+    if "maxLength" in schema:
+        most = schema["maxLength"]
+        preds.append(lambda v: type(v) is not str or len(v) <= most)
+    if "required" in schema or "properties" in schema:
+        required = tuple(schema.get("required", ()))
+        props = tuple((k, compile_pred(sub, root, cache))
+                      for k, sub in schema.get("properties", {}).items())
+
+        def obj(v):
+            if type(v) is not dict:
+                return True  # the type keyword decides
+            for name in required:
+                if name not in v:
+                    return False
+            for name, sub in props:
+                x = v.get(name, _MISSING)
+                if x is not _MISSING and not sub(x):
+                    return False
+            return True
+        preds.append(obj)
+    if "items" in schema:
+        item = compile_pred(schema["items"], root, cache)
+        preds.append(lambda v: type(v) is not list or all(map(item, v)))
+    if "minItems" in schema or "maxItems" in schema:
+        a, b = schema.get("minItems", 0), schema.get("maxItems", math.inf)
+        preds.append(lambda v: type(v) is not list or a <= len(v) <= b)
+    if "anyOf" in schema:
+        subs = tuple(compile_pred(s, root, cache) for s in schema["anyOf"])
+        preds.append(lambda v: any(p(v) for p in subs))
+    if not preds:
+        return lambda v: True
+    if len(preds) == 1:
+        return preds[0]
+    if len(preds) == 2:
+        p1, p2 = preds
+        return lambda v: p1(v) and p2(v)
+    return lambda v: all(p(v) for p in preds)
+
+
+def load_schema() -> dict:
+    return json.loads(resources.files("medal").joinpath("trace.schema.json").read_text())
+
+
+@lru_cache(maxsize=1)
+def schema_validator():
+    return compile_schema(load_schema())
+
+
+@lru_cache(maxsize=1)
+def schema_predicate():
+    return compile_pred(load_schema())
+
+
+def check_schema(data) -> None:
+    if schema_predicate()(data):
+        return
+    try:
+        schema_validator()(data)
+    except Invalid as exc:
+        _fail(exc.path[::-1], exc.message[:300])
+    _fail([], "does not match the trace schema")  # pragma: no cover (the two agree)
+
+
+# ---------------------------------------------------------------------- meaning
+
+def _short(v) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_config(config: dict) -> None:
+    """The run's configuration: typed and within the engine's own ranges (the checks of
+    :class:`medal.config.GenerationConfig`, the same the CLI and the app apply)."""
+    from dataclasses import fields
+
+    from .config import GenerationConfig
+
+    names = {f.name for f in fields(GenerationConfig)}
+    known = {k: v for k, v in config.items() if k in names}  # newer fields: ignored
+    try:
+        cfg = GenerationConfig(**known)
+    except InputError as exc:
+        name = str(exc).split(" ", 1)[0]
+        _fail(["run", "config"] + ([name] if name in config else []), str(exc))
+    except TypeError as exc:
+        _fail(["run", "config"], str(exc))
+    for name in ("gen_length", "steps", "block_length", "lc"):
+        if not isinstance(config.get(name), int) or isinstance(config.get(name), bool):
+            _fail(["run", "config", name], "a recorded run has every length resolved to a "
+                                            f"whole number, got {_short(config.get(name))}")
+    try:
+        again = cfg.resolved(cfg.gen_length, cfg.lc, None)
+    except InputError as exc:
+        _fail(["run", "config"], str(exc))
+    if again != cfg:
+        _fail(["run", "config"], "the lengths do not agree with each other")
+
+
+def _check_node_refs(ids, n_nodes: int, path: list) -> None:
+    for i, nid in enumerate(ids):
+        if not 0 <= nid < n_nodes:
+            _fail(path + [i], f"node {nid} is not in the tree ({n_nodes} nodes)")
+
+
+def check_meaning(data: dict) -> None:
+    """Everything the schema cannot say; called after :func:`check_schema`."""
+    run = data["run"]
+    check_config(run["config"])
+    L = run["config"]["gen_length"]
+    for key in ("problem", "model", "versions"):
+        check_plain(run[key], ["run", key])
+    for key in ("timing", "stats", "reproducibility"):
+        if key in data:
+            check_plain(data[key], [key])
+
+    tree = data["tree"]
+    nodes = tree["nodes"] if tree else []
+    n = len(nodes)
+    if tree is not None:
+        if n == 0:
+            _fail(["tree", "nodes"], "a tree has at least its root")
+        if n > MAX_NODES:
+            _fail(["tree", "nodes"], f"more than {MAX_NODES} nodes")
+        if tree["root"] != 0:
+            _fail(["tree", "root"], "the root is node 0")
+    iterations = data["iterations"]
+    if iterations and tree is None:
+        _fail(["iterations"], "iterations without a tree")
+    for i, node in enumerate(nodes):
+        p = ["tree", "nodes", i]
+        if node["id"] != i:
+            _fail(p + ["id"], f"node ids are 0, 1, 2... in order; expected {i}, got {node['id']}")
+        parent = node["parent"]
+        if i == 0:
+            if parent is not None or node["action"] is not None or node["depth"] != 0:
+                _fail(p, "the root has no parent, no action and depth 0")
+            if node["created_iteration"] != 0:
+                _fail(p + ["created_iteration"], "the root is created before iteration 1")
+        else:
+            if parent is None or not 0 <= parent < i:
+                _fail(p + ["parent"], f"parent {parent} is not an earlier node (a node's "
+                                      "parent is created before it; no cycles)")
+            if node["action"] is None:
+                _fail(p + ["action"], "every node but the root is made by an action")
+            if node["depth"] != nodes[parent]["depth"] + 1:
+                _fail(p + ["depth"], "depth is one more than the parent's")
+            if node["created_iteration"] < nodes[parent]["created_iteration"]:
+                _fail(p + ["created_iteration"], "created before its parent")
+            if node["created_iteration"] > len(iterations):
+                _fail(p + ["created_iteration"], f"after the last iteration ({len(iterations)})")
+        if node["N"] < 0:
+            _fail(p + ["N"], "visit counts are >= 0")
+        for key in ("answer_ids", "masked", "entropy", "top"):
+            if len(node[key]) != L:
+                _fail(p + [key], f"{len(node[key])} entries; gen_length is {L}")
+        if node.get("completion_ids") is not None and len(node["completion_ids"]) != L:
+            _fail(p + ["completion_ids"], f"{len(node['completion_ids'])} entries; "
+                                          f"gen_length is {L}")
+        if node["action"] is not None and not 0 <= node["action"]["slot"] < L:
+            _fail(p + ["action", "slot"], f"slot outside the answer (0..{L - 1})")
+        for j, a in enumerate(node["action_set"]):
+            if not 0 <= a["slot"] < L:
+                _fail(p + ["action_set", j, "slot"], f"slot outside the answer (0..{L - 1})")
+        if node.get("candidate_final") is not None:
+            check_plain(node["candidate_final"], p + ["candidate_final"])
+
+    for k, it in enumerate(iterations):
+        p = ["iterations", k]
+        if it["iteration"] != k + 1:
+            _fail(p + ["iteration"], f"iterations are numbered 1, 2, 3... expected {k + 1}")
+        sel = it["selection"]
+        _check_node_refs(sel["path"], n, p + ["selection", "path"])
+        if not sel["path"] or sel["path"][0] != 0:
+            _fail(p + ["selection", "path"], "a selection path starts at the root")
+        for d in range(1, len(sel["path"])):
+            if nodes[sel["path"][d]]["parent"] != sel["path"][d - 1]:
+                _fail(p + ["selection", "path", d], "not a child of the previous node")
+        for d, level in enumerate(sel["levels"]):
+            _check_node_refs([r["node"] for r in level], n, p + ["selection", "levels", d])
+        refs = list(sel["path"]) + [r["node"] for lv in sel["levels"] for r in lv]
+        exp = it["expansion"]
+        if exp is not None:
+            _check_node_refs([exp["leaf"]], n, p + ["expansion", "leaf"])
+            _check_node_refs(exp["children"], n, p + ["expansion", "children"])
+            for j, c in enumerate(exp["children"]):
+                if nodes[c]["parent"] != exp["leaf"]:
+                    _fail(p + ["expansion", "children", j], "not a child of the leaf")
+            refs += [exp["leaf"], *exp["children"]]
+        sim = it["simulation"]
+        if sim is not None:
+            _check_node_refs(sim["children"], n, p + ["simulation", "children"])
+            if len(sim["rewards"]) != len(sim["children"]):
+                _fail(p + ["simulation", "rewards"], "one reward per simulated child")
+            refs += sim["children"]
+        bp = it["backpropagation"]
+        if bp is not None:
+            _check_node_refs(bp["path"], n, p + ["backpropagation", "path"])
+            _check_node_refs([u["node"] for u in bp["updates"]], n,
+                             p + ["backpropagation", "updates"])
+            _check_node_refs(bp["new_candidates"], n, p + ["backpropagation", "new_candidates"])
+            check_plain(bp["updates"], p + ["backpropagation", "updates"])
+            refs += bp["path"] + [u["node"] for u in bp["updates"]] + bp["new_candidates"]
+        for nid in refs:
+            if nodes[nid]["created_iteration"] > k + 1:
+                _fail(p, f"refers to node {nid}, created later (iteration "
+                         f"{nodes[nid]['created_iteration']})")
+
+    search = data["search"]
+    if search is not None:
+        if tree is None:
+            _fail(["search"], "a search without a tree")
+        _check_node_refs(search["candidates"], n, ["search", "candidates"])
+        if search["winner"] is not None:
+            _check_node_refs([search["winner"]], n, ["search", "winner"])
+        _check_node_refs([r["node"] for r in search["candidate_scores"]], n,
+                         ["search", "candidate_scores"])
+        check_plain(search["candidate_scores"], ["search", "candidate_scores"])
+
+    for key, steps in (("decode", data["decode"]),
+                       ("comparison", (data["comparison"] or {}).get("steps") or [])):
+        base = [key] if key == "decode" else ["comparison", "steps"]
+        for k, step in enumerate(steps):
+            p = base + [k]
+            for j, s in enumerate(step["slots"]):
+                if not 0 <= s < L:
+                    _fail(p + ["slots", j], f"slot outside the answer (0..{L - 1})")
+            for f in ("tokens", "token_texts"):
+                if len(step[f]) != len(step["slots"]):
+                    _fail(p + [f], "one entry per unmasked slot")
+            if len(step["entropy"]) != L:
+                _fail(p + ["entropy"], f"{len(step['entropy'])} entries; gen_length is {L}")
+    for base, res in ((["result"], data["result"]),
+                      (["comparison", "result"], (data["comparison"] or {}).get("result"))):
+        if res is None:
+            continue
+        for f in ("answer_ids", "order"):
+            if len(res[f]) != L:
+                _fail(base + [f], f"{len(res[f])} entries; gen_length is {L}")
+        check_plain(res, base)
+
+
+def check(data: Any) -> dict:
+    """Schema and meaning; returns ``data`` when it is fit to render."""
+    from .trace import TRACE_FORMAT, TRACE_VERSION
+
+    if not isinstance(data, dict) or data.get("format") != TRACE_FORMAT:
+        raise TraceError("this is not a MEDAL trace (the top-level \"format\" must be "
+                         f"\"{TRACE_FORMAT}\"); export one from the app or with --trace")
+    if data.get("version") != TRACE_VERSION or type(data.get("version")) is not int:
+        raise TraceError(f"trace version {_short(data.get('version'))} is not supported "
+                         f"(this MEDAL Explorer reads version {TRACE_VERSION})")
+    check_schema(data)
+    try:
+        check_meaning(data)
+    except (KeyError, IndexError, TypeError, AttributeError) as exc:  # pragma: no cover
+        # the schema makes these impossible; never let one escape the gate
+        raise TraceError(f"invalid trace: {type(exc).__name__} {exc}") from None
+    return data

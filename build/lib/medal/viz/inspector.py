@@ -1,0 +1,282 @@
+"""The inspector: everything about one node or candidate, recomputable from the trace.
+
+* its sequence (masked slots visible) and its completion;
+* its action set with p, H, margin and the score s -- recomputed here from the recorded
+  figures, next to the recorded value;
+* its statistics (N, W, Q, UCB, r_IG) with the UCB and the reward recomputed;
+* for candidates: the figures the candidate choice compared, and why the winner won.
+"""
+from __future__ import annotations
+
+import math
+
+from .common import (action_label, candidate_ids, esc, nodes_by_id, node_path,
+                     run_config, winner_id)
+
+
+def sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
+
+
+def confidence_score(p: float, entropy: float, margin: float, gamma: float) -> dict:
+    """s = p * exp(-H) * sigmoid(gamma * margin), with its two factors."""
+    phi_ent = math.exp(-entropy)
+    phi_mar = sigmoid(gamma * margin)
+    return {"phi_ent": phi_ent, "phi_mar": phi_mar, "s": p * phi_ent * phi_mar}
+
+
+def node_label(trace: dict, nid: int) -> str:
+    """A label that never changes while the run goes on (a select box keeps its choice
+    by label): the node's id, action, depth, and whether it is deep enough (L_c) to be
+    a candidate."""
+    n = nodes_by_id(trace)[nid]
+    return (f"node {nid} · {action_label(n)} · depth {n['depth']}"
+            + (" = L_c" if n.get("candidate") else ""))
+
+
+def node_badges(trace: dict, nid: int) -> str:
+    """What the node is now: the winner, a candidate, on the current path..."""
+    n = nodes_by_id(trace)[nid]
+    tags = []
+    if nid == winner_id(trace):
+        tags.append("★ the winning candidate")
+    elif nid in candidate_ids(trace):
+        tags.append("a candidate")
+    if n.get("parent") is None:
+        tags.append("the root")
+    else:
+        tags.append(f"made in iteration {n.get('created_iteration')}")
+    if n.get("exhausted"):
+        tags.append("exhausted (nothing left to expand below it)")
+    return "; ".join(tags)
+
+
+def node_ids(trace: dict) -> list[int]:
+    return sorted(nodes_by_id(trace))
+
+
+def _slot_texts(nodes: dict, nid: int) -> dict[int, str]:
+    """Committed slot -> token text, from the actions along the node's path."""
+    out = {}
+    for pid in node_path(nodes, nid)[1:]:
+        a = nodes[pid]["action"]
+        out[a["slot"]] = a.get("token_text", f"#{a['token']}")
+    return out
+
+
+def _completion_text(node: dict, slot: int) -> str:
+    ids = node.get("completion_ids")
+    if not ids:
+        return "?"
+    tok = ids[slot]
+    for entry in (node.get("top") or [None] * (slot + 1))[slot] or []:
+        if entry["token"] == tok:
+            return entry["text"]
+    return f"#{tok}"
+
+
+def sequence_html(trace: dict, nid: int) -> str:
+    """The node's answer, slot by slot: committed tokens, masks, and (greyed) its
+    completion's fill for the masked slots."""
+    nodes = nodes_by_id(trace)
+    node = nodes[nid]
+    texts = {f["slot"]: f["text"] for f in (trace.get("run") or {}).get("fixed_slots") or []}
+    texts.update(_slot_texts(nodes, nid))   # (fixed slots: the task's format, e.g. Sudoku's '/')
+    own = node["action"]["slot"] if node.get("action") else None
+
+    def cell(content: str, style: str, title: str) -> str:
+        return (f'<span title="{esc(title)}" style="display:inline-block;min-width:1.1em;'
+                f'margin:1px;padding:2px 3px;border-radius:3px;font-family:monospace;'
+                f'white-space:pre;text-align:center;{style}">{esc(content)}</span>')
+
+    seq, comp = [], []
+    for i, masked in enumerate(node["masked"]):
+        if masked:
+            seq.append(cell("_", "background:#eeeeee;color:#999", f"slot {i}: masked"))
+            comp.append(cell(_completion_text(node, i), "background:#f7f7f7;color:#888;"
+                             "font-style:italic", f"slot {i}: filled by the simulation"))
+        else:
+            text = texts.get(i, "?")
+            style = ("background:#ff7f0e;color:#fff" if i == own else
+                     "background:#3b528b;color:#fff")
+            seq.append(cell(text, style, f"slot {i}: committed"
+                            + (" by this node's action" if i == own else " on the path")))
+            comp.append(cell(text, style, f"slot {i}: committed"))
+    rows = [("sequence", seq)]
+    if node.get("completion_ids"):
+        rows.append(("completion", comp))
+    return ('<div style="line-height:2.1">' + "".join(
+        f'<div><span style="display:inline-block;width:6.5em;font-weight:600">{name}</span>'
+        + "".join(cells) + "</div>" for name, cells in rows) + "</div>")
+
+
+def action_table(trace: dict, nid: int) -> list[dict]:
+    """The node's action set (its K2 best actions), each score recomputed from p, H and
+    the margin (or, for margin-only scoring, from the margin and p / p_(1))."""
+    nodes = nodes_by_id(trace)
+    node = nodes[nid]
+    cfg = run_config(trace)
+    gamma = float(cfg.get("gamma", 5.0))
+    scoring = cfg.get("scoring", "confidence")
+    children = {(nodes[c]["action"]["slot"], nodes[c]["action"]["token"]): c
+                for c in nodes if nodes[c].get("parent") == nid and nodes[c].get("action")}
+    rows = []
+    for rank, a in enumerate(node.get("action_set") or [], start=1):
+        if scoring == "margin":
+            tops = node.get("top") or []
+            top = tops[a["slot"]] if a["slot"] < len(tops) else None
+            p1 = top[0]["p"] if top else a["p"]
+            phi_ent, phi_mar = None, None
+            s = a["margin"] * a["p"] / max(p1, 1e-8)
+        else:
+            parts = confidence_score(a["p"], a["entropy"], a["margin"], gamma)
+            phi_ent, phi_mar, s = parts["phi_ent"], parts["phi_mar"], parts["s"]
+        rows.append({
+            "rank": rank, "slot": a["slot"], "token": repr(a.get("token_text", a["token"])),
+            "token id": a["token"], "p": a["p"], "H": a["entropy"], "margin": a["margin"],
+            "exp(-H)": phi_ent, "σ(γ·margin)": phi_mar, "s (recorded)": a["score"],
+            "s (recomputed)": s, "child": children.get((a["slot"], a["token"])),
+        })
+    return rows
+
+
+def ucb_breakdown(trace: dict, nid: int) -> dict | None:
+    """The node's UCB from one consistent set of figures: its own N and Q and its
+    parent's N as they stand at this point of the run, with the bonus and the value
+    recomputed. ``state`` says which case applies: "root" (never selected: no UCB),
+    "unvisited" (N = 0: the bonus is infinite, so selection tries it before any visited
+    sibling) or "visited". ``last selection``: the figures the latest selection that
+    considered the node used (a backpropagation may have changed them since), with the
+    value it recorded. None for a node not in the trace."""
+    nodes = nodes_by_id(trace)
+    node = nodes.get(nid)
+    if node is None:
+        return None
+    c = float(run_config(trace).get("c", 0.1))
+    last = None
+    for it in reversed(trace.get("iterations") or []):
+        for level in it["selection"]["levels"]:
+            for row in level:
+                if row["node"] == nid and last is None:
+                    if row["N"] == 0:
+                        value = math.inf
+                    else:
+                        value = row["Q"] + c * math.sqrt(math.log(max(row["parent_N"], 1))
+                                                         / row["N"])
+                    last = {"iteration": it["iteration"], "N": row["N"], "Q": row["Q"],
+                            "parent_N": row["parent_N"], "ucb (recorded)": row["ucb"],
+                            "ucb (recomputed)": value, "chosen": row["chosen"]}
+        if last is not None:
+            break
+    parent = nodes.get(node.get("parent"))
+    out = {"node": nid, "c": c, "N": node["N"], "Q": node["Q"],
+           "parent_N": parent["N"] if parent else None, "last selection": last}
+    if parent is None:
+        out.update(state="root", bonus=None, ucb=None)
+    elif node["N"] == 0:
+        out.update(state="unvisited", bonus=math.inf, ucb=math.inf)
+    else:
+        bonus = c * math.sqrt(math.log(max(parent["N"], 1)) / node["N"])
+        out.update(state="visited", bonus=bonus, ucb=node["Q"] + bonus)
+    return out
+
+
+def ucb_text(card: dict) -> str:
+    """The UCB card as one line of Markdown (numbers only: nothing from the trace's text)."""
+    if card["state"] == "root":
+        return "— the root is never selected (selection starts below it), so it has no UCB."
+    formula = (f"Q + c·√(ln N(parent) / N) = {card['Q']:.4f} + {card['c']}·√(ln "
+               f"{card['parent_N']} / {card['N']})")
+    if card["state"] == "unvisited":
+        text = (f"{formula} = ∞ — unvisited (N = 0): the exploration bonus is infinite, so "
+                "the next selection at its parent tries it before any visited sibling.")
+    else:
+        text = f"{formula} = {card['Q']:.4f} + {card['bonus']:.4f} = {card['ucb']:.4f}"
+    last = card.get("last selection")
+    if last:
+        was = "∞" if last["N"] == 0 else f"{last['ucb (recomputed)']:.4f}"
+        text += (f"  \nThe latest selection that considered it (iteration "
+                 f"{last['iteration']}) saw N = {last['N']}, Q = {last['Q']:.4f}, parent N = "
+                 f"{last['parent_N']}: UCB {was}" + (", chosen" if last["chosen"] else "")
+                 + ".")
+    return text
+
+
+def committed_slots(trace: dict, nid: int) -> list[int]:
+    """The answer slots the node's path commits (root first), for the linked highlights."""
+    nodes = nodes_by_id(trace)
+    if nid not in nodes:
+        return []
+    return [nodes[p]["action"]["slot"] for p in node_path(nodes, nid)[1:]
+            if nodes[p].get("action")]
+
+
+def reward_breakdown(trace: dict, nid: int) -> dict | None:
+    """r_IG recomputed from the parent's and the node's recorded entropies."""
+    nodes = nodes_by_id(trace)
+    node = nodes[nid]
+    parent = nodes.get(node.get("parent"))
+    if parent is None or not node.get("action"):
+        return None
+    slot = node["action"]["slot"]
+    before = sum(h for h, m in zip(parent["entropy"], parent["masked"]) if m and h is not None)
+    after = sum(node["entropy"][j] or 0.0 for j, m in enumerate(parent["masked"])
+                if m and j != slot)
+    value = (before - after) / before if before > 0 else 0.0
+    return {"slot": slot, "parent entropy sum": before, "remaining entropy sum": after,
+            "r_ig (recomputed)": value, "r_ig (recorded)": node.get("r_ig")}
+
+
+def node_stats(trace: dict, nid: int) -> dict:
+    n = nodes_by_id(trace)[nid]
+    return {"node": nid, "parent": n.get("parent"), "depth": n["depth"],
+            "created in iteration": n.get("created_iteration"), "N": n["N"], "W": n["W"],
+            "Q": n["Q"], "UCB": (ucb_breakdown(trace, nid) or {}).get("ucb"),
+            "r_IG": n.get("r_ig"), "reward": n.get("reward", n.get("r_ig")),
+            "completion verified": n.get("verified"), "entropy sum": n.get("entropy_sum"),
+            "candidate": nid in candidate_ids(trace), "winner": nid == winner_id(trace),
+            "exhausted": n.get("exhausted")}
+
+
+def candidate_report(trace: dict) -> dict | None:
+    """The candidate choice: each candidate's figures, the winner and why."""
+    search = trace.get("search")
+    if not search or not search.get("candidate_scores"):
+        return None
+    win = search.get("winner")
+    rows = []
+    best = max((r["cumulative_ig"] for r in search["candidate_scores"]), default=0.0)
+    for r in search["candidate_scores"]:
+        final = r.get("final") or {}
+        rows.append({"node": r["node"], "winner": "★" if r["node"] == win else "",
+                     "depth": r.get("depth"), "cumulative IG": r["cumulative_ig"],
+                     "gap to best": best - r["cumulative_ig"],
+                     "root entropy sum": r["root_entropy_sum"],
+                     "remaining entropy sum": r["remaining_entropy_sum"],
+                     "r_IG": r.get("r_ig"), "Q": r.get("Q"), "N": r.get("N"),
+                     "sequence": r.get("sequence"),
+                     "final answer": final.get("answer") if final else None,
+                     "verified": final.get("verified") if final else None})
+    return {"winner": win, "why": search.get("why"), "stop_reason": search.get("stop_reason"),
+            "iterations": search.get("iterations"), "rows": rows}
+
+
+def outline_slots(fig, slots: list[int]):
+    """Outline the columns of ``slots`` on every heatmap of an entropy figure (the slots
+    the inspected node commits); returns the figure. The shapes are set in one layout
+    update: plotly validates every shape already there on each ``add_shape``."""
+    shapes = []
+    for trace in fig.data:
+        xaxis = getattr(trace, "xaxis", None) or "x"
+        yaxis = getattr(trace, "yaxis", None) or "y"
+        n_rows = len(trace.y) if trace.y is not None else 1
+        for slot in slots:
+            if trace.x is not None and slot >= len(trace.x):
+                continue
+            shapes.append({"type": "rect", "xref": xaxis, "yref": yaxis, "x0": slot - 0.5,
+                           "x1": slot + 0.5, "y0": -0.5, "y1": n_rows - 0.5,
+                           "line": {"color": "#d62728", "width": 3},
+                           "fillcolor": "rgba(0,0,0,0)", "name": f"slot {slot}"})
+    if shapes:
+        fig.update_layout(shapes=[*fig.layout.shapes, *shapes])
+    return fig

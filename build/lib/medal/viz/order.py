@@ -1,0 +1,176 @@
+"""The unmasking order, MEDAL beside greedy: every answer slot as a coloured token.
+
+A token's colour is the step at which its slot was unmasked (viridis: dark = early,
+yellow = late); slots committed by the MCTS initialisation are outlined in red; slots
+after the end-of-sequence token are faded (they are not part of the answer). The order
+is read from the trace's steps, so it also shows a run in progress.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .common import (VIRIDIS, esc, lerp_colour, main_phase, run_config, run_info, search_path,
+                     text_colour_for, winner_id)
+
+
+@dataclass
+class SlotToken:
+    slot: int
+    text: str | None = None      # None while still masked
+    token: int | None = None
+    step: int | None = None      # the step at which it was unmasked
+    by_search: bool = False      # committed by the MCTS initialisation
+    after_eos: bool = False
+    fixed: bool = False          # filled from the start by the task's format (never masked)
+    tentative: bool = False      # on the current selection path of a search still running
+
+
+def slot_tokens(trace: dict, which: str = "medal") -> list[SlotToken]:
+    """Per slot: its token and the step that unmasked it (None while masked)."""
+    L = run_config(trace).get("gen_length") or 0
+    slots = [SlotToken(slot=i) for i in range(L)]
+    for f in run_info(trace, "fixed_slots") or []:
+        if 0 <= f["slot"] < L:
+            slots[f["slot"]] = SlotToken(slot=f["slot"], text=f["text"], token=f["token"],
+                                         fixed=True)
+
+    def put(slot: int, text: str, token: int, step: int, by_search: bool = False,
+            tentative: bool = False):
+        if 0 <= slot < L:
+            slots[slot] = SlotToken(slot=slot, text=text, token=token, step=step,
+                                    by_search=by_search, tentative=tentative)
+
+    if which == "greedy":
+        steps = (trace.get("comparison") or {}).get("steps") or []
+    else:
+        # the winner's commitments; while the search runs, the current selection path's
+        # (so the view fills in as the run goes, rather than staying blank to the end)
+        searching = winner_id(trace) is None
+        for node in search_path(trace)[1:]:
+            a = node["action"]
+            put(a["slot"], a.get("token_text", "?"), a["token"], node["depth"] - 1, True,
+                tentative=searching)
+        phase = main_phase(trace)
+        steps = [s for s in trace.get("decode") or [] if s["phase"] == phase]
+    for step in steps:
+        for s, t, text in zip(step["slots"], step["tokens"], step["token_texts"]):
+            put(s, text, t, step["step"])
+    ends = end_ids(trace)
+    seen_eos = False
+    for st in slots:
+        if seen_eos:
+            st.after_eos = True
+        elif st.token is not None and st.token in ends:
+            seen_eos = True
+    return slots
+
+
+def end_ids(trace: dict) -> set[int]:
+    """Token ids that end an answer (EOS, and a chat model's end-of-turn)."""
+    model = run_info(trace, "model") or {}
+    ends = set(model.get("end_ids") or [])
+    if model.get("eos_id") is not None:
+        ends.add(model["eos_id"])
+    return ends
+
+
+def answer_end(trace: dict, which: str = "medal") -> int | None:
+    """The slot of the first end token unmasked so far (the answer ends there; what
+    follows is padding), or None while no end token is known."""
+    ends = end_ids(trace)
+    for st in slot_tokens(trace, which):
+        if st.token is not None and st.step is not None and st.token in ends:
+            return st.slot
+    return None
+
+
+def orders(trace: dict, which: str = "medal") -> list[int | None]:
+    return [s.step for s in slot_tokens(trace, which)]
+
+
+def _token_span(st: SlotToken, n_steps: int, highlight: bool = False) -> str:
+    # the slots of the node open in the inspector (linked views): a thick black frame
+    mark = ' data-highlight="1"' if highlight else ""
+    ring = "box-shadow:0 0 0 3px #000000;" if highlight else ""
+    if st.fixed:
+        return (f'<span{mark} title="slot {st.slot}: fixed by the task\'s format (never masked)" '
+                'style="display:inline-block;min-width:1.1em;margin:1px;padding:2px 3px;'
+                f'border-radius:3px;font-family:monospace;text-align:center;{ring}'
+                f'background:#ffffff;color:#777777;border:1px dashed #bbbbbb">{esc(st.text)}</span>')
+    if st.step is None:
+        return (f'<span{mark} title="slot {st.slot}: still masked" style="display:inline-block;'
+                f'min-width:1.1em;margin:1px;padding:2px 3px;border-radius:3px;{ring}'
+                f'background:#eeeeee;color:#999999;text-align:center">_</span>')
+    bg = lerp_colour(st.step / max(1, n_steps - 1), VIRIDIS)
+    fg = text_colour_for(bg)
+    text = st.text if st.text not in (None, "") else "∅"
+    outline = "outline:2px solid #d62728;outline-offset:-2px;" if st.by_search else ""
+    fade = "opacity:0.35;" if st.after_eos else ""
+    how = ("current search path (not yet chosen)" if st.tentative
+           else "MCTS initialisation" if st.by_search else "decoding")
+    if st.tentative:
+        outline = "outline:2px dashed #d62728;outline-offset:-2px;"
+    return (f'<span{mark} title="slot {st.slot} · step {st.step} · {how}" '
+            f'style="display:inline-block;{ring}'
+            f'min-width:1.1em;margin:1px;padding:2px 3px;border-radius:3px;white-space:pre;'
+            f'font-family:monospace;text-align:center;background:{bg};color:{fg};{outline}{fade}">'
+            f'{esc(text)}<sub style="font-size:0.65em;opacity:0.8">{st.step}</sub></span>')
+
+
+def order_html(trace: dict, highlight=()) -> str:
+    """MEDAL's unmasking order above greedy's (when the trace has the comparison).
+    ``highlight``: slots to frame (the inspected node's commitments)."""
+    highlight = set(highlight or ())
+    n_steps = max(1, run_config(trace).get("steps") or
+                  run_config(trace).get("gen_length") or 1)
+    rows = [(run_info(trace, "strategy", ""), slot_tokens(trace, "medal"))]
+    if trace.get("comparison"):
+        rows.append(("greedy", slot_tokens(trace, "greedy")))
+    out = ['<div class="medal-order" style="font-size:15px;line-height:2.1">']
+    for name, slots in rows:
+        tokens = "".join(_token_span(s, n_steps, s.slot in highlight) for s in slots)
+        out.append('<div style="display:flex;align-items:flex-start;margin-bottom:6px">'
+                   '<div style="width:7em;flex:none;font-weight:600;padding-top:2px">'
+                   f'{esc(name)}</div><div>{tokens}</div></div>')
+    early, late = lerp_colour(0, VIRIDIS), lerp_colour(1, VIRIDIS)
+    out.append('<div style="font-size:12px;color:#555">colour: step of unmasking '
+               f'(<span style="color:{early}">■</span> first → <span style="color:{late};'
+               'text-shadow:0 0 1px #888">■</span> last, the number under each token); '
+               '<span style="outline:2px solid #d62728;outline-offset:1px">outlined</span>: '
+               'committed by the MCTS initialisation (dashed: the path the search is on, '
+               'while it runs); faded: after the end of the answer; '
+               '<span style="border:1px dashed #bbb;color:#777">&nbsp;/&nbsp;</span>: fixed by '
+               'the task\'s format</div>')
+    out.append("</div>")
+    return "".join(out)
+
+
+def order_summary(trace: dict) -> list[dict]:
+    """One row per decoder: answer, verification, forward passes and time."""
+    rows = []
+    timing = trace.get("timing") or {}
+
+    def row(name: str, res: dict | None, seconds, model_seconds=None) -> dict:
+        if res is None:
+            return {"decoder": name, "answer": "(running)", "text": "", "verified": "—",
+                    "forwards": None, "sequences": None, "cache hits": None,
+                    "standalone forwards": None, "seconds": None,
+                    "model seconds": None}
+        v = res.get("verified")
+        return {"decoder": name, "answer": res.get("answer", ""), "text": res.get("text", ""),
+                "verified": "✓ correct" if v else "✗ wrong" if v is False else "— (no verifier)",
+                "forwards": res.get("forwards"), "sequences": res.get("sequence_forwards"),
+                "cache hits": res.get("cache_hits"),
+                # what it would cost on its own (the greedy comparison shares the run's cache)
+                "standalone forwards": res.get("standalone_forwards", res.get("forwards")),
+                "seconds": round(seconds, 3) if isinstance(seconds, (int, float)) else None,
+                "model seconds": (round(model_seconds, 3)
+                                  if isinstance(model_seconds, (int, float)) else None)}
+
+    rows.append(row(run_info(trace, "strategy", ""), trace.get("result"), timing.get("seconds"),
+                    timing.get("model_seconds")))
+    if trace.get("comparison"):
+        comp = trace["comparison"].get("result") or {}
+        rows.append(row("greedy", trace["comparison"].get("result"),
+                        timing.get("comparison_seconds"), comp.get("model_seconds")))
+    return rows

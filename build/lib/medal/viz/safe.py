@@ -1,0 +1,45 @@
+"""Strings from a trace or a model, made safe to show: as text, never as markup.
+
+Streamlit's ``st.markdown``/``st.caption``/``st.info``... render Markdown (links,
+images, emphasis, ``:material/...:`` icons, ``$`` LaTeX); plotly renders a subset of
+HTML (``<a href>``, ``<b>``) in labels. A trace is untrusted input (an upload), so any
+of its strings that goes into such an element passes through one of these first --
+or is shown with ``st.text`` / ``st.code``.
+"""
+from __future__ import annotations
+
+import html
+import re
+
+# what Markdown (CommonMark + GFM + Streamlit's extras) would turn into something other
+# than the characters typed: emphasis, code, links and images, HTML and entities, LaTeX,
+# :colour[...] / :material/...: directives and emoji, autolinked URLs and e-mail addresses
+_ALWAYS = re.compile(r"([\\`*~\[\]<>!&$|@]|(?<!\w)_|_(?!\w))")   # in_word_ underscores are text
+_COLON = re.compile(r":(?=\S)")                    # ":smile:", "http://" (not "error: x")
+_WWW = re.compile(r"(?i)(?<=www)\.")
+_LINE_START = re.compile(r"(?m)^(\s*)([#>+=-]|\d+(?=[.)]))")
+
+
+def md(value) -> str:
+    """``value`` as literal text inside Markdown (``st.markdown``, ``st.caption``,
+    ``st.info``...): the characters that would start a construct are backslash-escaped
+    (CommonMark allows that for any ASCII punctuation), so ``14*3*2`` shows as is and
+    ``[x](http://...)``, ``![](...)``, ``<b>``, ``:red[...]`` or ``$x$`` show as typed,
+    never as a link, image, style or formula. Ordinary text reads unchanged."""
+    text = "" if value is None else str(value)
+    text = _ALWAYS.sub(r"\\\1", text)
+    text = _COLON.sub(r"\\:", text)
+    text = _WWW.sub(r"\\.", text)
+    return _LINE_START.sub(_line_start, text)
+
+
+def _line_start(m) -> str:
+    lead, mark = m.group(1), m.group(2)
+    if mark[0].isdigit():  # "1. x" would be a list: escape the dot ("1\. x"), not the digit
+        return lead + mark + "\\"
+    return lead + "\\" + mark
+
+
+def plotly_text(value) -> str:
+    """``value`` for a plotly label or hover text (HTML entities, shown literally)."""
+    return html.escape("" if value is None else str(value), quote=False)

@@ -1,0 +1,414 @@
+"""The search tree as an interactive vis-network graph, built with pyvis, fully offline.
+
+pyvis's own HTML template links vis-network and Bootstrap from CDNs; this module uses
+pyvis for the graph (nodes, edges, options) and writes the page itself, inlining the
+vis-network JavaScript and CSS that ship inside the pyvis package. Nothing is fetched
+from outside the machine.
+
+Each node is labelled with its action (token @ slot), coloured by Q on a scale fixed for
+the whole run (:func:`q_scale`: not rescaled per frame, so one outlier does not repaint
+the others), sized by N; its tooltip lists N, W, Q, UCB and r_IG (HTML-escaped: token
+texts come from models and uploaded files). The current selection path, the nodes new
+in this phase, the candidates and the winner stand out; during a simulation each new
+child's label shows its r_IG and the start of its completion. Large trees are capped:
+the most visited nodes are kept with all their ancestors, plus everything the current
+iteration touched; the rest are summarised per parent as "+k hidden".
+
+Positions are computed here (:func:`layout`), not by vis-network: a layered layout from
+(depth, order of birth) in which a node never moves once placed, so the drawing holds
+still as the tree grows. :mod:`medal.viz.tree_component` draws it in the page and
+updates it in place; :func:`tree_html` is the standalone (iframe / file) form.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .common import (VIRIDIS, action_label, candidate_ids, current_path, esc, fmt,
+                     latest_children, lerp_colour, nodes_by_id, node_path, winner_id)
+
+DEFAULT_MAX_NODES = 40
+
+PATH_COLOUR = "#ff7f0e"     # the current selection path
+NEW_COLOUR = "#e377c2"      # children made by the latest expansion
+CANDIDATE_COLOUR = "#d4a017"
+WINNER_COLOUR = "#d62728"
+UNVISITED = "#d9d9d9"
+
+H_GAP = 104         # px between sibling nodes (a simulation label of 11 characters at 15 px fits)
+V_GAP = 120         # px between depths
+
+# Label sizes (canvas px). The first view is never zoomed out below MIN_LABEL_PX / the
+# smallest of them, so every label is at least MIN_LABEL_PX on screen (issue 10: labels
+# were 6-10 px at 1024x768).
+LABEL_FONT = 16     # a node's action
+SMALL_FONT = 15     # the simulation's r_IG and completion, and "+k hidden"
+MIN_LABEL_PX = 12
+
+VIS_OPTIONS = {
+    "layout": {"hierarchical": {"enabled": False}, "randomSeed": 0},
+    "physics": {"enabled": False},
+    "interaction": {"hover": True, "tooltipDelay": 80, "zoomView": True, "dragView": True,
+                    "navigationButtons": False, "keyboard": False},
+    "edges": {"arrows": {"to": {"enabled": True, "scaleFactor": 0.45}}, "smooth": False,
+              "color": {"color": "#9e9e9e"}, "width": 1.2},
+    "nodes": {"font": {"size": LABEL_FONT, "face": "monospace", "color": "#222222",
+                       "strokeWidth": 3, "strokeColor": "#ffffff"},
+              "borderWidth": 1.5},
+}
+# labels sit on a white box drawn over the edges, so an edge never runs through a label
+VIS_OPTIONS["nodes"]["font"]["background"] = "rgba(255,255,255,0.85)"
+VIS_OPTIONS["nodes"]["fixed"] = {"x": True, "y": True}
+
+
+@dataclass
+class TreeView:
+    """What the tree view draws: vis-network node and edge dicts, and what was capped."""
+    nodes: list[dict] = field(default_factory=list)
+    edges: list[dict] = field(default_factory=list)
+    total: int = 0          # nodes in the trace's tree
+    shown: int = 0          # of them drawn
+    q_range: tuple[float, float] | None = None   # the fixed colour scale of Q
+
+    @property
+    def hidden(self) -> int:
+        return self.total - self.shown
+
+
+def layout(trace: dict) -> dict[int, tuple[float, float]]:
+    """(x, y) of every node: y from its depth, x from the order of birth.
+
+    The children of one expansion (consecutive ids) are placed as a group, centred under
+    their parent when that stretch of their layer is free, else at the nearest free
+    stretch. A node's position depends only on the nodes born before it, so it never
+    moves as the tree grows (and a replay at any point draws it where the live run did)."""
+    tree = trace.get("tree") or {}
+    nodes = tree.get("nodes") or []
+    if not nodes:
+        return {}
+    pos: dict[int, tuple[float, float]] = {tree["root"]: (0.0, 0.0)}
+    taken: dict[int, list[tuple[float, float]]] = {}
+    groups: list[list[dict]] = []
+    for n in nodes:
+        if n.get("parent") is None:
+            continue
+        if groups and groups[-1][0]["parent"] == n["parent"] and \
+                groups[-1][-1]["id"] + 1 == n["id"]:
+            groups[-1].append(n)
+        else:
+            groups.append([n])
+    for group in groups:
+        parent = group[0]["parent"]
+        if parent not in pos:            # a malformed trace: an orphan group
+            pos[parent] = (0.0, 0.0)
+        depth = group[0]["depth"]
+        width = (len(group) - 1) * H_GAP
+        want = pos[parent][0] - width / 2
+        lo = _free_stretch(taken.setdefault(depth, []), want, width)
+        taken[depth].append((lo, lo + width))
+        for i, n in enumerate(group):
+            pos[n["id"]] = (lo + i * H_GAP, depth * V_GAP)
+    return pos
+
+
+def _free_stretch(taken: list[tuple[float, float]], want: float, width: float) -> float:
+    """The start nearest ``want`` of a stretch ``width`` wide, H_GAP clear of ``taken``."""
+    def free(lo: float) -> bool:
+        return all(lo + width + H_GAP <= a + 1e-6 or lo >= b + H_GAP - 1e-6 for a, b in taken)
+    options = [want] + [b + H_GAP for _, b in taken] + [a - H_GAP - width for a, _ in taken]
+    return min((o for o in options if free(o)), key=lambda o: (abs(o - want), o))
+
+
+def q_scale(trace: dict) -> tuple[float, float] | None:
+    """The colour scale of Q for the whole run: 0 to twice the best reward of the root's
+    children (iteration 1's simulation), rounded up. Fixed from iteration 1 on, and the
+    same in a replay; Q above it is drawn in the top colour. None before iteration 1's
+    simulation (no node is visited yet)."""
+    its = trace.get("iterations") or []
+    sim = its[0].get("simulation") if its else None
+    rewards = [r for r in (sim or {}).get("rewards", []) if isinstance(r, (int, float))]
+    if not rewards:
+        return None
+    top = 2 * max(max(rewards), 1e-6)
+    digits = max(0, -math.floor(math.log10(top)) + 1)
+    return 0.0, math.ceil(top * 10 ** digits) / 10 ** digits
+
+
+def _short(text: str, n: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def visible_node_ids(trace: dict, max_nodes: int = DEFAULT_MAX_NODES) -> set[int]:
+    """Which nodes to draw: everything the current iteration touched (the selection path
+    and its new children), the candidates, the winner, then the most visited nodes --
+    always with all their ancestors -- until ``max_nodes`` (the must-shows may exceed it)."""
+    nodes = nodes_by_id(trace)
+    if not nodes:
+        return set()
+    keep: set[int] = set()
+
+    def add(nid: int) -> None:
+        keep.update(node_path(nodes, nid))
+
+    add(trace["tree"]["root"])
+    for nid in current_path(trace) + latest_children(trace) + candidate_ids(trace):
+        if nid in nodes:
+            add(nid)
+    w = winner_id(trace)
+    if w in nodes:
+        add(w)
+    if len(nodes) <= max_nodes:
+        return set(nodes)
+    for n in sorted(nodes.values(), key=lambda n: (-n["N"], n["id"])):
+        if len(keep) >= max_nodes:
+            break
+        extra = [nid for nid in node_path(nodes, n["id"]) if nid not in keep]
+        if len(keep) + len(extra) <= max_nodes:
+            keep.update(extra)
+    return keep
+
+
+def node_tooltip(node: dict, *, is_winner: bool = False, is_candidate: bool = False) -> str:
+    """Tooltip HTML for one node; every value from the trace is escaped."""
+    action = node.get("action")
+    lines = [f"<b>node {esc(node['id'])}</b> · depth {esc(node['depth'])}"
+             + (" · <b>winner</b>" if is_winner else " · candidate" if is_candidate else "")]
+    if action:
+        lines.append(f"action: token {esc(repr(action.get('token_text', action['token'])))} "
+                     f"(id {esc(action['token'])}) at slot {esc(action['slot'])}")
+    lines.append(f"N = {esc(fmt(node['N'], 0))} · W = {esc(fmt(node['W']))} · "
+                 f"Q = {esc(fmt(node['Q']))}")
+    lines.append(f"UCB = {esc(fmt(node.get('ucb')))} · "
+                 f"r<sub>IG</sub> = {esc(fmt(node.get('r_ig')))}")
+    reward = node.get("reward")
+    if reward is not None and reward != node.get("r_ig"):   # ig+verifier (beyond the paper)
+        verified = {True: "yes", False: "no"}.get(node.get("verified"), "—")
+        lines.append(f"reward = {esc(fmt(reward))} (r<sub>IG</sub> + verifier bonus; "
+                     f"completion verified: {verified})")
+    lines.append(f"<tt>{esc(node.get('sequence', ''))}</tt>")
+    if node.get("completion"):
+        lines.append(f"completion: <tt>{esc(node['completion'])}</tt>")
+    return "<br>".join(lines)
+
+
+def tree_view(trace: dict, max_nodes: int = DEFAULT_MAX_NODES, *,
+              new: list[int] | None = None, rewards_shown: list[int] | None = None,
+              selected: int | None = None) -> TreeView:
+    """The nodes and edges to draw for ``trace`` (empty for strategies without a tree).
+
+    ``new``: the nodes to highlight as new in this phase (default: the latest expansion's
+    children); ``rewards_shown``: nodes whose label also shows r_IG and the start of the
+    completion (the page passes the new children during a simulation); ``selected``: the
+    node open in the inspector (outlined)."""
+    nodes = nodes_by_id(trace)
+    if not nodes:
+        return TreeView()
+    keep = visible_node_ids(trace, max_nodes)
+    if selected in nodes:
+        keep.update(node_path(nodes, selected))
+    path = set(current_path(trace))
+    path_edges = set(zip(current_path(trace), current_path(trace)[1:]))
+    new = set(latest_children(trace) if new is None else new)
+    with_reward = set(rewards_shown or ())
+    cands = set(candidate_ids(trace))
+    win = winner_id(trace)
+    shown = [nodes[i] for i in sorted(keep)]
+    scale = q_scale(trace)
+    q_lo, q_hi = scale if scale else (0.0, 0.0)
+    n_max = max((n["N"] for n in shown), default=1) or 1
+    xy = layout(trace)
+    view = TreeView(total=len(nodes), shown=len(shown), q_range=scale)
+    hidden_below: dict[int, int] = {}   # kept node -> hidden nodes in its subtrees
+    for n in nodes.values():
+        if n["id"] in keep:
+            continue
+        anchor, seen = n.get("parent"), set()
+        while anchor is not None and anchor not in keep and anchor not in seen:
+            seen.add(anchor)  # a cycle of parents (never from load_trace) ends the walk
+            anchor = (nodes.get(anchor) or {}).get("parent")
+        if anchor in seen or anchor not in nodes:
+            anchor = None
+        if anchor is not None:
+            hidden_below[anchor] = hidden_below.get(anchor, 0) + 1
+    for n in shown:
+        nid = n["id"]
+        if n["N"] > 0:
+            t = 0.5 if q_hi <= q_lo else (n["Q"] - q_lo) / (q_hi - q_lo)
+            colour = lerp_colour(t, VIRIDIS)
+        else:
+            colour = UNVISITED
+        border = (WINNER_COLOUR if nid == win else PATH_COLOUR if nid in path else
+                  NEW_COLOUR if nid in new else CANDIDATE_COLOUR if nid in cands else "#555555")
+        shape = "star" if nid == win else "diamond" if nid in cands else "dot"
+        size = 9 + 21 * math.sqrt(max(n["N"], 0) / n_max)
+        if nid == win:
+            size = max(size, 22)
+        label = action_label(n, sep="\n")      # two short lines: narrower than one
+        if nid == win:
+            label = "★ " + label
+        extra = {}
+        if nid in with_reward and n.get("r_ig") is not None:
+            label += f"\nr={n['r_ig']:.3f}"
+            if n.get("completion"):
+                label += "\n" + _short(n["completion"].replace("_", "·"), 11)
+            extra["font"] = {"size": SMALL_FONT, "background": "#fff3c4"}
+        if nid == selected:
+            border = "#000000"
+        x, y = xy.get(nid, (0.0, 0.0))
+        view.nodes.append({
+            "id": nid, "label": label, "shape": shape, "size": round(size, 1),
+            "x": x, "y": y, **extra,
+            "color": {"background": colour, "border": border,
+                      "highlight": {"background": colour, "border": "#000000"},
+                      "hover": {"background": colour, "border": "#000000"}},
+            "borderWidth": 5 if nid == selected else
+                           4 if (nid in path or nid == win or nid in new) else
+                           2.5 if nid in cands else 1.5,
+            "shapeProperties": {"borderDashes": [5, 4] if nid in new else False},
+            "title": node_tooltip(n, is_winner=nid == win, is_candidate=nid in cands),
+        })
+        parent = n.get("parent")
+        if parent is not None and parent in keep:
+            on_path = (parent, nid) in path_edges
+            view.edges.append({"id": f"{parent}-{nid}", "from": parent, "to": nid,
+                               **({"color": {"color": PATH_COLOUR}, "width": 4}
+                                  if on_path else {})})
+    for parent, count in sorted(hidden_below.items()):
+        hid = f"hidden-{parent}"
+        px, py = xy.get(parent, (0.0, 0.0))
+        view.nodes.append({"id": hid, "label": f"+{count}", "shape": "dot", "size": 4,
+                           "x": px + H_GAP / 2, "y": py + V_GAP / 2,
+                           "color": {"background": "#eeeeee", "border": "#bbbbbb"},
+                           "font": {"size": SMALL_FONT, "color": "#777777"},
+                           "title": f"{count} node{'s' if count != 1 else ''} below node "
+                                    f"{parent} not drawn (fewer visits); raise the node cap "
+                                    "to see them"})
+        view.edges.append({"id": f"{parent}-{hid}", "from": parent, "to": hid, "dashes": True,
+                           "color": {"color": "#cccccc"}})
+    return view
+
+
+# ---------------------------------------------------------------------- HTML
+
+@functools.lru_cache(maxsize=1)
+def vis_assets() -> tuple[str, str]:
+    """(JavaScript, CSS) of vis-network as bundled inside the pyvis package."""
+    import pyvis
+    lib = Path(pyvis.__file__).parent / "lib"
+    folders = sorted(lib.glob("vis-*"), key=lambda p: [int(x) if x.isdigit() else x
+                                                        for x in p.name[4:].split(".")])
+    for folder in reversed(folders):
+        js, css = folder / "vis-network.min.js", folder / "vis-network.css"
+        if js.is_file() and css.is_file():
+            return js.read_text(encoding="utf-8"), css.read_text(encoding="utf-8")
+    raise FileNotFoundError(f"no vis-network*.min.js/.css under {lib}; reinstall pyvis")
+
+
+def _script_json(value) -> str:
+    """JSON safe to place inside a <script> element."""
+    return (json.dumps(value, ensure_ascii=False)
+            .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+_PAGE = """<!DOCTYPE html>
+<html><head><meta charset="utf-8">
+<style>{css}</style>
+<style>
+html, body {{ margin: 0; padding: 0; font-family: sans-serif; background: #ffffff; }}
+#medal-tree {{ width: 100%; height: {height}px; border: 1px solid #e0e0e0; }}
+#medal-legend {{ font-size: 12px; color: #444; padding: 4px 2px; }}
+#medal-legend span.k {{ display: inline-block; margin-right: 14px; }}
+div.vis-tooltip {{ font-family: sans-serif; font-size: 12px; max-width: 460px;
+  white-space: normal; line-height: 1.35; }}
+</style>
+<script>{js}</script>
+</head><body>
+<div id="medal-tree"></div>
+<div id="medal-legend">{legend}</div>
+<script>
+(function () {{
+  var nodes = {nodes};
+  var edges = {edges};
+  var options = {options};
+  nodes.forEach(function (n) {{
+    if (typeof n.title === "string") {{
+      var d = document.createElement("div");
+      d.innerHTML = n.title;  // built from escaped text only
+      n.title = d;
+    }}
+  }});
+  var container = document.getElementById("medal-tree");
+  var network = new vis.Network(container,
+      {{nodes: new vis.DataSet(nodes), edges: new vis.DataSet(edges)}}, options);
+  network.once("afterDrawing", function () {{
+    container.setAttribute("data-drawn", "true");
+  }});
+  window.medalNetwork = network;
+}})();
+</script>
+</body></html>
+"""
+
+
+def legend_html(view: TreeView) -> str:
+    """The colour legend: Q on the run's fixed scale, and what the outlines mean."""
+    stops = ", ".join(lerp_colour(i / 8, VIRIDIS) for i in range(9))
+    if view.q_range:
+        q = (f"Q {esc(fmt(view.q_range[0], 2))} <span style='display:inline-block;width:90px;"
+             f"height:10px;vertical-align:middle;background:linear-gradient(90deg,{stops})'>"
+             f"</span> {esc(fmt(view.q_range[1], 3))}+ (fixed for this run)")
+    else:
+        q = "colour: Q (from iteration 1's simulation on)"
+    parts = [q, f"<span style='color:{UNVISITED}'>●</span> unvisited", "size: N",
+             f"<span style='color:{PATH_COLOUR}'>━</span> current path",
+             f"<span style='color:{NEW_COLOUR}'>◌</span> new in this phase",
+             f"<span style='color:{CANDIDATE_COLOUR}'>◆</span> candidate",
+             f"<span style='color:{WINNER_COLOUR}'>★</span> winner"]
+    text = "".join(f"<span class='k'>{p}</span>" for p in parts)
+    if view.hidden:
+        text += (f"<span class='k'><b>{view.hidden} node{'s' if view.hidden != 1 else ''} "
+                 f"hidden</b> (showing {view.shown} of {view.total})</span>")
+    return text
+
+
+_legend = legend_html
+
+
+def tree_html(trace: dict, max_nodes: int = DEFAULT_MAX_NODES, height: int = 520,
+              view: TreeView | None = None) -> str:
+    """A self-contained HTML page drawing the tree (no network access needed).
+    ``view``: a :func:`tree_view` already computed for this trace and cap."""
+    from pyvis.network import Network
+
+    view = view if view is not None else tree_view(trace, max_nodes)
+    net = Network(height=f"{height}px", width="100%", directed=True, cdn_resources="in_line")
+    for n in view.nodes:
+        net.add_node(n["id"], **{k: v for k, v in n.items() if k != "id"})
+    for e in view.edges:
+        net.add_edge(e["from"], e["to"], **{k: v for k, v in e.items()
+                                            if k not in ("from", "to")})
+    net.options = VIS_OPTIONS
+    nodes, edges, _heading, _h, _w, options = net.get_network_data()
+    js, css = vis_assets()
+    return _PAGE.format(css=css, js=js, height=height, legend=_legend(view),
+                        nodes=_script_json(nodes), edges=_script_json(edges),
+                        options=options.replace("<", "\\u003c"))
+
+
+def component_data(trace: dict, view: TreeView, *, height: int = 540, view_id: str = "",
+                   seq: int = 0, min_scale: float = MIN_LABEL_PX / SMALL_FONT) -> dict:
+    """What :func:`medal.viz.components.tree` is given: nodes (with fixed positions) and
+    edges, vis-network options, the legend HTML (escaped), and ``view_id`` -- a change of
+    it (another run or trace) starts a fresh drawing; within one, updates keep zoom and
+    pan. ``min_scale``: the first view is not zoomed out further than this, so labels
+    stay readable (the default: every label at least MIN_LABEL_PX on screen); a tree too
+    large for the box at that scale is shown from the top, its root near the top edge."""
+    options = json.loads(json.dumps(VIS_OPTIONS))
+    return {"nodes": view.nodes, "edges": view.edges, "options": options,
+            "legend": legend_html(view), "height": height, "view": view_id, "seq": seq,
+            "min_scale": min_scale, "focus": (trace.get("tree") or {}).get("root", 0)}
