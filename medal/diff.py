@@ -152,8 +152,8 @@ def _content(trace: dict, pos) -> dict:
     run = trace.get("run") or {}
     kind = pos.kind
     if kind == "started":
-        return {f"/run/{k}": run.get(k) for k in ("strategy", "prompt", "model_prompt",
-                                                  "problem", "fixed_slots")}
+        return {f"/run/{k}": run.get(k) for k in ("task", "strategy", "prompt",
+                                                  "model_prompt", "problem", "fixed_slots")}
     if kind == "root":
         return {"/tree/nodes/0": _static(nodes[0])} if nodes else {}
     if kind in ("selection", "expansion", "simulation", "backpropagation"):
@@ -339,7 +339,7 @@ def _config_changes(a: dict, b: dict) -> dict:
     ca, cb = (a.get("run") or {}).get("config") or {}, (b.get("run") or {}).get("config") or {}
     out = {k: [ca.get(k), cb.get(k)] for k in sorted(set(ca) | set(cb))
            if ca.get(k) != cb.get(k)}
-    for key in ("strategy", "prompt"):
+    for key in ("task", "strategy", "prompt"):
         x, y = (a.get("run") or {}).get(key), (b.get("run") or {}).get(key)
         if x != y:
             out[key] = [x, y]
