@@ -276,8 +276,10 @@ def _seeded(strategy: str, seed: int, model) -> dict:
 
 
 def _snapshot(trace: dict, i: int) -> dict:
-    """The trace at position i, without the run block (the seeds differ there)."""
-    return {k: v for k, v in trace_at(trace, i).items() if k not in ("run", "timing")}
+    """The trace at position i, without the run block and the reproducibility record
+    (the seeds differ there)."""
+    return {k: v for k, v in trace_at(trace, i).items()
+            if k not in ("run", "timing", "reproducibility")}
 
 
 @pytest.mark.parametrize("strategy", ["medal", "random"])
