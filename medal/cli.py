@@ -621,7 +621,8 @@ def add_debug_commands(sub) -> None:
                     "Everything before the position is the parent's; forcing what the "
                     "parent did there gives the parent's trace again. Writes the new trace "
                     "(with a `fork` record naming its parent) and says where it parts from "
-                    "the parent. Needs the model that made the trace.")
+                    "the parent. Needs the model that made the trace. A session step by "
+                    "step: docs/DEBUGGING.md.")
     f.add_argument("parent", metavar="TRACE", help="the trace to fork (JSON)")
     where = f.add_mutually_exclusive_group(required=True)
     where.add_argument("--node", type=int, metavar="ID",
@@ -653,7 +654,7 @@ def add_debug_commands(sub) -> None:
                     "different sample, a different configuration), then per phase same or "
                     "different, then answers, verdicts and costs side by side. Exit status: "
                     "0 identical (timing, fork record and environment aside), 1 different, "
-                    "2 an error.")
+                    "2 an error. See docs/DEBUGGING.md.")
     d.add_argument("a", metavar="A.json", help="a trace")
     d.add_argument("b", metavar="B.json", help="another trace")
     d.add_argument("--json", action="store_true", help="print one JSON object")

@@ -6,8 +6,8 @@ every decode step, the greedy comparison, the end) and reports
 
 * whether they are **identical** -- everything equal apart from the wall clock (the
   top-level ``timing`` block and the timing keys of :data:`TIMING_KEYS`), a ``fork``
-  record and the environment (``run.versions``, a ``reproducibility`` block): those are
-  reported as context, never as differences;
+  record and the environment (``run.versions``, ``run.model.device``, a
+  ``reproducibility`` block): those are reported as context, never as differences;
 * whether they are **equal within tolerance** (floats within ``rel``/``abs_tol``,
   everything discrete identical: the tolerance another CPU's rounding of the same
   forward needs);
@@ -118,6 +118,9 @@ def without_context(trace: dict) -> dict:
     out = {k: v for k, v in trace.items() if k not in CONTEXT_KEYS}
     if isinstance(out.get("run"), dict):
         out["run"] = {k: v for k, v in out["run"].items() if k != "versions"}
+        if isinstance(out["run"].get("model"), dict):
+            out["run"]["model"] = {k: v for k, v in out["run"]["model"].items()
+                                   if k != "device"}
     return _strip_timing(out)
 
 
@@ -149,8 +152,8 @@ def _content(trace: dict, pos) -> dict:
     run = trace.get("run") or {}
     kind = pos.kind
     if kind == "started":
-        return {f"/run/{k}": run.get(k) for k in ("strategy", "prompt", "model_prompt",
-                                                  "problem", "fixed_slots")}
+        return {f"/run/{k}": run.get(k) for k in ("task", "strategy", "prompt",
+                                                  "model_prompt", "problem", "fixed_slots")}
     if kind == "root":
         return {"/tree/nodes/0": _static(nodes[0])} if nodes else {}
     if kind in ("selection", "expansion", "simulation", "backpropagation"):
@@ -248,8 +251,8 @@ class TraceDiff:
     {key: [a, b]}; ``phases``: {search|candidates|decode|comparison: "same" | "same
     within tolerance" | "different" | "absent" | "only in A" | "only in B"};
     ``side_by_side``: {figure: [a, b]} (answer, verdict, costs...); ``context``: {key: [a,
-    b]} of what was set aside (timing, fork, versions, reproducibility); ``tolerance``:
-    (rel, abs_tol)."""
+    b]} of what was set aside (timing, fork, versions, device, reproducibility);
+    ``tolerance``: (rel, abs_tol); ``names``: the two traces' names in the report."""
     identical: bool
     equal_within_tolerance: bool
     first: Divergence | None
@@ -336,7 +339,7 @@ def _config_changes(a: dict, b: dict) -> dict:
     ca, cb = (a.get("run") or {}).get("config") or {}, (b.get("run") or {}).get("config") or {}
     out = {k: [ca.get(k), cb.get(k)] for k in sorted(set(ca) | set(cb))
            if ca.get(k) != cb.get(k)}
-    for key in ("strategy", "prompt"):
+    for key in ("task", "strategy", "prompt"):
         x, y = (a.get("run") or {}).get(key), (b.get("run") or {}).get(key)
         if x != y:
             out[key] = [x, y]
@@ -379,8 +382,8 @@ def _explain(a: dict, b: dict, pos_a, pos_b, info: dict, paths: list, config: di
     """(cause, explanation, a's side, b's side, near tie) at a divergent position."""
     forced = _fork_cause(a, b, info)
     if pos_a != pos_b:
-        sa = pos_a.label if pos_a else "nothing (the run ended)"
-        sb = pos_b.label if pos_b else "nothing (the run ended)"
+        sa = pos_a.label if pos_a else "nothing (its trace ends there)"
+        sb = pos_b.label if pos_b else "nothing (its trace ends there)"
         text = f"A goes on with {sa}, B with {sb}"
         if forced:
             return "forced action", f"{forced}; {text}", {}, {}, None
@@ -425,15 +428,20 @@ def _explain(a: dict, b: dict, pos_a, pos_b, info: dict, paths: list, config: di
                         side_a, side_b, False)
         return (cause_cfg or "different values", "the same path, other UCB figures"
                 + (f"; configuration: {changed}" if config else ""), {}, {}, None)
+    if kind == "root":
+        acts_a, acts_b = (_actions(nodes[0]) for nodes in (nodes_a, nodes_b))
+        if acts_a != acts_b:
+            return (cause_cfg or "different action set",
+                    f"the root's action set: A {acts_a}, B {acts_b}"
+                    + (f"; configuration: {changed}" if config else ""),
+                    {"action_set": acts_a}, {"action_set": acts_b}, None)
     if kind == "expansion":
         it = next(it for it in a["iterations"] if it["iteration"] == info["iteration"])
         itb = next(it for it in b["iterations"] if it["iteration"] == info["iteration"])
         leaf = it["expansion"]["leaf"]
-        acts_a = [f"{x['slot']}:{x.get('token_text', x['token'])}"
-                  for x in nodes_a[leaf]["action_set"]]
+        acts_a = _actions(nodes_a[leaf])
         leaf_b = itb["expansion"]["leaf"]
-        acts_b = [f"{x['slot']}:{x.get('token_text', x['token'])}"
-                  for x in nodes_b[leaf_b]["action_set"]]
+        acts_b = _actions(nodes_b[leaf_b])
         sa, sb = {"leaf": leaf, "action_set": acts_a}, {"leaf": leaf_b, "action_set": acts_b}
         if acts_a != acts_b:
             return ("different action set" if not config else "configuration",
@@ -499,6 +507,10 @@ def _explain(a: dict, b: dict, pos_a, pos_b, info: dict, paths: list, config: di
                           else "different values"),
             f"{first[0]}: {_show(first[1])} -> {_show(first[2])}"
             + (f"; configuration: {changed}" if config else ""), {}, {}, None)
+
+
+def _actions(node: dict) -> list[str]:
+    return [f"{x['slot']}:{x.get('token_text', x['token'])}" for x in node["action_set"]]
 
 
 def _pairs(step: dict) -> str:
@@ -586,6 +598,9 @@ def diff_traces(a: dict, b: dict, *, rel: float = REL, abs_tol: float = ABS,
     va, vb = a["run"].get("versions"), b["run"].get("versions")
     if va != vb:
         context["versions"] = [va, vb]
+    da, db = ((t["run"].get("model") or {}).get("device") for t in (a, b))
+    if da != db:
+        context["device"] = [da, db]
     first = first_exact = None
     if not identical:
         pa, pb = positions(a), positions(b)

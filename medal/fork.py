@@ -263,7 +263,7 @@ def fork(parent, *, node: int | None = None, step: int | None = None, actions,
     ``actions``: [(slot, token), ...], a token by its text, its id (int) or ``"#ID"``.
     ``then``: "search" (default for a node) or "decode". ``model``: the model (default:
     load the one the trace names; :class:`ModelLoadError` if it cannot be). ``task``:
-    default from the trace's problem. Bad positions, slots or tokens raise
+    default the trace's ``run.task`` (older traces: told from the problem). Bad positions, slots or tokens raise
     :class:`InputError` saying what to give instead."""
     from .config import GenerationConfig
     from .engine import Run
@@ -284,6 +284,10 @@ def fork(parent, *, node: int | None = None, step: int | None = None, actions,
     if not isinstance(actions, (list, tuple)) or not all(
             isinstance(a, (list, tuple)) and len(a) == 2 for a in actions):
         raise InputError("actions are (slot, token) pairs, e.g. [(5, '+')]")
+    if trace.get("fork"):
+        raise InputError("this trace is itself a fork; forking a fork is not supported yet "
+                         "(its replay would lose the first intervention): fork its parent, "
+                         "forcing all the actions at one position")
     then = check_position(trace, node, step, [a[0] for a in actions], then)
     model = model or _load_model(trace)
     pairs, texts = [], []
@@ -293,7 +297,10 @@ def fork(parent, *, node: int | None = None, step: int | None = None, actions,
         texts.append(text)
     if task is None:
         from .viz.board import task_of
-        task = task_of(trace) or "countdown"
+        task = trace["run"].get("task") or task_of(trace)
+        if task is None:
+            raise InputError("the trace does not say which task it ran (no run.task, and "
+                             "the prompt is not a Countdown or Sudoku problem); give task=")
     run_info = trace["run"]
     spec = ForkSpec(forced=tuple(pairs), node=node, step=step, then=then,
                     parent_sha256=trace_sha256(trace), texts=tuple(texts))

@@ -162,8 +162,8 @@ def test_forked_traces_pass_the_gate_and_replay(parents, tmp_path):
         write_trace(child, path)
         child = load_trace(path)
         render_everything(child)
-        for i in range(len(positions(child))):
-            trace_at(child, i)
+        for i in range(len(positions(child))):   # every replay position passes the gate
+            loads_trace(dumps(trace_at(child, i)))
         assert "<html" in export_html(child).lower()
 
 
@@ -212,10 +212,15 @@ def test_bad_fork_requests_say_what_to_give(parents):
         (dict(step=parent["decode"][3]["step"], actions=[(5, "+")], then="search"),
          "give --node"),
         (dict(node=0, actions=[]), "at least one"),
+        (dict(node=0, actions=[(5, 7)], then="later"), "--then must be"),
     ]
     for kw, message in cases:
         with pytest.raises(InputError, match=message):
             fork(parent, **kw)
+    step = parent["decode"][3]
+    child = fork_trace(parent, step=step["step"], actions=[(step["slots"][0], "+")])
+    with pytest.raises(InputError, match="itself a fork"):
+        fork(child, node=0, actions=[(5, "+")])
 
 
 def test_a_fork_needs_the_model_that_made_the_trace(tmp_path):
@@ -248,6 +253,18 @@ def test_a_diff_of_a_trace_with_itself_finds_nothing(name):
     assert set(d.phases.values()) == {"same"}
     retimed = dict(trace, timing={"seconds": 1e6})
     assert diff_traces(trace, retimed).identical
+    # context, not the run: the environment and a fork record
+    moved = json.loads(json.dumps(trace))
+    moved["run"]["model"]["device"] = "cuda:0"
+    moved["run"]["versions"]["torch"] = "0.0"
+    moved["reproducibility"] = {"seed": 0}
+    d = diff_traces(trace, moved)
+    assert d.identical and {"device", "versions", "reproducibility"} <= set(d.context)
+    changed = json.loads(json.dumps(trace))
+    changed["decode"][-1]["scores"][0] *= 1 + 1e-7        # within tolerance, not identical
+    d = diff_traces(trace, changed)
+    assert not d.identical and d.equal_within_tolerance and d.first is None
+    assert d.first_exact.position["kind"] == "decode"
 
 
 def _seeded(strategy: str, seed: int, model) -> dict:
@@ -259,8 +276,10 @@ def _seeded(strategy: str, seed: int, model) -> dict:
 
 
 def _snapshot(trace: dict, i: int) -> dict:
-    """The trace at position i, without the run block (the seeds differ there)."""
-    return {k: v for k, v in trace_at(trace, i).items() if k not in ("run", "timing")}
+    """The trace at position i, without the run block and the reproducibility record
+    (the seeds differ there)."""
+    return {k: v for k, v in trace_at(trace, i).items()
+            if k not in ("run", "timing", "reproducibility")}
 
 
 @pytest.mark.parametrize("strategy", ["medal", "random"])
@@ -307,6 +326,19 @@ def test_a_near_tie_is_told_apart_from_a_real_difference(parents):
     assert d.first.cause != "near tie" and d.first.near_tie is False
 
 
+def test_a_different_action_set_is_named(parents):
+    """The same configuration, another action at the root (as another model would give):
+    the diff stops at the root and names the action sets."""
+    parent = parents["sudoku"]
+    other = json.loads(json.dumps(parent))
+    other["tree"]["nodes"][0]["action_set"][-1]["token"] += 1
+    other["tree"]["nodes"][0]["action_set"][-1]["token_text"] = "?"
+    d = diff_traces(parent, other)
+    assert d.first.position["kind"] == "root" and d.first.cause == "different action set"
+    assert d.first.a["action_set"] != d.first.b["action_set"]
+    assert d.phases["search"] == "different" and d.phases["decode"] == "same"
+
+
 def test_diff_on_the_command_line(parents, tmp_path, capsys):
     a = tmp_path / "a.json"
     write_trace(parents["countdown-medal-fixes-greedy"], a)
@@ -336,6 +368,13 @@ def test_fork_and_diff_on_the_command_line(parents, tmp_path, capsys):
     assert fork_rec["parent_sha256"] == trace_sha256(load_trace(a))
     assert main(["diff", str(a), str(out)]) == 1
     assert "forced action" in capsys.readouterr().out
+    again = tmp_path / "again.json"
+    assert main(["fork", str(a), "--step", "2", "--action",
+                 f"{load_trace(a)['decode'][0]['slots'][0]}:#{load_trace(a)['decode'][0]['tokens'][0]}",
+                 "--trace", str(again), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["identical_to_parent"] is True and report["fork"]["step"] == 2
+    assert main(["diff", str(a), str(again)]) == 0
     for args, message in (
             (["--node", "99", "--action", "10:7"], "node 99 is not in the tree"),
             (["--node", "0", "--action", "10"], "write SLOT:TOKEN"),
