@@ -50,54 +50,15 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_ma
                    "generation_config.json")
 SHARD_BYTES = 4 * 1024 ** 3
 #: Qwen2's pre-tokenizer split (Dream's tokenizer is Qwen2's)
-QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+"
-               r"[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
-
-
 def fast_tokenizer_from_bpe(source: Path, out: Path) -> None:
     """A byte-level BPE fast tokenizer (``tokenizer.json``) from a slow Qwen2-style
     tokenizer's ``vocab.json`` + ``merges.txt`` + ``tokenizer_config.json``: the same
     vocabulary, merges, special tokens at the same ids and the same chat template, and no
     ``auto_map`` (so no tokenizer code is needed to load it)."""
-    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers
-    from tokenizers import pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from medal.models.tokenizers import bpe_fast_tokenizer
 
-    vocab = json.loads((source / "vocab.json").read_text(encoding="utf-8"))
-    merges = [tuple(line.split(" ")) for line in
-              (source / "merges.txt").read_text(encoding="utf-8").splitlines()
-              if line and not line.startswith("#version")]
-    config = json.loads((source / "tokenizer_config.json").read_text(encoding="utf-8"))
-    added = sorted(((int(i), t) for i, t in config.get("added_tokens_decoder", {}).items()),
-                   key=lambda p: p[0])
-    core = Tokenizer(models.BPE(vocab=vocab, merges=merges, unk_token=None,
-                                fuse_unk=False, byte_fallback=False))
-    core.normalizer = normalizers.NFC()
-    core.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(QWEN2_SPLIT), behavior="isolated", invert=False),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
-    core.decoder = decoders.ByteLevel()
-    for tid, spec in added:
-        if tid != core.get_vocab_size(with_added_tokens=True):
-            raise SystemExit(f"added token {spec['content']!r} has id {tid}, but the next free "
-                             f"id is {core.get_vocab_size(with_added_tokens=True)}: the ids "
-                             "must follow the vocabulary without gaps")
-        core.add_special_tokens([AddedToken(spec["content"], special=spec.get("special", True),
-                                            normalized=spec.get("normalized", False),
-                                            lstrip=spec.get("lstrip", False),
-                                            rstrip=spec.get("rstrip", False),
-                                            single_word=spec.get("single_word", False))])
-    named = {k: config[k] for k in ("bos_token", "eos_token", "pad_token", "mask_token",
-                                    "unk_token", "additional_special_tokens")
-             if config.get(k) is not None}
-    tok = PreTrainedTokenizerFast(tokenizer_object=core, clean_up_tokenization_spaces=False,
-                                  model_max_length=config.get("model_max_length", 131072),
-                                  **named)
-    if config.get("chat_template"):
-        tok.chat_template = config["chat_template"]
-    tok.save_pretrained(out)
-    for tid, spec in added:  # the ids are the point: check them
-        assert tok.convert_tokens_to_ids(spec["content"]) == tid, spec
+    bpe_fast_tokenizer(source).save_pretrained(out)
 
 
 def copy_tokenizer(source: Path, out: Path, fast: bool) -> None:
