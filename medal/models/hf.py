@@ -56,9 +56,9 @@ DREAM_MASK_TOKEN, DREAM_MASK_ID = "<|mask|>", 151666
 DREAM_EOS_TOKEN, DREAM_EOS_ID = "<|endoftext|>", 151643   # pads the answer after it ends
 DREAM_IM_END_TOKEN, DREAM_IM_END_ID = "<|im_end|>", 151645  # ends the assistant's turn
 
-#: every text a mask token goes by, tried in this order when neither config.json nor the
-#: tokenizer declares the mask id (LLaDA-MoE and LLaDA 2 name theirs like Dream's)
-MASK_TEXTS = (LLADA_MASK_TOKEN, DREAM_MASK_TOKEN, "[MASK]", "<mask>")
+#: the texts a family's mask token goes by, tried in this order when neither config.json
+#: nor the tokenizer declares the mask id (LLaDA-MoE and LLaDA 2 name theirs like Dream's)
+MASK_TEXTS = {"llada": (LLADA_MASK_TOKEN, DREAM_MASK_TOKEN), "dream": (DREAM_MASK_TOKEN,)}
 
 #: Dream's forward reads this string as "no padding: every position attends everywhere"
 #: (what its own sampler passes for unpadded batches).
@@ -642,8 +642,7 @@ class HFDiffusionLM(DiffusionLM):
                                      "right with --mask-id N")
             mask = next(iter(declared.values()), None)
             if mask is None and self.mask_token is not None:
-                texts = (self.mask_token[0],) + tuple(t for t in MASK_TEXTS
-                                                      if t != self.mask_token[0])
+                texts = MASK_TEXTS.get(self.family.split("-")[0], (self.mask_token[0],))
                 mask = next((i for i in map(self._text_id, texts) if i is not None),
                             self.mask_token[1])
             if mask is None:

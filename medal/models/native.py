@@ -212,6 +212,10 @@ class NativeLM(nn.Module):
         self.lm_head = (None if cfg.tied_output else
                         nn.Linear(cfg.hidden, cfg.vocab_size, bias=cfg.linear_bias))
 
+    def get_output_embeddings(self) -> nn.Linear | None:
+        """The output layer (None when it is the embedding matrix, tied)."""
+        return self.lm_head
+
     def forward(self, ids: torch.Tensor, attention_bias: torch.Tensor | None = None,
                 positions: torch.Tensor | None = None, rows: int | None = None) -> torch.Tensor:
         """ids ``[B, T]`` -> logits ``[B, T or rows, V]`` in the weights' dtype.
