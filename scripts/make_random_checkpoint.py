@@ -98,6 +98,18 @@ def parameter_shapes(out: Path) -> dict[str, tuple[int, ...]]:
     return {k: tuple(v.shape) for k, v in model.state_dict().items() if k not in ignore}
 
 
+def native_shapes(out: Path, family: str) -> dict[str, tuple[int, ...]]:
+    """Names and shapes from MEDAL's native network for ``family`` (no checkpoint code
+    runs, no transformers needed): the names the checkpoints use, the same shapes."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from medal.models.native import NativeConfig, NativeLM, checkpoint_name
+
+    cfg = NativeConfig.from_dict(family, json.loads((out / "config.json").read_text()))
+    with torch.device("meta"):
+        net = NativeLM(cfg)
+    return {checkpoint_name(family, k): tuple(v.shape) for k, v in net.state_dict().items()}
+
+
 def write_weights(out: Path, shapes: dict[str, tuple[int, ...]], std: float, seed: int,
                   dtype: torch.dtype) -> int:
     from safetensors.torch import save_file
@@ -128,16 +140,19 @@ def write_weights(out: Path, shapes: dict[str, tuple[int, ...]], std: float, see
     return total
 
 
-def build(config: Path, code: Path, out: Path, *, tokenizer: Path | None = None,
+def build(config: Path, code: Path | None, out: Path, *, tokenizer: Path | None = None,
           fast_tokenizer: bool = False, dtype: str = "fp32", seed: int = 0,
-          std: float | None = None, overrides: dict | None = None) -> Path:
-    """The whole folder (see the module docstring); returns ``out``."""
-    config, code, out = Path(config), Path(code), Path(out)
+          std: float | None = None, overrides: dict | None = None,
+          native: str | None = None) -> Path:
+    """The whole folder (see the module docstring); returns ``out``. With ``native``
+    (a family: llada/dream) the names and shapes come from MEDAL's native network and no
+    code goes into the folder (``code`` is not needed)."""
+    config, out = Path(config), Path(out)
     tokenizer = Path(tokenizer) if tokenizer else config.parent
     if dtype not in DTYPES:
         raise SystemExit(f"--dtype must be one of {', '.join(DTYPES)}; got {dtype!r}")
-    code_files = sorted(code.glob("*.py"))
-    if not code_files:
+    code_files = sorted(Path(code).glob("*.py")) if code else []
+    if not code_files and not native:
         raise SystemExit(f"no *.py model code in {code}")
     out.mkdir(parents=True, exist_ok=True)
     cfg = json.loads(config.read_text())
@@ -148,15 +163,19 @@ def build(config: Path, code: Path, out: Path, *, tokenizer: Path | None = None,
     copy_tokenizer(tokenizer, out, fast_tokenizer)
     if std is None:
         std = float(cfg.get("initializer_range") or cfg.get("init_std") or 0.02)
-    write_weights(out, parameter_shapes(out), std, seed, DTYPES[dtype])
+    shapes = native_shapes(out, native) if native else parameter_shapes(out)
+    write_weights(out, shapes, std, seed, DTYPES[dtype])
     return out
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--config", required=True, type=Path, help="config.json to use")
-    p.add_argument("--code", required=True, type=Path,
+    p.add_argument("--code", type=Path, default=None,
                    help="folder with the model's *.py files (named in the config's auto_map)")
+    p.add_argument("--native", choices=("llada", "dream"), default=None,
+                   help="take the tensor names and shapes from MEDAL's native model code for "
+                        "this family instead of running --code (no code in the folder)")
     p.add_argument("--out", required=True, type=Path, help="checkpoint folder to write")
     p.add_argument("--tokenizer", type=Path, default=None,
                    help="folder with the tokenizer files (default: the config's folder)")
@@ -169,9 +188,11 @@ def main(argv=None) -> int:
     p.add_argument("--std", type=float, default=None,
                    help="std of the random matrices (default: the config's initializer range)")
     args = p.parse_args(argv)
+    if not args.code and not args.native:
+        p.error("give --code DIR (the model's own code) or --native FAMILY")
     out = build(args.config, args.code, args.out, tokenizer=args.tokenizer,
                 fast_tokenizer=args.fast_tokenizer, dtype=args.dtype, seed=args.seed,
-                std=args.std)
+                std=args.std, native=args.native)
     size = sum(f.stat().st_size for f in out.glob("*.safetensors"))
     print(f"wrote {out} ({size / 1e9:.2f} GB of weights in {args.dtype})")
     return 0

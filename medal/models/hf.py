@@ -568,6 +568,9 @@ class HFDiffusionLM(DiffusionLM):
                 f"{source.name}: float16 is not safe for {cls.family}: its activations "
                 "overflow float16's range (65504) and the logits turn to NaN/inf. Use "
                 "--dtype bfloat16 (GPUs from Ampere on, and CPUs) or --dtype float32")
+        if native and source.local:
+            from .native import weight_files
+            weight_files(Path(source.target))  # safetensors only: say so before anything else
         if memory_check:
             check_memory(source, cls.typical_parameters, dev, dt)
         if native:

@@ -315,13 +315,16 @@ def load_native(directory: Path, family: str, device: torch.device, dtype: torch
     with torch.device("meta"):
         net = NativeLM(cfg)
     wanted = {checkpoint_name(family, n): n for n in net.state_dict()}
+    # a tied output layer is the embedding; a copy saved beside it is not read (as in
+    # transformers, where tying points the output layer at the embedding after loading)
+    ignored = {checkpoint_name(family, "lm_head.weight")} if cfg.tied_output else set()
     state, unexpected = {}, []
     for path in weight_files(directory):
         with safe_open(str(path), framework="pt", device=str(device)) as f:
             for key in f.keys():
                 if key in wanted:
                     state[wanted[key]] = f.get_tensor(key).to(dtype)
-                elif not key.endswith("rotary_emb.inv_freq"):
+                elif key not in ignored and not key.endswith("rotary_emb.inv_freq"):
                     unexpected.append(key)
     missing = [k for k, ours in wanted.items() if ours not in state]
     if missing or unexpected:
