@@ -139,3 +139,43 @@ def test_llada_moe_runs_on_its_own_code_only(base, tmp_path):
                                                "architectures": ["LLaDAMoEModelLM"]})
     with pytest.raises(ModelLoadError, match="no native code.*--trust-remote-code"):
         load_model(f"llada:{d}", device="cpu")
+
+
+# ---------------------------------------------------------------------- memory, offline, gpu_check
+
+def test_offline_and_not_cached_is_said_before_the_memory_check(monkeypatch):
+    import huggingface_hub.constants
+    from medal.models import hf
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(hf, "available_memory", lambda device: 1000.0)
+    for spec in ("llada:medal-tests/not-downloaded", "dream-7b-instruct"):
+        with pytest.raises(ModelLoadError) as err:
+            load_model(spec, device="cpu")
+        assert "HF_HUB_OFFLINE" in str(err.value) and "not enough memory" not in str(err.value)
+
+
+def test_memory_estimate_is_the_answer_only_one(base, monkeypatch):
+    from medal.models import hf
+    # LLaDA-8B in bfloat16: 16 GB of weights; a search step measured 1.06x, so a 20 GB card
+    # passes and a 16 GB one does not
+    need = hf.memory_needed(8.0e9, torch.bfloat16)
+    assert 16.0e9 * 1.08 < need < 20e9
+    monkeypatch.setattr(hf, "available_memory", lambda device: 1000.0)
+    with pytest.raises(ModelLoadError, match="--skip-memory-check"):
+        load_model(f"llada:{base['llada']}", device="cpu")
+    assert load_model(f"llada:{base['llada']}", device="cpu", memory_check=False).mask_id
+
+
+def test_gpu_check_names_the_settings_it_ran(base, capsys):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("gpu_check", standins.ROOT / "scripts" /
+                                                  "gpu_check.py")
+    gpu_check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpu_check)
+    rc = gpu_check.main([f"llada:{base['llada']}", "--device", "cpu", "--problems", "1",
+                         "--seconds", "0.01", "--max-iterations", "2", "--search-only",
+                         "--gen-length", "16", "--lc", "2", "--block-length", "16",
+                         "--steps", "16"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "paper settings" not in out and "NOT the paper's" in out and "lc 2 (paper 20)" in out
