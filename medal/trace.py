@@ -22,6 +22,11 @@ TRACE_FORMAT = "medal-trace"
 TRACE_VERSION = 1
 MAX_TRACE_BYTES = 20 * 1024 * 1024  # uploads above this are refused
 LONG_ANSWER = 64  # answers longer than this record fewer per-slot figures
+#: written traces keep this many significant digits of every float: float32's precision
+#: (the model's figures are float32), in about half the characters of Python's repr
+FLOAT_DIGITS = 8
+#: the packed form of a written trace (see :func:`pack`); read back by :func:`unpack`
+PACKED = "packed-1"
 
 
 def torch_nonzero(mask) -> list[int]:
@@ -228,20 +233,115 @@ def schema() -> dict:
     return json.loads(resources.files("medal").joinpath("trace.schema.json").read_text())
 
 
-def dumps(trace: dict) -> str:
-    return json.dumps(jsonable(trace), allow_nan=False, separators=(",", ":"))
+def rounded(value: Any, digits: int = FLOAT_DIGITS) -> Any:
+    """``value`` (plain JSON) with every float kept to ``digits`` significant digits."""
+    if isinstance(value, float):
+        return float(f"{value:.{digits}g}")
+    if isinstance(value, dict):
+        return {k: rounded(v, digits) for k, v in value.items()}
+    if isinstance(value, list):
+        return [rounded(v, digits) for v in value]
+    return value
 
 
-def write_trace(trace: dict, path: str | Path) -> None:
-    text = dumps(trace)
+def _packed_node(node: dict, texts: dict) -> dict:
+    """One node with its per-slot lists packed: ``masked`` as a string of 0/1, ``entropy``
+    for the masked slots only, ``top`` as {slot: [[token, p], ...]} with the token texts
+    in the trace's one table."""
+    masked = node["masked"]
+    out = dict(node)
+    out["masked"] = "".join("1" if m else "0" for m in masked)
+    out["entropy"] = [h for h, m in zip(node["entropy"], masked) if m]
+    top = {}
+    for slot, entries in enumerate(node["top"]):
+        if entries is not None:
+            top[str(slot)] = [[e["token"], e["p"]] for e in entries]
+            for e in entries:
+                texts[str(e["token"])] = e["text"]
+    out["top"] = top
+    return out
+
+
+def _unpacked_node(node: dict, texts: dict) -> dict:
+    masked = [c == "1" for c in node["masked"]]
+    if set(node["masked"]) - {"0", "1"}:
+        raise ValueError("masked holds other characters than 0 and 1")
+    if len(node["entropy"]) != sum(masked):
+        raise ValueError(f"{len(node['entropy'])} entropies for {sum(masked)} masked slots")
+    entropy = iter(node["entropy"])
+    out = dict(node)
+    out["masked"] = masked
+    out["entropy"] = [next(entropy) if m else None for m in masked]
+    top: list = [None] * len(masked)
+    for slot, entries in node["top"].items():
+        top[int(slot)] = [{"token": t, "text": texts[str(t)], "p": p} for t, p in entries]
+    out["top"] = top
+    return out
+
+
+def pack(trace: dict) -> dict:
+    """The compact written form of a (plain, rounded) trace: per node, ``masked`` as a
+    0/1 string, ``entropy`` of the masked slots only and ``top`` as packed lists, with
+    each token's text once in ``token_texts``. :func:`unpack` gives the trace back,
+    exactly; a trace it would not give back exactly stays as it is."""
+    nodes = (trace.get("tree") or {}).get("nodes")
+    if not nodes:
+        return trace
+    texts: dict = {}
+    try:
+        packed_nodes = [_packed_node(n, texts) for n in nodes]
+    except (KeyError, TypeError, ValueError):
+        return trace
+    out = {**trace, "encoding": PACKED, "token_texts": texts,
+           "tree": {**trace["tree"], "nodes": packed_nodes}}
+    try:
+        same = unpack(out) == trace
+    except (KeyError, TypeError, ValueError, IndexError):
+        same = False
+    return out if same else trace
+
+
+def unpack(data: Any) -> Any:
+    """A trace in the packed form (:func:`pack`) -> the trace; anything else unchanged.
+    Malformed packing raises ValueError/KeyError/TypeError/IndexError."""
+    if not isinstance(data, dict) or data.get("encoding") != PACKED:
+        return data
+    texts = data["token_texts"]
+    if not isinstance(texts, dict):
+        raise TypeError("token_texts is not an object")
+    out = {k: v for k, v in data.items() if k not in ("encoding", "token_texts")}
+    out["tree"] = {**data["tree"],
+                   "nodes": [_unpacked_node(n, texts) for n in data["tree"]["nodes"]]}
+    return out
+
+
+def dumps(trace: dict, packed: bool = False) -> str:
+    """The trace as JSON text: floats to FLOAT_DIGITS significant digits; ``packed``:
+    in the compact written form (:func:`pack`), which :func:`loads_trace` reads back."""
+    plain = rounded(jsonable(trace))
+    return json.dumps(pack(plain) if packed else plain, allow_nan=False,
+                      separators=(",", ":"))
+
+
+def write_trace(trace: dict, path: str | Path) -> int:
+    """Write the trace, packed (:func:`pack`), after checking it; returns its size in bytes."""
+    text = dumps(trace, packed=True)
     validate_trace(json.loads(text))
-    Path(path).write_text(text)
+    data = text.encode("utf-8")
+    Path(path).write_bytes(data)
+    return len(data)
 
 
 def validate_trace(data: Any) -> dict:
-    """Check a parsed trace: the schema, then its meaning (:mod:`medal.trace_check`).
-    Raises only :class:`TraceError`, which says where (a JSON path) and what."""
+    """Check a parsed trace (either form: plain or packed): the schema, then its meaning
+    (:mod:`medal.trace_check`). Returns the plain trace. Raises only :class:`TraceError`,
+    which says where (a JSON path) and what."""
     from .trace_check import check
+    try:
+        data = unpack(data)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        raise TraceError(f"the trace says it is packed ({PACKED}) but its packing is "
+                         f"malformed: {type(exc).__name__}: {str(exc)[:200]}") from None
     return check(data)
 
 
