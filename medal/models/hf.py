@@ -563,6 +563,8 @@ class HFDiffusionLM(DiffusionLM):
             check_hub_reachable(source)
         dev = choose_device(device)
         dt = choose_dtype(dtype, dev)
+        if native and dt == torch.float16 and (dtype or "auto") == "auto":
+            dt = torch.float32  # a GPU without bfloat16: float16 would overflow (below)
         if native and dt == torch.float16:
             raise ModelLoadError(
                 f"{source.name}: float16 is not safe for {cls.family}: its activations "
