@@ -1,15 +1,23 @@
-"""Real diffusion LLMs through ``transformers``, behind the one model interface.
+"""Real diffusion LLMs behind the one model interface.
 
 Specs (see :func:`parse_spec`)::
 
-    llada:<hub id or local dir>[@revision]   LLaDA-8B-Instruct, LLaDA-1.5 (remote code, opt-in)
-    dream:<hub id or local dir>[@revision]   Dream-v0-Instruct-7B (remote code, opt-in)
+    llada:<hub id or local dir>[@revision]   LLaDA-8B-Instruct, LLaDA-1.5, LLaDA-8B-Base
+    dream:<hub id or local dir>[@revision]   Dream-v0-Instruct-7B, Dream-Coder, DiffuCoder
+    hf:<hub id or local dir>[@revision]      the family named by the checkpoint's config.json
     mlm:<hub id or local dir>[@revision]     any AutoModelForMaskedLM checkpoint (BERT-style)
     llada-8b-instruct, llada-1.5, dream-7b-instruct   shortcuts for the official hub ids
 
+LLaDA and Dream run on MEDAL's own model code (:mod:`medal.models.native`, the default)
+or, with ``implementation="remote"``, on the checkpoint's own code through
+``transformers`` (opt-in). The family is read from ``config.json`` (:func:`detect_family`);
+block-causal and uniform-noise families are refused there, with the reason.
+
 What differs between the families, and where this module handles it:
 
-* **Mask and end tokens.** Each family names its special tokens once, below. The ids are
+* **Mask and end tokens.** Each family names its special tokens once, below. The ids the
+  checkpoint declares (config.json, generation_config.json, the tokenizer) come first
+  (:meth:`HFDiffusionLM._resolve_mask_id`); otherwise the ids are
   looked up in the checkpoint's tokenizer by token text (so a fine-tune with a moved
   vocabulary still works) and fall back to the official ids. Answers are padded with EOS
   after they end, and instruct models close the turn first (LLaDA ``<|eot_id|>``, Dream
@@ -22,8 +30,8 @@ What differs between the families, and where this module handles it:
 * **The mask token is never a prediction**: its logit is set to -inf. A slot "filled" with
   the mask token would stay masked, and a deterministic decoder would try it forever.
 * **Remote code.** LLaDA and Dream ship their model code with the weights;
-  :func:`from_pretrained` -- the only function here that loads anything -- refuses them
-  unless the user opted in (``--trust-remote-code``, ``trust_remote_code=True`` or
+  :func:`from_pretrained` -- the only function here that loads through transformers --
+  refuses it unless the user opted in (``--trust-remote-code``, ``trust_remote_code=True`` or
   ``MEDAL_TRUST_REMOTE_CODE=1``).
 * **Precision and devices.** A CUDA GPU when there is one, in bfloat16; otherwise the CPU in
   float32. Both can be overridden. Before loading, the memory the weights need is compared
