@@ -25,14 +25,15 @@ def check_finite(logits: torch.Tensor, name: str) -> torch.Tensor:
         return logits
     dtype = str(logits.dtype).replace("torch.", "")
     bad = "NaN" if bool(torch.isnan(logits).any()) else "infinite"
-    raise ModelLoadError(
-        f"{name} returned {bad} logits (dtype {dtype}, device {logits.device}). "
-        + ("float16 overflows in these models: load with --dtype bfloat16 (GPUs from "
-           "Ampere on, and CPUs) or --dtype float32. " if logits.dtype == torch.float16 else
-           "Try --dtype float32 (or bfloat16 on a GPU) to rule out the precision; if it "
-           "stays, the weights are damaged (a corrupt or partly downloaded shard, or NaN "
-           "in the checkpoint): download the checkpoint again.")
-        .rstrip())
+    if logits.dtype == torch.float16:
+        fix = ("float16 overflows in these models: load with --dtype bfloat16 (GPUs from "
+               "Ampere on, and CPUs) or --dtype float32")
+    else:
+        fix = ("try --dtype float32 (or bfloat16 on a GPU) to rule out the precision; if it "
+               "stays, the weights are damaged (a corrupt or partly downloaded shard, or NaN "
+               "in the checkpoint): download the checkpoint again")
+    raise ModelLoadError(f"{name} returned {bad} logits (dtype {dtype}, device "
+                         f"{logits.device}): {fix}")
 
 
 class DiffusionLM(ABC):
