@@ -243,7 +243,7 @@ def _generate(args) -> int:
 
     from .engine import Run
     from .models import load_model, model_options
-    from .trace import write_trace
+    from .trace import MAX_TRACE_BYTES, write_trace
 
     config = _config_from_args(args)  # bad parameters fail before the model loads
     if args.prompt is None and args.problem is None:
@@ -263,7 +263,12 @@ def _generate(args) -> int:
     bar.close()
     res = run.result
     if args.trace:
-        write_trace(run.trace, args.trace)
+        size = write_trace(run.trace, args.trace)
+        if size > MAX_TRACE_BYTES:
+            print(f"medal: warning: the trace is {size / 1e6:.1f} MB, above the app's upload "
+                  f"limit of {MAX_TRACE_BYTES / 1e6:.0f} MB: the app will refuse it. Fewer "
+                  "--max-iterations or a shorter --gen-length make it smaller",
+                  file=sys.stderr)
     if args.json:
         out = {"answer": res.answer, "text": res.text, "verified": res.verified,
                "forwards": res.forwards, "sequence_forwards": res.sequence_forwards,

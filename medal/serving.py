@@ -10,6 +10,10 @@ The person who starts the server decides, through environment variables or flags
     MEDAL_MAX_ITERATIONS=500            --max-iterations N      most MCTS iterations per run
     MEDAL_MAX_SAMPLES=10                --max-samples N         most Best-of-N samples per run
     MEDAL_MAX_PROBLEMS=50               --max-problems N        most problems per benchmark request
+    MEDAL_IMPLEMENTATION=native         (env only, for now)     LLaDA/Dream on MEDAL's own code
+                                                               (default) or "remote": the
+                                                               checkpoint's code (needs the
+                                                               remote-code setting above)
 
 e.g. ``MEDAL_MODELS=llada:/srv/llada@abc123 streamlit run app.py -- --trust-remote-code``.
 

@@ -23,6 +23,8 @@ TRACE_FORMAT = "medal-trace"
 TRACE_VERSION = 1
 MAX_TRACE_BYTES = 20 * 1024 * 1024  # uploads above this are refused
 LONG_ANSWER = 64  # answers longer than this record fewer per-slot figures
+#: the packed form of a written trace (see :func:`pack`); read back by :func:`unpack`
+PACKED = "packed-1"
 
 
 def torch_nonzero(mask) -> list[int]:
@@ -241,20 +243,204 @@ def schema() -> dict:
     return json.loads(resources.files("medal").joinpath("trace.schema.json").read_text())
 
 
-def dumps(trace: dict) -> str:
-    return json.dumps(jsonable(trace), allow_nan=False, separators=(",", ":"))
+def _float32_short(values: list) -> list:
+    """Float32 figures (entropies, probabilities; None kept) as the float64 numbers
+    nearest to their shortest float32 digits: JSON writes those in 8-9 characters instead
+    of 17-19, and :func:`_float32_exact` gives the original values back, bit for bit.
+    ValueError for a value that is not a float32 number."""
+    import numpy as np
+    where = [i for i, v in enumerate(values) if v is not None]
+    if not where:
+        return list(values)
+    wide = np.asarray([values[i] for i in where], dtype=np.float64)
+    narrow = wide.astype(np.float32)
+    if not np.array_equal(narrow.astype(np.float64), wide):
+        raise ValueError("not float32 numbers")
+    out = list(values)
+    for i, v in zip(where, narrow):
+        out[i] = float(str(v))
+    return out
 
 
-def write_trace(trace: dict, path: str | Path) -> None:
-    text = dumps(trace)
+def _float32_exact(values: list) -> list:
+    import numpy as np
+    if not isinstance(values, list):
+        raise TypeError("packed figures are a list")
+    where = [i for i, v in enumerate(values) if v is not None]
+    if not all(isinstance(values[i], (int, float)) and not isinstance(values[i], bool)
+               for i in where):
+        raise TypeError("packed figures are numbers")
+    out = list(values)
+    narrow = np.asarray([values[i] for i in where], dtype=np.float64).astype(np.float32)
+    for i, v in zip(where, narrow.astype(np.float64).tolist()):
+        out[i] = v
+    return out
+
+
+def _f32(values):
+    """A list of figures, packed as ``{"f32": [...]}`` when they are all float32 numbers."""
+    try:
+        return {"f32": _float32_short(values)}
+    except (ValueError, TypeError):
+        return values
+
+
+def _unf32(value):
+    if isinstance(value, dict):
+        if set(value) != {"f32"}:
+            raise ValueError("a packed list of figures is {\"f32\": [...]}")
+        return _float32_exact(value["f32"])
+    if not isinstance(value, list):
+        raise TypeError("figures are a list")
+    return value
+
+
+#: the float32 figures of a decode step (and of its ``eligible`` record)
+STEP_FIGURES = ("entropy", "scores")
+ELIGIBLE_FIGURES = ("p", "margin", "score", "entropy")
+
+
+def _packed_step(step: dict) -> dict:
+    out = dict(step)
+    for key in STEP_FIGURES:
+        if isinstance(step.get(key), list):
+            out[key] = _f32(step[key])
+    if isinstance(step.get("eligible"), dict):
+        out["eligible"] = {k: (_f32(v) if k in ELIGIBLE_FIGURES and isinstance(v, list) else v)
+                           for k, v in step["eligible"].items()}
+    return out
+
+
+def _unpacked_step(step: dict) -> dict:
+    out = dict(step)
+    for key in STEP_FIGURES:
+        if key in step and step[key] is not None:
+            out[key] = _unf32(step[key])
+    if isinstance(step.get("eligible"), dict):
+        out["eligible"] = {k: (_unf32(v) if k in ELIGIBLE_FIGURES else v)
+                           for k, v in step["eligible"].items()}
+    return out
+
+
+def _packed_node(node: dict, texts: dict) -> dict:
+    """One node with its per-slot lists packed: ``masked`` as a string of 0/1, ``entropy``
+    for the masked slots only, ``top`` as {slot: [[tokens...], [p...]]} with the token
+    texts in the trace's one table; float32 figures in float32's digits."""
+    masked = node["masked"]
+    out = dict(node)
+    out["masked"] = "".join("1" if m else "0" for m in masked)
+    out["entropy"] = _f32([h for h, m in zip(node["entropy"], masked) if m])
+    top = {}
+    for slot, entries in enumerate(node["top"]):
+        if entries is not None:
+            top[str(slot)] = [[e["token"] for e in entries], _f32([e["p"] for e in entries])]
+            for e in entries:
+                texts[str(e["token"])] = e["text"]
+    out["top"] = top
+    return out
+
+
+def _unpacked_node(node: dict, texts: dict) -> dict:
+    masked = [c == "1" for c in node["masked"]]
+    if set(node["masked"]) - {"0", "1"}:
+        raise ValueError("masked holds other characters than 0 and 1")
+    entropies = _unf32(node["entropy"])
+    if len(entropies) != sum(masked):
+        raise ValueError(f"{len(entropies)} entropies for {sum(masked)} masked slots")
+    entropy = iter(entropies)
+    out = dict(node)
+    out["masked"] = masked
+    out["entropy"] = [next(entropy) if m else None for m in masked]
+    top: list = [None] * len(masked)
+    for slot, (tokens, probs) in node["top"].items():
+        probs = _unf32(probs)
+        if len(tokens) != len(probs):
+            raise ValueError(f"slot {slot}: {len(tokens)} tokens, {len(probs)} probabilities")
+        top[int(slot)] = [{"token": t, "text": texts[str(t)], "p": p}
+                          for t, p in zip(tokens, probs)]
+    out["top"] = top
+    return out
+
+
+def pack(trace: dict) -> dict:
+    """The compact written form of a plain trace: per node, ``masked`` as a 0/1 string,
+    ``entropy`` of the masked slots only and ``top`` as packed lists, with each token's
+    text once in ``token_texts``, and the float32 figures in float32's digits.
+    :func:`unpack` gives the trace back, exactly; a trace it would not give back exactly
+    stays as it is."""
+    nodes = (trace.get("tree") or {}).get("nodes")
+    if not nodes:
+        return trace
+    texts: dict = {}
+    try:
+        packed_nodes = [_packed_node(n, texts) for n in nodes]
+    except (KeyError, TypeError, ValueError):
+        return trace
+    out = {**trace, "encoding": PACKED, "token_texts": texts,
+           "tree": {**trace["tree"], "nodes": packed_nodes}}
+    try:
+        if isinstance(trace.get("decode"), list):
+            out["decode"] = [_packed_step(st) for st in trace["decode"]]
+        if isinstance(trace.get("comparison"), dict) and isinstance(
+                trace["comparison"].get("steps"), list):
+            out["comparison"] = {**trace["comparison"], "steps": [
+                _packed_step(st) for st in trace["comparison"]["steps"]]}
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return trace
+    try:
+        same = unpack(out) == trace
+    except (KeyError, TypeError, ValueError, IndexError):
+        same = False
+    return out if same else trace
+
+
+def unpack(data: Any) -> Any:
+    """A trace in the packed form (:func:`pack`) -> the trace; anything else unchanged.
+    Malformed packing raises ValueError/KeyError/TypeError/IndexError."""
+    if not isinstance(data, dict) or data.get("encoding") != PACKED:
+        return data
+    texts = data["token_texts"]
+    if not isinstance(texts, dict):
+        raise TypeError("token_texts is not an object")
+    out = {k: v for k, v in data.items() if k not in ("encoding", "token_texts")}
+    out["tree"] = {**data["tree"],
+                   "nodes": [_unpacked_node(n, texts) for n in data["tree"]["nodes"]]}
+    if isinstance(data.get("decode"), list):
+        out["decode"] = [_unpacked_step(st) for st in data["decode"]]
+    if isinstance(data.get("comparison"), dict) and isinstance(
+            data["comparison"].get("steps"), list):
+        out["comparison"] = {**data["comparison"], "steps": [
+            _unpacked_step(st) for st in data["comparison"]["steps"]]}
+    return out
+
+
+def dumps(trace: dict, packed: bool = False) -> str:
+    """The trace as JSON text; ``packed``: in the compact written form (:func:`pack`),
+    which :func:`loads_trace` reads back to the same trace."""
+    plain = jsonable(trace)
+    return json.dumps(pack(plain) if packed else plain, allow_nan=False,
+                      separators=(",", ":"))
+
+
+def write_trace(trace: dict, path: str | Path) -> int:
+    """Write the trace, packed (:func:`pack`), after checking it; returns its size in bytes."""
+    text = dumps(trace, packed=True)
     validate_trace(json.loads(text))
-    Path(path).write_text(text)
+    data = text.encode("utf-8")
+    Path(path).write_bytes(data)
+    return len(data)
 
 
 def validate_trace(data: Any) -> dict:
-    """Check a parsed trace: the schema, then its meaning (:mod:`medal.trace_check`).
-    Raises only :class:`TraceError`, which says where (a JSON path) and what."""
+    """Check a parsed trace (either form: plain or packed): the schema, then its meaning
+    (:mod:`medal.trace_check`). Returns the plain trace. Raises only :class:`TraceError`,
+    which says where (a JSON path) and what."""
     from .trace_check import check
+    try:
+        data = unpack(data)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        raise TraceError(f"the trace says it is packed ({PACKED}) but its packing is "
+                         f"malformed: {type(exc).__name__}: {str(exc)[:200]}") from None
     return check(data)
 
 

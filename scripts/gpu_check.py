@@ -61,6 +61,10 @@ def rate(fn, device, seconds: float) -> float:
 
 
 def net_shape(model) -> dict:
+    native = getattr(model.net, "cfg", None)  # MEDAL's native LLaDA/Dream network
+    if native is not None:
+        return {"hidden": native.hidden, "intermediate": native.mlp_hidden,
+                "layers": native.layers}
     cfg = model.net.config
     pick = lambda *names: next((getattr(cfg, n) for n in names if getattr(cfg, n, None)), 0)  # noqa: E731
     return {"hidden": pick("d_model", "hidden_size"),
@@ -72,6 +76,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model", help="model spec, e.g. llada:/tmp/llada-8b or dream:DIR")
     parser.add_argument("--trust-remote-code", action="store_true")
+    parser.add_argument("--implementation", choices=["native", "remote"], default=None,
+                        help="LLaDA/Dream: MEDAL's native code (default) or the checkpoint's")
+    parser.add_argument("--skip-memory-check", action="store_true")
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     parser.add_argument("--dtype", default="auto")
     parser.add_argument("--problems", type=int, default=2, help="Countdown problems to time")
@@ -89,7 +96,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     model = load_model(args.model, trust_remote_code=args.trust_remote_code or None,
-                       device=args.device, dtype=args.dtype)
+                       device=args.device, dtype=args.dtype, implementation=args.implementation,
+                       memory_check=not args.skip_memory_check)
     device = model.device
     gpu = torch.cuda.get_device_name(device) if device.type == "cuda" else None
     dtype = next(model.net.parameters()).dtype
@@ -151,9 +159,16 @@ def main(argv=None) -> int:
         print(f"CPU: process peak resident memory {rss / GiB:.2f} GiB (grew "
               f"{max(rss - rss0, 0) / GiB:.2f} GiB during the runs; includes Python and the "
               "tokenizer, so only an upper bound)")
-    out["paper_settings"] = {k: v for k, v in figures.items() if k != "rows"}
-    out["paper_settings_rows"] = figures["rows"]
-    print("paper settings (gen 256, steps 256, block 32, L_c 20, K1 3, K2 5, C 3):")
+    used = {k: getattr(args, k) for k in PAPER}
+    label = "paper_settings" if used == PAPER else "settings"
+    out[label] = {k: v for k, v in figures.items() if k != "rows"}
+    out[label + "_rows"] = figures["rows"]
+    out["settings_used"] = used
+    print(("paper settings" if used == PAPER else "settings (NOT the paper's: "
+           + ", ".join(f"{k} {v} (paper {PAPER[k]})" for k, v in used.items()
+                       if v != PAPER[k]) + ")")
+          + f" (gen {used['gen_length']}, steps {used['steps']}, block {used['block_length']}, "
+          f"L_c {used['lc']}, K1 {used['k1']}, K2 {used['k2']}, C {used['candidates']}):")
     print(format_profile(figures))
     ok = True
     if args.compare_cpu and device.type == "cuda":

@@ -50,54 +50,15 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_ma
                    "generation_config.json")
 SHARD_BYTES = 4 * 1024 ** 3
 #: Qwen2's pre-tokenizer split (Dream's tokenizer is Qwen2's)
-QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+"
-               r"[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
-
-
 def fast_tokenizer_from_bpe(source: Path, out: Path) -> None:
     """A byte-level BPE fast tokenizer (``tokenizer.json``) from a slow Qwen2-style
     tokenizer's ``vocab.json`` + ``merges.txt`` + ``tokenizer_config.json``: the same
     vocabulary, merges, special tokens at the same ids and the same chat template, and no
     ``auto_map`` (so no tokenizer code is needed to load it)."""
-    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers
-    from tokenizers import pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from medal.models.tokenizers import bpe_fast_tokenizer
 
-    vocab = json.loads((source / "vocab.json").read_text(encoding="utf-8"))
-    merges = [tuple(line.split(" ")) for line in
-              (source / "merges.txt").read_text(encoding="utf-8").splitlines()
-              if line and not line.startswith("#version")]
-    config = json.loads((source / "tokenizer_config.json").read_text(encoding="utf-8"))
-    added = sorted(((int(i), t) for i, t in config.get("added_tokens_decoder", {}).items()),
-                   key=lambda p: p[0])
-    core = Tokenizer(models.BPE(vocab=vocab, merges=merges, unk_token=None,
-                                fuse_unk=False, byte_fallback=False))
-    core.normalizer = normalizers.NFC()
-    core.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(QWEN2_SPLIT), behavior="isolated", invert=False),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
-    core.decoder = decoders.ByteLevel()
-    for tid, spec in added:
-        if tid != core.get_vocab_size(with_added_tokens=True):
-            raise SystemExit(f"added token {spec['content']!r} has id {tid}, but the next free "
-                             f"id is {core.get_vocab_size(with_added_tokens=True)}: the ids "
-                             "must follow the vocabulary without gaps")
-        core.add_special_tokens([AddedToken(spec["content"], special=spec.get("special", True),
-                                            normalized=spec.get("normalized", False),
-                                            lstrip=spec.get("lstrip", False),
-                                            rstrip=spec.get("rstrip", False),
-                                            single_word=spec.get("single_word", False))])
-    named = {k: config[k] for k in ("bos_token", "eos_token", "pad_token", "mask_token",
-                                    "unk_token", "additional_special_tokens")
-             if config.get(k) is not None}
-    tok = PreTrainedTokenizerFast(tokenizer_object=core, clean_up_tokenization_spaces=False,
-                                  model_max_length=config.get("model_max_length", 131072),
-                                  **named)
-    if config.get("chat_template"):
-        tok.chat_template = config["chat_template"]
-    tok.save_pretrained(out)
-    for tid, spec in added:  # the ids are the point: check them
-        assert tok.convert_tokens_to_ids(spec["content"]) == tid, spec
+    bpe_fast_tokenizer(source).save_pretrained(out)
 
 
 def copy_tokenizer(source: Path, out: Path, fast: bool) -> None:
@@ -137,6 +98,18 @@ def parameter_shapes(out: Path) -> dict[str, tuple[int, ...]]:
     return {k: tuple(v.shape) for k, v in model.state_dict().items() if k not in ignore}
 
 
+def native_shapes(out: Path, family: str) -> dict[str, tuple[int, ...]]:
+    """Names and shapes from MEDAL's native network for ``family`` (no checkpoint code
+    runs, no transformers needed): the names the checkpoints use, the same shapes."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from medal.models.native import NativeConfig, NativeLM, checkpoint_name
+
+    cfg = NativeConfig.from_dict(family, json.loads((out / "config.json").read_text()))
+    with torch.device("meta"):
+        net = NativeLM(cfg)
+    return {checkpoint_name(family, k): tuple(v.shape) for k, v in net.state_dict().items()}
+
+
 def write_weights(out: Path, shapes: dict[str, tuple[int, ...]], std: float, seed: int,
                   dtype: torch.dtype) -> int:
     from safetensors.torch import save_file
@@ -167,16 +140,19 @@ def write_weights(out: Path, shapes: dict[str, tuple[int, ...]], std: float, see
     return total
 
 
-def build(config: Path, code: Path, out: Path, *, tokenizer: Path | None = None,
+def build(config: Path, code: Path | None, out: Path, *, tokenizer: Path | None = None,
           fast_tokenizer: bool = False, dtype: str = "fp32", seed: int = 0,
-          std: float | None = None, overrides: dict | None = None) -> Path:
-    """The whole folder (see the module docstring); returns ``out``."""
-    config, code, out = Path(config), Path(code), Path(out)
+          std: float | None = None, overrides: dict | None = None,
+          native: str | None = None) -> Path:
+    """The whole folder (see the module docstring); returns ``out``. With ``native``
+    (a family: llada/dream) the names and shapes come from MEDAL's native network and no
+    code goes into the folder (``code`` is not needed)."""
+    config, out = Path(config), Path(out)
     tokenizer = Path(tokenizer) if tokenizer else config.parent
     if dtype not in DTYPES:
         raise SystemExit(f"--dtype must be one of {', '.join(DTYPES)}; got {dtype!r}")
-    code_files = sorted(code.glob("*.py"))
-    if not code_files:
+    code_files = sorted(Path(code).glob("*.py")) if code else []
+    if not code_files and not native:
         raise SystemExit(f"no *.py model code in {code}")
     out.mkdir(parents=True, exist_ok=True)
     cfg = json.loads(config.read_text())
@@ -187,15 +163,19 @@ def build(config: Path, code: Path, out: Path, *, tokenizer: Path | None = None,
     copy_tokenizer(tokenizer, out, fast_tokenizer)
     if std is None:
         std = float(cfg.get("initializer_range") or cfg.get("init_std") or 0.02)
-    write_weights(out, parameter_shapes(out), std, seed, DTYPES[dtype])
+    shapes = native_shapes(out, native) if native else parameter_shapes(out)
+    write_weights(out, shapes, std, seed, DTYPES[dtype])
     return out
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--config", required=True, type=Path, help="config.json to use")
-    p.add_argument("--code", required=True, type=Path,
+    p.add_argument("--code", type=Path, default=None,
                    help="folder with the model's *.py files (named in the config's auto_map)")
+    p.add_argument("--native", choices=("llada", "dream"), default=None,
+                   help="take the tensor names and shapes from MEDAL's native model code for "
+                        "this family instead of running --code (no code in the folder)")
     p.add_argument("--out", required=True, type=Path, help="checkpoint folder to write")
     p.add_argument("--tokenizer", type=Path, default=None,
                    help="folder with the tokenizer files (default: the config's folder)")
@@ -208,9 +188,11 @@ def main(argv=None) -> int:
     p.add_argument("--std", type=float, default=None,
                    help="std of the random matrices (default: the config's initializer range)")
     args = p.parse_args(argv)
+    if not args.code and not args.native:
+        p.error("give --code DIR (the model's own code) or --native FAMILY")
     out = build(args.config, args.code, args.out, tokenizer=args.tokenizer,
                 fast_tokenizer=args.fast_tokenizer, dtype=args.dtype, seed=args.seed,
-                std=args.std)
+                std=args.std, native=args.native)
     size = sum(f.stat().st_size for f in out.glob("*.safetensors"))
     print(f"wrote {out} ({size / 1e9:.2f} GB of weights in {args.dtype})")
     return 0

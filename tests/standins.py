@@ -66,7 +66,9 @@ def genuine_code() -> tuple[Path | None, str]:
     return folder, ""
 
 
-def code_folder(family: str, source: str = "standin") -> Path:
+def code_folder(family: str, source: str = "standin") -> Path | None:
+    if source == "native":
+        return None
     if source == "standin":
         return STANDIN_CODE / family
     folder, why = genuine_code()
@@ -76,19 +78,26 @@ def code_folder(family: str, source: str = "standin") -> Path:
 
 
 def save_checkpoint(directory, family: str, source: str = "standin", seed: int = 0,
-                    max_positions: int | None = None, dtype: str = "fp32") -> Path:
-    """A checkpoint folder of ``family`` (llada/dream) with the real config and tokenizer,
-    ``source`` code ("standin" or "genuine") and seeded random weights.
+                    max_positions: int | None = None, dtype: str = "fp32",
+                    overrides: dict | None = None) -> Path:
+    """A checkpoint folder of ``family`` (llada/dream) with the real config (changed by
+    ``overrides``) and tokenizer, ``source`` code ("standin", "genuine", or "native": no
+    code, tensor names and shapes from MEDAL's native network) and seeded random weights.
+    The weights depend on the seed, the names and the shapes only, so the three sources
+    give the same weights.
 
     The folder's name should be unique per code: transformers caches remote code by the
     folder's name."""
     code = code_folder(family, source)
-    overrides = {POSITIONS_KEY[family]: max_positions} if max_positions else None
+    overrides = dict(overrides or {})
+    if max_positions:
+        overrides[POSITIONS_KEY[family]] = max_positions
     # Dream's slow tokenizer is code (tokenization_dream.py): with the genuine code it is
     # used as a download uses it; the stand-ins use a fast tokenizer with the same ids
-    fast = family == "dream" and not (code / "tokenization_dream.py").is_file()
+    fast = family == "dream" and not (code and (code / "tokenization_dream.py").is_file())
     return _builder().build(REAL_CONFIGS / family / "config.json", code, Path(directory),
-                            fast_tokenizer=fast, dtype=dtype, seed=seed, overrides=overrides)
+                            fast_tokenizer=fast, dtype=dtype, seed=seed, overrides=overrides,
+                            native=family if source == "native" else None)
 
 
 def save_llada(directory, seed: int = 0, max_positions: int | None = None) -> Path:

@@ -40,7 +40,10 @@ def dirs(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def models(dirs):
-    return {family: load_model(f"{family}:{d}", trust_remote_code=True, device="cpu")
+    """The checkpoints through transformers (LLaDA and Dream on their stand-in code, as
+    --implementation remote; MEDAL's native code is tested in test_native.py)."""
+    return {family: load_model(f"{family}:{d}", trust_remote_code=True, device="cpu",
+                               implementation="remote")
             for family, d in dirs.items()}
 
 
@@ -90,12 +93,16 @@ def test_mask_and_end_ids_come_from_the_tokenizer(models):
 
 
 def test_unknown_token_text_falls_back_to_the_official_id(models):
-    """A tokenizer without <|mdm_mask|> means the official id, 126336 -- which a model
-    with a 70-token vocabulary (the BERT stand-in's network) cannot have: refused with
-    the numbers."""
+    """A tokenizer that neither declares a mask token nor knows <|mdm_mask|> (and a config
+    without mask_token_id) means the official id, 126336 -- which a model with a 70-token
+    vocabulary (the BERT stand-in's network) cannot have: refused with the numbers."""
+    import copy
+    tokenizer = copy.deepcopy(models["mlm"].tokenizer)
+    tokenizer.mask_token = None
+    assert tokenizer.mask_token is None
     with pytest.raises(ModelLoadError, match=str(hf.LLADA_MASK_ID)):
-        hf.LLaDALM(models["mlm"].net, models["mlm"].tokenizer, hf.parse_spec("llada:x/y"),
-                   device=torch.device("cpu"), dtype=torch.float32)
+        hf.LLaDALM(models["mlm"].net, tokenizer, hf.parse_spec("llada:x/y"),
+                   device=torch.device("cpu"), dtype=torch.float32, config={})
 
 
 # ---------------------------------------------------------------------- logits
@@ -200,18 +207,24 @@ def test_empty_and_too_long_prompts_raise_input_error(dirs, tmp_path):
 @pytest.mark.parametrize("family", ["llada", "dream"])
 def test_remote_code_needs_opt_in(dirs, family, load_calls):
     with pytest.raises(ModelLoadError) as err:
-        load_model(f"{family}:{dirs[family]}")
+        load_model(f"{family}:{dirs[family]}", implementation="remote")
     message = str(err.value)
     assert "--trust-remote-code" in message and hf.TRUST_REMOTE_CODE_ENV in message
     assert "run" in message and "code" in message
     assert load_calls == []  # refused before transformers read a single file
     with pytest.raises(ModelLoadError):  # shortcuts go through the same door
-        load_model("llada-8b-instruct", trust_remote_code=False)
+        load_model("llada-8b-instruct", trust_remote_code=False, implementation="remote")
+    # the default, MEDAL's native code, needs no opt-in and runs none of the folder's code
+    m = load_model(f"{family}:{dirs[family]}")
+    assert m.implementation == "native" and m.describe()["remote_code"] is False
+    assert load_calls == []
 
 
 def test_env_var_opts_in(dirs, monkeypatch, load_calls):
     monkeypatch.setenv(hf.TRUST_REMOTE_CODE_ENV, "1")
+    monkeypatch.setenv(hf.IMPLEMENTATION_ENV, "remote")
     m = load_model(f"dream:{dirs['dream']}")
+    assert m.implementation == "remote"
     assert m.family == "dream"
     assert load_calls and all(trust is True for _, trust in load_calls)
 
@@ -290,17 +303,21 @@ def test_missing_files_say_how_to_get_them(dirs, tmp_path, monkeypatch):
 
 
 def test_memory_shortage_is_explained_before_loading(dirs, monkeypatch, load_calls):
-    need = hf.memory_needed(8.0e9, torch.bfloat16, vocab_size=126464)
+    need = hf.memory_needed(8.0e9, torch.bfloat16)
     assert 16e9 < need < 24e9  # 16 GB of weights plus activations: a 24 GB GPU
     text = hf.memory_message("llada-8b", 8.0e9, torch.bfloat16, need, 12e9, torch.device("cuda"))
     assert "8.00 B parameters x 2 bytes in bfloat16 = 16.0 GB" in text and "12.0 GB free" in text
-    net = load_model(f"llada:{dirs['llada']}", trust_remote_code=True).net
+    net = load_model(f"llada:{dirs['llada']}", trust_remote_code=True,
+                     implementation="remote").net
     assert hf.count_parameters(dirs["llada"]) == sum(p.numel() for p in net.parameters())
     load_calls.clear()
     monkeypatch.setattr(hf, "available_memory", lambda device: 1000.0)
     with pytest.raises(ModelLoadError, match="not enough memory"):
-        load_model(f"llada:{dirs['llada']}", trust_remote_code=True)
+        load_model(f"llada:{dirs['llada']}", trust_remote_code=True, implementation="remote")
     assert load_calls == []
+    with pytest.raises(ModelLoadError, match="not enough memory.*--skip-memory-check"):
+        load_model(f"llada:{dirs['llada']}")  # native: the same check
+    assert load_model(f"llada:{dirs['llada']}", memory_check=False).mask_id == hf.LLADA_MASK_ID
 
 
 def test_cli_flags_reach_load_model(dirs, capsys):
@@ -308,7 +325,13 @@ def test_cli_flags_reach_load_model(dirs, capsys):
                                       "--device", "cpu", "--dtype", "bfloat16",
                                       "--revision", "abc"])
     assert model_options(args) == {"trust_remote_code": True, "device": "cpu",
-                                   "dtype": "bfloat16", "revision": "abc"}
+                                   "dtype": "bfloat16", "revision": "abc",
+                                   "implementation": None, "mask_id": None,
+                                   "memory_check": True}
+    args = build_parser().parse_args(["generate", "--implementation", "remote", "--mask-id", "5",
+                                      "--skip-memory-check"])
+    assert {k: model_options(args)[k] for k in ("implementation", "mask_id", "memory_check")} \
+        == {"implementation": "remote", "mask_id": 5, "memory_check": False}
     assert model_options(build_parser().parse_args(["generate"]))["trust_remote_code"] is False
     import argparse
     p = argparse.ArgumentParser()
@@ -316,9 +339,10 @@ def test_cli_flags_reach_load_model(dirs, capsys):
     assert p.parse_args([]).device == "auto"
 
     rc = main(["generate", "--model", f"llada:{dirs['llada']}", "--prompt", PROMPT,
-               "--gen-length", "8", "--lc", "2"])
+               "--gen-length", "8", "--lc", "2", "--implementation", "remote"])
     assert rc == 2 and "--trust-remote-code" in capsys.readouterr().err
     rc = main(["generate", "--model", f"llada:{dirs['llada']}", "--trust-remote-code",
+               "--implementation", "remote",
                "--prompt", PROMPT, "--gen-length", "8", "--lc", "2", "--max-iterations", "5",
                "--json"])
     assert rc == 0

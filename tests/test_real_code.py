@@ -68,7 +68,8 @@ def loaded(folders):
     def get(source: str, family: str):
         if (source, family) not in cache:
             cache[source, family] = load_model(f"{family}:{folders(source, family)}",
-                                               trust_remote_code=True, device="cpu")
+                                               trust_remote_code=True, device="cpu",
+                                               implementation="remote")
         return cache[source, family]
     return get
 
@@ -139,7 +140,8 @@ def test_opt_in_gate_refuses_without_opt_in(folders, source, family, monkeypatch
         monkeypatch.setattr(getattr(transformers, name), "from_pretrained",
                             lambda *a, **k: reads.append(a))
     with pytest.raises(ModelLoadError) as err:
-        load_model(f"{family}:{folders(source, family)}", device="cpu")
+        load_model(f"{family}:{folders(source, family)}", device="cpu",
+                   implementation="remote")
     assert "--trust-remote-code" in str(err.value)
     assert hf.TRUST_REMOTE_CODE_ENV in str(err.value)
     assert reads == []  # refused before transformers read a file

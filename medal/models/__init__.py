@@ -3,9 +3,12 @@
 Specs:
 
 * ``builtin:<task>`` -- the shipped tiny models (CPU, no network);
-* ``llada:<hub id or dir>``, ``dream:<hub id or dir>`` -- LLaDA / Dream through
-  ``transformers`` with their remote code (opt-in: ``trust_remote_code=True``,
-  ``--trust-remote-code`` or ``MEDAL_TRUST_REMOTE_CODE=1``);
+* ``llada:<hub id or dir>``, ``dream:<hub id or dir>`` -- the LLaDA and Dream families,
+  on MEDAL's own model code (:mod:`medal.models.native`), or with
+  ``implementation="remote"`` on the checkpoint's own code through ``transformers``
+  (opt-in: ``trust_remote_code=True``, ``--trust-remote-code`` or
+  ``MEDAL_TRUST_REMOTE_CODE=1``);
+* ``hf:<hub id or dir>`` -- the family read from the checkpoint's config.json;
 * ``mlm:<hub id or dir>`` -- any ``AutoModelForMaskedLM`` checkpoint;
 * shortcuts ``llada-8b-instruct``, ``llada-1.5``, ``dream-7b-instruct``;
 
@@ -18,13 +21,15 @@ from ..errors import InputError, ModelLoadError
 from .base import DiffusionLM
 from .builtin import BuiltinModel, builtin_names
 # .hf imports transformers only when it loads a checkpoint: the CLI stays quick
-from .hf import DEVICES, DTYPE_CHOICES, SHORTCUTS, is_hf_spec, load_hf_model
+from .hf import (DEVICES, DTYPE_CHOICES, IMPLEMENTATION_ENV, IMPLEMENTATIONS, SHORTCUTS,
+                 is_hf_spec, load_hf_model)
 
 __all__ = ["DiffusionLM", "BuiltinModel", "load_model", "builtin_names",
            "add_model_arguments", "model_options"]
 
 DEFAULT_MODEL = "builtin:countdown"
-LOAD_OPTIONS = ("trust_remote_code", "device", "dtype", "revision", "chat_template")
+LOAD_OPTIONS = ("trust_remote_code", "device", "dtype", "revision", "chat_template",
+                "implementation", "mask_id", "memory_check")
 
 
 def add_model_arguments(parser) -> None:
@@ -32,7 +37,8 @@ def add_model_arguments(parser) -> None:
     g = parser.add_argument_group("model")
     g.add_argument("--model", default=None,
                    help="model spec (default: the task's built-in model, builtin:<task>): builtin:<task>, llada:<hub id or dir>, dream:<hub id or "
-                        "dir>, mlm:<hub id or dir> (optionally @<revision>), or a shortcut: "
+                        "dir>, mlm:<hub id or dir>, hf:<hub id or dir> (family from its "
+                        "config.json) (optionally @<revision>), or a shortcut: "
                         "llada-8b-instruct, llada-1.5, dream-7b-instruct")
     g.add_argument("--trust-remote-code", action="store_true",
                    help="allow LLaDA/Dream checkpoints to run the Python code they ship "
@@ -43,6 +49,15 @@ def add_model_arguments(parser) -> None:
                    help="weights precision (auto: bfloat16 on a GPU, float32 on the CPU)")
     g.add_argument("--revision", default=None,
                    help="hub commit, branch or tag to load (same as spec@<revision>)")
+    g.add_argument("--implementation", choices=IMPLEMENTATIONS, default=None,
+                   help="LLaDA/Dream: native (default: MEDAL's own model code, no remote "
+                        "code) or remote (the checkpoint's own code; needs "
+                        f"--trust-remote-code); default also from {IMPLEMENTATION_ENV}")
+    g.add_argument("--mask-id", type=int, default=None,
+                   help="the mask token's id, when the checkpoint declares none or "
+                        "declares conflicting ones")
+    g.add_argument("--skip-memory-check", action="store_true",
+                   help="load even if the memory estimate says the device is too small")
 
 
 def model_options(args) -> dict:
@@ -50,7 +65,10 @@ def model_options(args) -> dict:
     return {"trust_remote_code": bool(getattr(args, "trust_remote_code", False)),
             "device": getattr(args, "device", "auto"),
             "dtype": getattr(args, "dtype", "auto"),
-            "revision": getattr(args, "revision", None)}
+            "revision": getattr(args, "revision", None),
+            "implementation": getattr(args, "implementation", None),
+            "mask_id": getattr(args, "mask_id", None),
+            "memory_check": not getattr(args, "skip_memory_check", False)}
 
 
 def load_model(spec: str, **options) -> DiffusionLM:
@@ -59,7 +77,9 @@ def load_model(spec: str, **options) -> DiffusionLM:
     Options (for ``transformers`` models; the built-in models run on the CPU and ignore
     them): ``trust_remote_code`` (bool), ``device`` (auto/cpu/cuda), ``dtype``
     (auto/float32/bfloat16/float16), ``revision``, ``chat_template`` (None: use the
-    tokenizer's if it has one)."""
+    tokenizer's if it has one), ``implementation`` (native/remote; None: native, or
+    ``MEDAL_IMPLEMENTATION``), ``mask_id`` (override), ``memory_check`` (False: skip the
+    memory estimate)."""
     unknown = set(options) - set(LOAD_OPTIONS)
     if unknown:
         raise InputError(f"unknown model options: {', '.join(sorted(unknown))} "
@@ -71,5 +91,6 @@ def load_model(spec: str, **options) -> DiffusionLM:
         return load_hf_model(spec, **options)
     shipped = ", ".join("builtin:" + n for n in builtin_names()) or "none shipped yet"
     raise ModelLoadError(f"unknown model spec {spec!r}; use builtin:<task> ({shipped}), "
-                         "llada:<hub id or dir>, dream:<hub id or dir>, mlm:<hub id or dir> "
+                         "llada:<hub id or dir>, dream:<hub id or dir>, mlm:<hub id or dir>, "
+                         "hf:<hub id or dir> "
                          f"or a shortcut: {', '.join(SHORTCUTS)}")

@@ -13,7 +13,27 @@ from abc import ABC, abstractmethod
 
 import torch
 
-from ..errors import InputError
+from ..errors import InputError, ModelLoadError
+
+
+def check_finite(logits: torch.Tensor, name: str) -> torch.Tensor:
+    """``logits`` as they come back from the model call, if every one is finite; else a
+    :class:`ModelLoadError` naming the dtype, the device and the fix. One reduction on the
+    logits' own device and one boolean brought back per batch (a NaN weight, float16
+    overflow or a corrupt shard would otherwise decode to garbage, silently)."""
+    if bool(torch.isfinite(logits).all()):
+        return logits
+    dtype = str(logits.dtype).replace("torch.", "")
+    bad = "NaN" if bool(torch.isnan(logits).any()) else "infinite"
+    if logits.dtype == torch.float16:
+        fix = ("float16 overflows in these models: load with --dtype bfloat16 (GPUs from "
+               "Ampere on, and CPUs) or --dtype float32")
+    else:
+        fix = ("try --dtype float32 (or bfloat16 on a GPU) to rule out the precision; if it "
+               "stays, the weights are damaged (a corrupt or partly downloaded shard, or NaN "
+               "in the checkpoint): download the checkpoint again")
+    raise ModelLoadError(f"{name} returned {bad} logits (dtype {dtype}, device "
+                         f"{logits.device}): {fix}")
 
 
 class DiffusionLM(ABC):

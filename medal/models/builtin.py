@@ -6,7 +6,7 @@ from pathlib import Path
 import torch
 
 from ..errors import InputError, ModelLoadError
-from .base import DiffusionLM
+from .base import DiffusionLM, check_finite
 from .tiny import CharTokenizer, TinyDLM, load_checkpoint
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -57,7 +57,8 @@ class BuiltinModel(DiffusionLM):
 
     @torch.inference_mode()
     def logits(self, ids: torch.Tensor, answer_length: int) -> torch.Tensor:
-        return self.net(ids.to(self.device), last=answer_length).float()
+        return check_finite(self.net(ids.to(self.device), last=answer_length),
+                            self.name).float()
 
     def token_text(self, token_id: int) -> str:
         return self.tokenizer.token_text(token_id)

@@ -1,15 +1,23 @@
-"""Real diffusion LLMs through ``transformers``, behind the one model interface.
+"""Real diffusion LLMs behind the one model interface.
 
 Specs (see :func:`parse_spec`)::
 
-    llada:<hub id or local dir>[@revision]   LLaDA-8B-Instruct, LLaDA-1.5 (remote code, opt-in)
-    dream:<hub id or local dir>[@revision]   Dream-v0-Instruct-7B (remote code, opt-in)
+    llada:<hub id or local dir>[@revision]   LLaDA-8B-Instruct, LLaDA-1.5, LLaDA-8B-Base
+    dream:<hub id or local dir>[@revision]   Dream-v0-Instruct-7B, Dream-Coder, DiffuCoder
+    hf:<hub id or local dir>[@revision]      the family named by the checkpoint's config.json
     mlm:<hub id or local dir>[@revision]     any AutoModelForMaskedLM checkpoint (BERT-style)
     llada-8b-instruct, llada-1.5, dream-7b-instruct   shortcuts for the official hub ids
 
+LLaDA and Dream run on MEDAL's own model code (:mod:`medal.models.native`, the default)
+or, with ``implementation="remote"``, on the checkpoint's own code through
+``transformers`` (opt-in). The family is read from ``config.json`` (:func:`detect_family`);
+block-causal and uniform-noise families are refused there, with the reason.
+
 What differs between the families, and where this module handles it:
 
-* **Mask and end tokens.** Each family names its special tokens once, below. The ids are
+* **Mask and end tokens.** Each family names its special tokens once, below. The ids the
+  checkpoint declares (config.json, generation_config.json, the tokenizer) come first
+  (:meth:`HFDiffusionLM._resolve_mask_id`); otherwise the ids are
   looked up in the checkpoint's tokenizer by token text (so a fine-tune with a moved
   vocabulary still works) and fall back to the official ids. Answers are padded with EOS
   after they end, and instruct models close the turn first (LLaDA ``<|eot_id|>``, Dream
@@ -22,8 +30,8 @@ What differs between the families, and where this module handles it:
 * **The mask token is never a prediction**: its logit is set to -inf. A slot "filled" with
   the mask token would stay masked, and a deterministic decoder would try it forever.
 * **Remote code.** LLaDA and Dream ship their model code with the weights;
-  :func:`from_pretrained` -- the only function here that loads anything -- refuses them
-  unless the user opted in (``--trust-remote-code``, ``trust_remote_code=True`` or
+  :func:`from_pretrained` -- the only function here that loads through transformers --
+  refuses it unless the user opted in (``--trust-remote-code``, ``trust_remote_code=True`` or
   ``MEDAL_TRUST_REMOTE_CODE=1``).
 * **Precision and devices.** A CUDA GPU when there is one, in bfloat16; otherwise the CPU in
   float32. Both can be overridden. Before loading, the memory the weights need is compared
@@ -43,7 +51,7 @@ from pathlib import Path
 import torch
 
 from ..errors import InputError, ModelLoadError
-from .base import DiffusionLM
+from .base import DiffusionLM, check_finite
 
 # ---------------------------------------------------------------------- special tokens
 # Every special id, named once: (token text, id in the official checkpoints).
@@ -56,13 +64,23 @@ DREAM_MASK_TOKEN, DREAM_MASK_ID = "<|mask|>", 151666
 DREAM_EOS_TOKEN, DREAM_EOS_ID = "<|endoftext|>", 151643   # pads the answer after it ends
 DREAM_IM_END_TOKEN, DREAM_IM_END_ID = "<|im_end|>", 151645  # ends the assistant's turn
 
+#: the texts a family's mask token goes by, tried in this order when neither config.json
+#: nor the tokenizer declares the mask id (LLaDA-MoE and LLaDA 2 name theirs like Dream's)
+MASK_TEXTS = {"llada": (LLADA_MASK_TOKEN, DREAM_MASK_TOKEN), "dream": (DREAM_MASK_TOKEN,)}
+
 #: Dream's forward reads this string as "no padding: every position attends everywhere"
 #: (what its own sampler passes for unpadded batches).
 DREAM_FULL_ATTENTION = "full"
 
 # ---------------------------------------------------------------------- specs and options
 
-FAMILIES = ("llada", "dream", "mlm")
+#: spec prefixes: a family, or ``hf:`` (the family read from the checkpoint's config.json)
+FAMILIES = ("llada", "dream", "mlm", "hf")
+#: families MEDAL has its own model code for (medal/models/native.py)
+NATIVE_FAMILIES = ("llada", "dream")
+#: how the network runs: MEDAL's own code, or the checkpoint's (opt-in remote code)
+IMPLEMENTATIONS = ("native", "remote")
+IMPLEMENTATION_ENV = "MEDAL_IMPLEMENTATION"
 SHORTCUTS = {
     "llada-8b-instruct": "llada:GSAI-ML/LLaDA-8B-Instruct",
     "llada-1.5": "llada:GSAI-ML/LLaDA-1.5",
@@ -74,11 +92,12 @@ DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch
 DTYPE_CHOICES = ("auto",) + tuple(DTYPES)
 
 GB = 1e9
-#: Memory estimate beyond the weights: the logits of one batched forward (K2 = 5 children
-#: of about 768 tokens: a chat prompt with the two-shot decomposition plus 256 slots), in
-#: the model's dtype and again in float32, plus 10% of the weights for the other
-#: activations. LLaDA-8B in bfloat16: 16.0 GB weights + 1.6 GB + 2.9 GB logits = 20.5 GB.
-ESTIMATE_BATCH, ESTIMATE_TOKENS, OTHER_ACTIVATIONS = 5, 768, 0.10
+#: Memory estimate: the weights times this factor. A search step (K2 = 5 children of a
+#: chat prompt with the two-shot decomposition plus 256 slots; logits for the answer rows
+#: only) measured 1.06x the weights for LLaDA-8B and 1.08x for Dream-7B (meta device,
+#: through the adapter); 1.15 keeps a margin of 7% of the weights above the larger.
+#: LLaDA-8B in bfloat16: 16.0 GB x 1.15 = 18.4 GB. --skip-memory-check skips the check.
+MEMORY_FACTOR = 1.15
 
 
 @dataclass(frozen=True)
@@ -94,8 +113,81 @@ class ModelSource:
         return f"{self.family}:{self.target}" + (f"@{self.revision}" if self.revision else "")
 
 
+def choose_implementation(option: str | None = None) -> str:
+    """``native`` (default) or ``remote``: the option, else ``MEDAL_IMPLEMENTATION``."""
+    value = (option or os.environ.get(IMPLEMENTATION_ENV, "") or "native").strip().lower()
+    if value not in IMPLEMENTATIONS:
+        raise InputError(f"implementation must be one of {', '.join(IMPLEMENTATIONS)}; got "
+                         f"{value!r} (from {'the option' if option else IMPLEMENTATION_ENV})")
+    return value
+
+
+# ---------------------------------------------------------------------- families
+
+def _config_text(config: dict) -> str:
+    """model_type, architectures and auto_map of a config, as one lower-case string."""
+    parts = [str(config.get("model_type") or "")]
+    parts += [str(a) for a in config.get("architectures") or []]
+    parts += [str(v) for v in (config.get("auto_map") or {}).values()]
+    return " ".join(parts).lower()
+
+
+def _declares_uniform_noise(config: dict) -> bool:
+    for key, value in config.items():
+        if any(w in key.lower() for w in ("noise", "diffusion_type", "corruption")):
+            if "uniform" in str(value).lower():
+                return True
+    return "diffusiongemma" in _config_text(config).replace("_", "").replace("-", "")
+
+
+def detect_family(config: dict, where: str = "config.json") -> str | None:
+    """The family a checkpoint's config.json declares (model_type, architectures,
+    auto_map): ``llada``, ``llada-moe``, ``dream``, or None when it names none of them.
+    Families MEDAL cannot search are refused here, with the reason."""
+    text = _config_text(config)
+    if _declares_uniform_noise(config):
+        raise ModelLoadError(
+            f"{where} declares a uniform-noise diffusion model: its tokens are corrupted "
+            "into other tokens, not masked, so there are no masked slots to unmask. MEDAL's "
+            "actions unmask slots, so it cannot search this model; use a masked diffusion "
+            "model (LLaDA, Dream)")
+    if "llada2" in text or "sdar" in text:
+        raise ModelLoadError(
+            f"{where} declares a block-causal diffusion model ({config.get('model_type')}): "
+            "it denoises one block at a time, attending causally to the blocks before, with "
+            "block-aligned positions. MEDAL's search assumes one bidirectional pass over the "
+            "whole answer and has no block-causal model code yet; use LLaDA-8B, LLaDA-1.5 "
+            "or Dream")
+    if "lladamoe" in text or "llada_moe" in text:
+        return "llada-moe"
+    if "llada" in text:
+        return "llada"
+    if "dream" in text:
+        return "dream"
+    return None
+
+
+def resolve_family(prefix: str, config: dict | None, where: str = "config.json") -> str:
+    """The adapter family: the one config.json declares; the spec's prefix where the
+    config names none (an override for unknown configs). A prefix that contradicts the
+    config is an error: the weights would be read as the wrong network."""
+    detected = detect_family(config, where) if config else None
+    if prefix == "hf":
+        if detected is None:
+            raise ModelLoadError(
+                f"{where} names no family MEDAL knows (model_type "
+                f"{(config or {}).get('model_type')!r}); say which it is: llada:, dream: or "
+                "mlm: (a BERT-style masked LM)")
+        return detected
+    if detected is None or detected == prefix or (prefix, detected) == ("llada", "llada-moe"):
+        return detected or prefix
+    raise ModelLoadError(f"the spec says {prefix}:, but {where} declares a {detected} model "
+                         f"(model_type {config.get('model_type')!r}); use {detected.split('-')[0]}:"
+                         " or hf: (the family from the config)")
+
+
 def is_hf_spec(spec: str) -> bool:
-    """True for a shortcut or a ``llada:``/``dream:``/``mlm:`` spec."""
+    """True for a shortcut or a ``llada:``/``dream:``/``mlm:``/``hf:`` spec."""
     family, sep, _ = spec.partition(":")
     return spec.split("@", 1)[0] in SHORTCUTS or (bool(sep) and family in FAMILIES)
 
@@ -114,7 +206,8 @@ def parse_spec(spec: str, revision: str | None = None) -> ModelSource:
     family, sep, target = spec.partition(":")
     if not sep or family not in FAMILIES or not target.strip():
         raise ModelLoadError(f"unknown model spec {spec!r}; use llada:<hub id or dir>, "
-                             "dream:<hub id or dir>, mlm:<hub id or dir> (optionally "
+                             "dream:<hub id or dir>, mlm:<hub id or dir>, hf:<hub id or dir> "
+                             "(family from its config.json; all optionally "
                              f"@<revision>) or a shortcut: {', '.join(SHORTCUTS)}")
     target = target.strip()
     if "@" in target and not Path(target).expanduser().exists():
@@ -212,9 +305,11 @@ def from_pretrained(auto_class, source: ModelSource, *, needs_remote_code: bool,
         raise ModelLoadError(
             f"could not load {source.name} with transformers {_transformers_version()}: "
             f"{type(exc).__name__}: {text[:400]}. A checkpoint's own code is written for "
-            "the transformers of its day (LLaDA's and Dream's need 4.x; tested: 4.57.6); if "
-            "the error comes from modeling_*.py, install MEDAL's pinned versions: "
-            "pip install -r requirements.txt (transformers>=4.50,<5; see docs/REAL_MODELS.md)"
+            "the transformers of its day (LLaDA's and Dream's need 4.x; tested: 4.57.6, and "
+            "they fail on 5.x). For LLaDA and Dream use MEDAL's native code instead "
+            "(--implementation native, the default), which runs on any transformers; "
+            "otherwise install transformers 4.x (pip install 'transformers>=4.50,<5'; see "
+            "docs/REAL_MODELS.md)"
         ) from exc
 
 
@@ -256,8 +351,6 @@ def check_hub_reachable(source: ModelSource) -> None:
     """A hub id whose files are not in the local cache needs the hub: find out in seconds
     whether its host resolves, instead of letting the download retry for a minute with
     warnings on the terminal. Cached files, offline mode and local folders skip this."""
-    if _offline():
-        return
     try:
         from huggingface_hub import constants, try_to_load_from_cache
         cached = try_to_load_from_cache(source.target, "config.json", revision=source.revision)
@@ -266,6 +359,9 @@ def check_hub_reachable(source: ModelSource) -> None:
         return
     if isinstance(cached, str):
         return
+    if _offline():  # not cached and no hub: say so now, before any other check
+        raise ModelLoadError(_missing_files_message(
+            source, OSError("config.json is not in the cache"), who="the cache look-up"))
     import concurrent.futures
     import socket
     from urllib.parse import urlparse
@@ -333,12 +429,9 @@ def count_parameters(directory: Path) -> int | None:
     return total if files else None
 
 
-def memory_needed(parameters: float, dtype: torch.dtype, vocab_size: int | None = None) -> float:
-    """Bytes to hold the weights in ``dtype`` and run one search forward (see ESTIMATE_*)."""
-    width = torch.finfo(dtype).bits // 8
-    weights = parameters * width
-    logits = ESTIMATE_BATCH * ESTIMATE_TOKENS * (vocab_size or 0) * (width + 4)
-    return weights * (1 + OTHER_ACTIVATIONS) + logits
+def memory_needed(parameters: float, dtype: torch.dtype) -> float:
+    """Bytes to hold the weights in ``dtype`` and run one search step (MEMORY_FACTOR)."""
+    return parameters * (torch.finfo(dtype).bits // 8) * MEMORY_FACTOR
 
 
 def memory_message(name: str, parameters: float, dtype: torch.dtype, need: float,
@@ -353,7 +446,8 @@ def memory_message(name: str, parameters: float, dtype: torch.dtype, need: float
     return (f"not enough memory for {name}: it needs about {need / GB:.1f} GB "
             f"({parameters / 1e9:.2f} B parameters x {width} bytes in {dtype_name} = "
             f"{parameters * width / GB:.1f} GB of weights, plus activations), and {where} "
-            f"{free / GB:.1f} GB free. {advice}")
+            f"{free / GB:.1f} GB free. {advice}. If you know it fits, --skip-memory-check "
+            "(memory_check=False) loads it anyway")
 
 
 def available_memory(device: torch.device) -> float | None:
@@ -377,13 +471,7 @@ def check_memory(source: ModelSource, typical_parameters: float | None, device: 
     parameters = parameters or typical_parameters
     if not parameters:
         return
-    vocab = None
-    if directory and (directory / "config.json").is_file():
-        try:
-            vocab = json.loads((directory / "config.json").read_text()).get("vocab_size")
-        except (OSError, ValueError):
-            vocab = None
-    need = memory_needed(parameters, dtype, vocab if isinstance(vocab, int) else None)
+    need = memory_needed(parameters, dtype)
     free = available_memory(device)
     if free is not None and need > free:
         raise ModelLoadError(memory_message(source.name, parameters, dtype, need, free, device))
@@ -403,13 +491,16 @@ def _placeholder(token_id: int) -> str:
 
 
 class HFDiffusionLM(DiffusionLM):
-    """A ``transformers`` checkpoint as a :class:`DiffusionLM`. Subclasses say how a family
-    is loaded (:attr:`auto_class`, :attr:`needs_remote_code`), which tokens are special,
-    and how its forward is called (:meth:`forward`)."""
+    """A checkpoint folder as a :class:`DiffusionLM`. Subclasses say how a family is loaded
+    (:attr:`auto_class`, :attr:`needs_remote_code`, :attr:`native`), which tokens are
+    special, and how its forward is called (:meth:`forward`)."""
 
     family: str = ""
     auto_class: str = "AutoModel"
+    #: the checkpoint's own code is needed to run it through transformers
     needs_remote_code: bool = True
+    #: MEDAL has its own model code for the family (medal/models/native.py)
+    native: bool = False
     #: (token text, official id) of the mask token; None: the tokenizer's mask_token
     mask_token: tuple[str, int] | None = None
     #: (token text, official id) of the end tokens, EOS first
@@ -425,31 +516,36 @@ class HFDiffusionLM(DiffusionLM):
     chat_adds_special_tokens = False
 
     def __init__(self, net, tokenizer, source: ModelSource, *, device: torch.device,
-                 dtype: torch.dtype, chat_template: bool | None = None):
+                 dtype: torch.dtype, chat_template: bool | None = None,
+                 config: dict | None = None, implementation: str = "remote",
+                 mask_id: int | None = None, generation_config: dict | None = None):
         self.net = net.eval()
         self.tokenizer = tokenizer
         self.source = source
         self.name = source.name
         self.device = device
         self.dtype = dtype
+        self.implementation = implementation
+        if config is None:
+            to_dict = getattr(getattr(net, "config", None), "to_dict", None)
+            config = to_dict() if callable(to_dict) else {}
+        self.config = config
         has_template = bool(getattr(tokenizer, "chat_template", None))
         if chat_template and not has_template:
             raise ModelLoadError(f"{source.name}: the tokenizer has no chat template; load "
                                  "without chat_template=True (the prompt is then used as is)")
         self.chat = has_template if chat_template is None else bool(chat_template)
-        self.mask_id = self._resolve_mask_id()
-        ends = [self._token_id(text, official) for text, official in self.end_tokens]
-        ends += self._extra_end_ids()
-        ends = [e for e in dict.fromkeys(ends) if e is not None]
-        self.eos_id = ends[0] if ends else None
-        self._end_ids = frozenset(ends)
+        if implementation == "native":
+            self._vocab = int(net.cfg.vocab_size)
+        else:
+            size = getattr(getattr(net, "config", None), "vocab_size", None)
+            self._vocab = int(size) if size else len(tokenizer)
+        self.mask_id = self._resolve_mask_id(mask_id, generation_config or {})
+        self.eos_id, self._end_ids = self._resolve_end_ids(generation_config or {})
         self.max_positions = self._max_positions()
         if self.max_positions is not None:
             self.max_gen_length = self.max_positions - 1
             self.default_gen_length = min(self.default_gen_length, self.max_gen_length)
-        if not 0 <= self.mask_id < self.vocab_size:
-            raise ModelLoadError(f"{source.name}: mask id {self.mask_id} is outside the "
-                                 f"model's vocabulary of {self.vocab_size} tokens")
         self._texts: dict[int, str] = {}
         self._mask_text = tokenizer.decode([self.mask_id], skip_special_tokens=False).strip()
         #: ids from here up have no token in the tokenizer (Dream: 152064 logits, 151667
@@ -460,8 +556,16 @@ class HFDiffusionLM(DiffusionLM):
     @classmethod
     def load(cls, source: ModelSource, *, trust_remote_code: bool | None = None,
              device: str | None = "auto", dtype: str | None = "auto",
-             chat_template: bool | None = None) -> "HFDiffusionLM":
-        if cls.needs_remote_code and not remote_code_opted_in(trust_remote_code):
+             chat_template: bool | None = None, implementation: str = "remote",
+             config: dict | None = None, mask_id: int | None = None,
+             memory_check: bool = True) -> "HFDiffusionLM":
+        native = implementation == "native"
+        if native and not cls.native:
+            raise ModelLoadError(f"{source.name}: MEDAL has no native code for the "
+                                 f"{cls.family} family; use --implementation remote "
+                                 "(with --trust-remote-code where the checkpoint ships code)")
+        needs_code = cls.needs_remote_code and not native
+        if needs_code and not remote_code_opted_in(trust_remote_code):
             raise ModelLoadError(remote_code_refusal(source))  # before touching any file
         if source.local:
             check_local_files(Path(source.target), source.name)
@@ -469,47 +573,126 @@ class HFDiffusionLM(DiffusionLM):
             check_hub_reachable(source)
         dev = choose_device(device)
         dt = choose_dtype(dtype, dev)
-        check_memory(source, cls.typical_parameters, dev, dt)
+        if native and dt == torch.float16 and (dtype or "auto") == "auto":
+            dt = torch.float32  # a GPU without bfloat16: float16 would overflow (below)
+        if native and dt == torch.float16:
+            raise ModelLoadError(
+                f"{source.name}: float16 is not safe for {cls.family}: its activations "
+                "overflow float16's range (65504) and the logits turn to NaN/inf. Use "
+                "--dtype bfloat16 (GPUs from Ampere on, and CPUs) or --dtype float32")
+        if native and source.local:
+            from .native import weight_files
+            weight_files(Path(source.target))  # safetensors only: say so before anything else
+        if memory_check:
+            check_memory(source, cls.typical_parameters, dev, dt)
+        if native:
+            from .native import load_native
+            from .tokenizers import load_tokenizer
+            directory = Path(source.target) if source.local else download_checkpoint(source)
+            config = config if config is not None else read_json(directory / "config.json")
+            tokenizer = load_tokenizer(directory)
+            try:
+                net = load_native(directory, cls.family, dev, dt, config)
+            except torch.cuda.OutOfMemoryError as exc:
+                raise ModelLoadError(f"out of GPU memory while loading {source.name} ({exc}). "
+                                     "Free the GPU, use a larger one, or --device cpu") from exc
+            generation = read_json(directory / "generation_config.json", missing_ok=True)
+            return cls(net, tokenizer, source, device=dev, dtype=dt,
+                       chat_template=chat_template, config=config, implementation="native",
+                       mask_id=mask_id, generation_config=generation)
         import transformers
         tokenizer = from_pretrained(transformers.AutoTokenizer, source,
-                                    needs_remote_code=cls.needs_remote_code,
+                                    needs_remote_code=needs_code,
                                     trust_remote_code=trust_remote_code)
         kwargs = {_dtype_keyword(): dt}
         if dev.type == "cuda":
             index = dev.index if dev.index is not None else torch.cuda.current_device()
             kwargs["device_map"] = {"": index}  # straight to the GPU, no CPU copy
         net = from_pretrained(getattr(transformers, cls.auto_class), source,
-                              needs_remote_code=cls.needs_remote_code,
+                              needs_remote_code=needs_code,
                               trust_remote_code=trust_remote_code, **kwargs)
         if dev.type != "cuda":
             net = net.to(dev)
-        return cls(net, tokenizer, source, device=dev, dtype=dt, chat_template=chat_template)
+        generation = getattr(net, "generation_config", None)
+        generation = generation.to_dict() if hasattr(generation, "to_dict") else None
+        return cls(net, tokenizer, source, device=dev, dtype=dt, chat_template=chat_template,
+                   config=config, implementation="remote", mask_id=mask_id,
+                   generation_config=generation)
+
+    # ------------------------------------------------------------------ special ids
+    def _text_id(self, text: str) -> int | None:
+        """The id of special token ``text`` in this tokenizer; None if it has no such token."""
+        tok = self.tokenizer
+        tid = tok.convert_tokens_to_ids(text)
+        if tid is None or (tid == tok.unk_token_id and text != tok.unk_token):
+            return None
+        return int(tid)
 
     def _token_id(self, text: str, official: int | None) -> int | None:
-        """The id of special token ``text`` in this tokenizer; the official id if the
-        tokenizer does not know the text."""
-        tid = self.tokenizer.convert_tokens_to_ids(text)
-        tok = self.tokenizer
-        unknown = tid is None or (tid == tok.unk_token_id and text != tok.unk_token)
-        return official if unknown else int(tid)
+        """The id of special token ``text``; the official id if the tokenizer lacks it."""
+        tid = self._text_id(text)
+        return official if tid is None else tid
 
-    def _resolve_mask_id(self) -> int:
-        if self.mask_token is not None:
-            return self._token_id(*self.mask_token)
-        if self.tokenizer.mask_token_id is None:
-            raise ModelLoadError(f"{self.name}: the tokenizer has no mask token, so this is "
-                                 "not a masked language model; use a checkpoint trained with "
-                                 "[MASK] (e.g. a BERT or RoBERTa masked LM)")
-        return int(self.tokenizer.mask_token_id)
+    def _resolve_mask_id(self, override: int | None, generation: dict) -> int:
+        """The mask id, in this order: ``override`` (--mask-id); the ids config.json,
+        generation_config.json and the tokenizer declare (they must agree); the family's
+        mask texts in the tokenizer; the family's official id."""
+        where = f"{self.name}"
+        if override is not None:
+            mask = int(override)
+        else:
+            declared = {}
+            for what, value in (("config.json mask_token_id", self.config.get("mask_token_id")),
+                                ("generation_config.json mask_token_id",
+                                 generation.get("mask_token_id")),
+                                ("the tokenizer's mask_token",
+                                 self.tokenizer.mask_token_id
+                                 if getattr(self.tokenizer, "mask_token", None) else None)):
+                if isinstance(value, int) and not isinstance(value, bool):
+                    declared[what] = value
+            if len(set(declared.values())) > 1:
+                said = ", ".join(f"{w} = {v}" for w, v in declared.items())
+                raise ModelLoadError(f"{where}: the checkpoint declares different mask ids "
+                                     f"({said}). Fix the checkpoint's files, or say which is "
+                                     "right with --mask-id N")
+            mask = next(iter(declared.values()), None)
+            if mask is None and self.mask_token is not None:
+                texts = MASK_TEXTS.get(self.family.split("-")[0], (self.mask_token[0],))
+                mask = next((i for i in map(self._text_id, texts) if i is not None),
+                            self.mask_token[1])
+            if mask is None:
+                raise ModelLoadError(f"{where}: the tokenizer has no mask token, so this is "
+                                     "not a masked language model; use a checkpoint trained "
+                                     "with [MASK] (e.g. a BERT or RoBERTa masked LM), or give "
+                                     "the mask id with --mask-id N")
+        if not 0 <= mask < self.vocab_size:
+            raise ModelLoadError(f"{where}: mask id {mask} is outside the model's "
+                                 f"vocabulary of {self.vocab_size} tokens"
+                                 + (" (from --mask-id)" if override is not None else ""))
+        return mask
+
+    def _resolve_end_ids(self, generation: dict) -> tuple[int | None, frozenset[int]]:
+        """EOS first: config.json's eos_token_id, else the tokenizer's, else the family's
+        EOS text, else its official id. The answer ends at any of: those, the ids
+        generation_config.json declares, the family's end-of-turn token."""
+        def ids(value):
+            values = value if isinstance(value, (list, tuple)) else [value]
+            return [int(v) for v in values if isinstance(v, int) and not isinstance(v, bool)]
+        declared = ids(self.config.get("eos_token_id"))
+        tok_eos = ids(getattr(self.tokenizer, "eos_token_id", None))
+        texts = [self._token_id(text, official) for text, official in self.end_tokens]
+        ends = declared + tok_eos + texts + ids(generation.get("eos_token_id"))
+        ends += self._extra_end_ids()
+        ends = [e for e in dict.fromkeys(ends) if e is not None and 0 <= e < self.vocab_size]
+        return (ends[0] if ends else None), frozenset(ends)
 
     def _extra_end_ids(self) -> list[int]:
         return []
 
     def _max_positions(self) -> int | None:
-        cfg = self.net.config
         for key in ("max_sequence_length", "max_position_embeddings", "n_positions",
                     "max_seq_len"):
-            value = getattr(cfg, key, None)
+            value = self.config.get(key)
             if isinstance(value, int) and value > 0:
                 return value
         return None
@@ -517,8 +700,7 @@ class HFDiffusionLM(DiffusionLM):
     # ------------------------------------------------------------------ the interface
     @property
     def vocab_size(self) -> int:
-        size = getattr(self.net.config, "vocab_size", None)
-        return int(size) if size else len(self.tokenizer)
+        return self._vocab
 
     @property
     def end_ids(self) -> frozenset[int]:
@@ -580,13 +762,17 @@ class HFDiffusionLM(DiffusionLM):
         shifted = self.shifted_logits and T > answer_length
         rows = answer_length + 1 if shifted else answer_length
         try:
-            with self._answer_rows_only(rows):
-                out = self.forward(ids)[:, -rows:]
+            if self.implementation == "native":
+                out = self.net(ids, rows=rows)
+            else:
+                with self._answer_rows_only(rows):
+                    out = self.forward(ids)[:, -rows:]
         except torch.cuda.OutOfMemoryError as exc:
             raise ModelLoadError(
                 f"out of GPU memory running {self.name} on {ids.shape[0]} sequences of {T} "
                 "tokens. Lower --k2 (children evaluated per forward) or --gen-length, or use "
                 "a GPU with more memory") from exc
+        check_finite(out, self.name)
         if shifted:               # slot i <- output at i-1
             out = out[:, :-1]
         elif self.shifted_logits:  # no prompt: slot 0 has no output before it; use its own
@@ -688,7 +874,8 @@ class HFDiffusionLM(DiffusionLM):
                 "parameters": sum(p.numel() for p in self.net.parameters()),
                 "vocab_size": self.vocab_size, "max_positions": self.max_positions,
                 "chat_template": self.chat, "logits_shifted_by_model": self.shifted_logits,
-                "remote_code": self.needs_remote_code}
+                "implementation": self.implementation,
+                "remote_code": self.needs_remote_code and self.implementation == "remote"}
 
 
 class LLaDALM(HFDiffusionLM):
@@ -700,6 +887,15 @@ class LLaDALM(HFDiffusionLM):
     mask_token = (LLADA_MASK_TOKEN, LLADA_MASK_ID)
     end_tokens = ((LLADA_EOS_TOKEN, LLADA_EOS_ID), (LLADA_EOT_TOKEN, LLADA_EOT_ID))
     typical_parameters = 8.0e9
+    native = True
+
+
+class LLaDAMoELM(LLaDALM):
+    """LLaDA-MoE (mixture-of-experts MLPs): the checkpoint's own code only (no native code
+    yet: the expert routing is not written here). Its mask is named ``<|mask|>``."""
+    family = "llada-moe"
+    native = False
+    typical_parameters = 7.0e9
 
 
 class DreamLM(HFDiffusionLM):
@@ -709,6 +905,7 @@ class DreamLM(HFDiffusionLM):
     end_tokens = ((DREAM_EOS_TOKEN, DREAM_EOS_ID), (DREAM_IM_END_TOKEN, DREAM_IM_END_ID))
     typical_parameters = 7.6e9
     shifted_logits = True
+    native = True
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         return self.net(input_ids=ids, attention_mask=DREAM_FULL_ATTENTION).logits
@@ -726,13 +923,80 @@ class MaskedLM(HFDiffusionLM):
         return [self.tokenizer.eos_token_id, self.tokenizer.sep_token_id]
 
 
-ADAPTERS = {"llada": LLaDALM, "dream": DreamLM, "mlm": MaskedLM}
+ADAPTERS = {"llada": LLaDALM, "llada-moe": LLaDAMoELM, "dream": DreamLM, "mlm": MaskedLM}
+
+
+def read_json(path: Path, missing_ok: bool = False) -> dict | None:
+    """A JSON file of the checkpoint as a dict; unreadable -> ModelLoadError."""
+    path = Path(path)
+    if missing_ok and not path.is_file():
+        return None
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ModelLoadError(f"{path} is missing or unreadable ({type(exc).__name__}: "
+                             f"{str(exc)[:200]}); download the checkpoint again") from exc
+    if not isinstance(value, dict):
+        raise ModelLoadError(f"{path} is not a JSON object; download the checkpoint again")
+    return value
+
+
+#: the files native loading reads from a hub checkpoint (no *.py, no pickles)
+NATIVE_FILES = ("*.json", "*.safetensors", "merges.txt", "vocab.json", "tokenizer*")
+
+
+def _hub_config(source: ModelSource) -> dict:
+    """config.json of a hub checkpoint (from the cache, or downloaded: a few kB)."""
+    try:
+        from huggingface_hub import hf_hub_download
+        path = hf_hub_download(source.target, "config.json", revision=source.revision)
+    except Exception as exc:  # offline, unreachable, unknown id
+        raise ModelLoadError(_missing_files_message(source, exc, who="huggingface_hub")) from exc
+    return read_json(Path(path))
+
+
+def download_checkpoint(source: ModelSource) -> Path:
+    """The folder of a hub checkpoint's files native loading needs (cache, or download)."""
+    try:
+        from huggingface_hub import snapshot_download
+        return Path(snapshot_download(source.target, revision=source.revision,
+                                      allow_patterns=list(NATIVE_FILES)))
+    except Exception as exc:
+        raise ModelLoadError(_missing_files_message(source, exc, who="huggingface_hub")) from exc
 
 
 def load_hf_model(spec: str, *, trust_remote_code: bool | None = None, device: str | None = "auto",
                   dtype: str | None = "auto", revision: str | None = None,
-                  chat_template: bool | None = None) -> HFDiffusionLM:
-    """Load a ``llada:``/``dream:``/``mlm:`` spec or a shortcut (see the module docstring)."""
+                  chat_template: bool | None = None, implementation: str | None = None,
+                  mask_id: int | None = None, memory_check: bool = True) -> HFDiffusionLM:
+    """Load a ``llada:``/``dream:``/``mlm:``/``hf:`` spec or a shortcut (see the module
+    docstring). The family is the one config.json declares (the prefix where it declares
+    none); LLaDA and Dream run on MEDAL's own code unless ``implementation="remote"``
+    (or ``MEDAL_IMPLEMENTATION=remote``)."""
     source = parse_spec(spec, revision)
-    return ADAPTERS[source.family].load(source, trust_remote_code=trust_remote_code,
-                                        device=device, dtype=dtype, chat_template=chat_template)
+    impl = choose_implementation(implementation)
+    if impl == "remote" and source.family != "mlm" and not remote_code_opted_in(
+            trust_remote_code):
+        raise ModelLoadError(remote_code_refusal(source))  # before touching any file
+    if source.local:
+        check_local_files(Path(source.target), source.name)
+        config = read_json(Path(source.target) / "config.json")
+        where = str(Path(source.target) / "config.json")
+    else:
+        check_hub_reachable(source)
+        config = _hub_config(source)
+        where = f"{source.target}'s config.json"
+    family = resolve_family(source.family, config, where)
+    cls = ADAPTERS[family]
+    if impl == "native" and not cls.native:
+        if family == "mlm":
+            impl = "remote"  # transformers' own BERT-style classes: no checkpoint code runs
+        elif not remote_code_opted_in(trust_remote_code):
+            raise ModelLoadError(
+                f"{source.name} is a {family} model, which MEDAL has no native code for; it "
+                "runs only on the checkpoint's own code. " + remote_code_refusal(source))
+        else:
+            impl = "remote"
+    return cls.load(source, trust_remote_code=trust_remote_code, device=device, dtype=dtype,
+                    chat_template=chat_template, implementation=impl, config=config,
+                    mask_id=mask_id, memory_check=memory_check)

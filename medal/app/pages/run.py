@@ -766,7 +766,9 @@ number_table = table
 def trace_tab(trace: dict) -> None:
     # Streamlit >= 1.52 writes the file only when the button is clicked: a large trace is
     # then not serialised and re-sent at every step of the run.
-    data = (lambda: dumps(trace)) if DEFERRED_DOWNLOAD else dumps(trace)
+    # packed (medal.trace.pack): a paper-settings trace stays under the upload limit
+    data = ((lambda: dumps(trace, packed=True)) if DEFERRED_DOWNLOAD
+            else dumps(trace, packed=True))
     when = STATE.get("run_started_at") if STATE.get("w_source") == "Live run" else None
     st.download_button("Download trace (JSON)", data, file_name=download_name(trace, when),
                        mime="application/json", key="download_trace")

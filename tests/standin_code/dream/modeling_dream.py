@@ -66,8 +66,10 @@ def rotate_half(x):
     return torch.cat((-x2, x1), dim=-1)
 
 
-class DreamDecoderLayer(nn.Module):
-    def __init__(self, config: DreamConfig, layer_idx: int):
+class DreamAttention(nn.Module):
+    """q/k/v (with biases) and o projections, named as the genuine ``self_attn``."""
+
+    def __init__(self, config: DreamConfig):
         super().__init__()
         h = config.hidden_size
         self.num_heads = config.num_attention_heads
@@ -77,16 +79,10 @@ class DreamDecoderLayer(nn.Module):
         self.k_proj = nn.Linear(h, self.num_kv * self.head_dim, bias=True)
         self.v_proj = nn.Linear(h, self.num_kv * self.head_dim, bias=True)
         self.o_proj = nn.Linear(self.num_heads * self.head_dim, h, bias=False)
-        self.gate_proj = nn.Linear(h, config.intermediate_size, bias=False)
-        self.up_proj = nn.Linear(h, config.intermediate_size, bias=False)
-        self.down_proj = nn.Linear(config.intermediate_size, h, bias=False)
-        self.input_layernorm = DreamRMSNorm(h, eps=config.rms_norm_eps)
-        self.post_attention_layernorm = DreamRMSNorm(h, eps=config.rms_norm_eps)
 
-    def forward(self, x, attention_mask, position_embeddings):
-        B, T, _ = x.shape
+    def forward(self, h, attention_mask, position_embeddings):
+        B, T, _ = h.shape
         cos, sin = (t.unsqueeze(1) for t in position_embeddings)
-        h = self.input_layernorm(x)
         q = self.q_proj(h).view(B, T, self.num_heads, self.head_dim).transpose(1, 2)
         k = self.k_proj(h).view(B, T, self.num_kv, self.head_dim).transpose(1, 2)
         v = self.v_proj(h).view(B, T, self.num_kv, self.head_dim).transpose(1, 2)
@@ -96,9 +92,36 @@ class DreamDecoderLayer(nn.Module):
         att = F.scaled_dot_product_attention(
             q, k, v, attn_mask=attention_mask if isinstance(attention_mask, torch.Tensor) else None,
             is_causal=False)
-        x = x + self.o_proj(att.transpose(1, 2).reshape(B, T, -1))
-        h = self.post_attention_layernorm(x)
-        return x + self.down_proj(F.silu(self.gate_proj(h)) * self.up_proj(h))
+        return self.o_proj(att.transpose(1, 2).reshape(B, T, -1))
+
+
+class DreamMLP(nn.Module):
+    def __init__(self, config: DreamConfig):
+        super().__init__()
+        h = config.hidden_size
+        self.gate_proj = nn.Linear(h, config.intermediate_size, bias=False)
+        self.up_proj = nn.Linear(h, config.intermediate_size, bias=False)
+        self.down_proj = nn.Linear(config.intermediate_size, h, bias=False)
+
+    def forward(self, h):
+        return self.down_proj(F.silu(self.gate_proj(h)) * self.up_proj(h))
+
+
+class DreamDecoderLayer(nn.Module):
+    """Parameter names as the genuine layer's (``self_attn.*``, ``mlp.*``), so the same
+    checkpoint loads in the genuine code, the stand-in and MEDAL's native code."""
+
+    def __init__(self, config: DreamConfig, layer_idx: int):
+        super().__init__()
+        h = config.hidden_size
+        self.self_attn = DreamAttention(config)
+        self.mlp = DreamMLP(config)
+        self.input_layernorm = DreamRMSNorm(h, eps=config.rms_norm_eps)
+        self.post_attention_layernorm = DreamRMSNorm(h, eps=config.rms_norm_eps)
+
+    def forward(self, x, attention_mask, position_embeddings):
+        x = x + self.self_attn(self.input_layernorm(x), attention_mask, position_embeddings)
+        return x + self.mlp(self.post_attention_layernorm(x))
 
 
 class DreamPreTrainedModel(PreTrainedModel):
