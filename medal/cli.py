@@ -384,11 +384,20 @@ def _serve(args) -> int:
     from . import serving
     from .app import MAIN
     settings = serving.parse_settings(argv=args.serving_flags)  # bad values: error now
+    if not args.address.strip():
+        # Streamlit would read '' as every interface; a server is bound only where the
+        # operator says
+        raise InputError("--address must name an address to listen on, e.g. localhost "
+                         "(this machine only) or this machine's LAN IP; '' would mean every "
+                         "interface")
     serving.keep_on_machine()
     from streamlit.web import cli as st_cli
     # the options of .streamlit/config.toml as flags: an installed package has no such file
     # beside the directory it is started from
-    options = [a for k, v in serving.STREAMLIT_OPTIONS.items() for a in (f"--{k}", str(v))]
+    streamlit_options = dict(serving.STREAMLIT_OPTIONS)
+    # the uploader refuses exactly what the gate refuses: the operator's trace size limit
+    streamlit_options["server.maxUploadSize"] = serving.upload_mb(settings.max_trace_bytes)
+    options = [a for k, v in streamlit_options.items() for a in (f"--{k}", str(v))]
     sys.argv = ["streamlit", "run", str(MAIN), *options, "--server.address", args.address,
                 "--server.port", str(args.port), "--", *args.serving_flags]
     print(f"serving {len(settings.models)} models to visitors; remote code "

@@ -10,6 +10,17 @@ The person who starts the server decides, through environment variables or flags
     MEDAL_MAX_ITERATIONS=500            --max-iterations N      most MCTS iterations per run
     MEDAL_MAX_SAMPLES=10                --max-samples N         most Best-of-N samples per run
     MEDAL_MAX_PROBLEMS=50               --max-problems N        most problems per benchmark request
+    MEDAL_MAX_K1=20                     --max-k1 N              K1: most tokens kept per slot
+    MEDAL_MAX_K2=20                     --max-k2 N              K2: most children per expansion
+    MEDAL_MAX_CANDIDATES=20             --max-candidates N      C: most candidates per search
+    MEDAL_MAX_LC=64                     --max-lc N              L_c: most slots the search commits
+    MEDAL_MAX_TRACE_MB=20               --max-trace-mb N        largest trace upload (MiB); the
+                                                               uploader's server.maxUploadSize
+                                                               follows it
+    MEDAL_RUN_CPU_SECONDS=120           --run-cpu-seconds N     CPU seconds one run may use
+    MEDAL_RUN_MEMORY_MB=1024            --run-memory-mb N       memory one run may add (MiB)
+
+Unknown flags are an error (a typo would otherwise leave a limit at its default).
 
 e.g. ``MEDAL_MODELS=llada:/srv/llada@abc123 streamlit run app.py -- --trust-remote-code``.
 
@@ -31,20 +42,31 @@ from .errors import InputError, ModelLoadError
 ENV_TRUST = "MEDAL_TRUST_REMOTE_CODE"
 ENV_MODELS = "MEDAL_MODELS"
 LIMIT_ENV = {"max_gen_length": "MEDAL_MAX_GEN_LENGTH", "max_iterations": "MEDAL_MAX_ITERATIONS",
-             "max_samples": "MEDAL_MAX_SAMPLES", "max_problems": "MEDAL_MAX_PROBLEMS"}
+             "max_samples": "MEDAL_MAX_SAMPLES", "max_problems": "MEDAL_MAX_PROBLEMS",
+             "max_k1": "MEDAL_MAX_K1", "max_k2": "MEDAL_MAX_K2",
+             "max_candidates": "MEDAL_MAX_CANDIDATES", "max_lc": "MEDAL_MAX_LC",
+             "max_trace_mb": "MEDAL_MAX_TRACE_MB", "run_cpu_seconds": "MEDAL_RUN_CPU_SECONDS",
+             "run_memory_mb": "MEDAL_RUN_MEMORY_MB"}
 #: safe defaults: a run of the built-in models stays within seconds on a laptop core
+#: (docs/SERVING.md, "Budgets", has the figures measured with them)
 DEFAULT_LIMITS = {"max_gen_length": 256, "max_iterations": 500, "max_samples": 10,
-                  "max_problems": 50}
+                  "max_problems": 50, "max_k1": 20, "max_k2": 20, "max_candidates": 20,
+                  "max_lc": 64, "max_trace_mb": 20, "run_cpu_seconds": 120,
+                  "run_memory_mb": 1024}
 #: the largest value an operator may set (the engine's own range, medal.config.RANGES)
 LIMIT_CEILINGS = {"max_gen_length": 4096, "max_iterations": 100_000, "max_samples": 100,
-                  "max_problems": 100_000}
+                  "max_problems": 100_000, "max_k1": 1000, "max_k2": 1000,
+                  "max_candidates": 1000, "max_lc": 4096, "max_trace_mb": 1024,
+                  "run_cpu_seconds": 86_400, "run_memory_mb": 1_048_576}
 #: Streamlit's options for this app (the same as the checkout's .streamlit/config.toml, which
 #: an installed package does not have): given as flags by ``medal app``
 STREAMLIT_OPTIONS = {
     "browser.gatherUsageStats": "false",  # offline: nothing is sent outside the machine
     "server.headless": "true",
     "server.address": "localhost",        # bound to this machine unless the operator says
-    "server.maxUploadSize": 20,           # megabytes; medal.trace.MAX_TRACE_BYTES is 20 MiB
+    # megabytes of 10**6 bytes (the uploader's unit): upload_mb(MAX_TRACE_BYTES), so the
+    # uploader never refuses a trace the gate accepts; the gate says the exact limit
+    "server.maxUploadSize": 21,
     "server.runOnSave": "false",
     "client.toolbarMode": "minimal",
     "client.showErrorDetails": "none",    # visitors never see a traceback or server paths
@@ -64,6 +86,12 @@ class Settings:
     limits: dict = field(default_factory=lambda: dict(DEFAULT_LIMITS))
 
     @property
+    def max_trace_bytes(self) -> int:
+        """The one trace size limit: the gate's, the CLI's and (rounded up to the
+        uploader's megabytes) the web uploader's."""
+        return self.limits["max_trace_mb"] * 2 ** 20
+
+    @property
     def models(self) -> tuple[str, ...]:
         """The specs a visitor may pick: the built-in models, then the operator's."""
         from .models import builtin_names
@@ -80,8 +108,22 @@ class Settings:
                 f"when starting it: {ENV_TRUST}=1).")
 
 
+def upload_mb(max_bytes: int) -> int:
+    """Streamlit's ``server.maxUploadSize`` for a limit of ``max_bytes``: its browser side
+    counts a megabyte as 10**6 bytes, its server as 2**20; rounded up in the smaller unit,
+    neither refuses what the trace gate (``max_bytes``) accepts, and a file between the
+    two gets the gate's exact message."""
+    return -(-max_bytes // 10 ** 6)
+
+
+class _Strict(argparse.ArgumentParser):
+    def error(self, message):
+        raise InputError(f"operator flags: {message} (known: --trust-remote-code, --models, "
+                         + ", ".join("--" + n.replace("_", "-") for n in LIMIT_ENV) + ")")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="streamlit run app.py --", add_help=False)
+    p = _Strict(prog="streamlit run app.py --", add_help=False, allow_abbrev=False)
     p.add_argument("--trust-remote-code", action="store_true", default=None)
     p.add_argument("--models", default=None)
     for name in LIMIT_ENV:
@@ -107,7 +149,7 @@ def parse_settings(environ=None, argv=None) -> Settings:
     (default: the script's arguments after ``--``); bad values raise InputError."""
     environ = os.environ if environ is None else environ
     argv = sys.argv[1:] if argv is None else argv
-    args, _ = _parser().parse_known_args(argv)
+    args = _parser().parse_args(argv)  # an unknown or misspelt flag is an error
     trust = (args.trust_remote_code if args.trust_remote_code is not None
              else environ.get(ENV_TRUST, "").strip().lower() in TRUE)
     models_text = args.models if args.models is not None else environ.get(ENV_MODELS, "")
@@ -121,8 +163,12 @@ def parse_settings(environ=None, argv=None) -> Settings:
 
 
 def current() -> Settings:
-    """The settings of this server process."""
-    return parse_settings()
+    """The settings of this server process: the flags after ``--`` when Streamlit runs the
+    app's script (``streamlit run app.py -- ...``, ``medal app ...``); in any other process
+    (a test, a notebook) only the environment, as its arguments are not the operator's."""
+    from pathlib import Path
+    started = Path(sys.argv[0]).name in ("app.py", "main.py") if sys.argv else False
+    return parse_settings(argv=None if started else [])
 
 
 # ---------------------------------------------------------------------- models
@@ -170,7 +216,11 @@ def check_limits(settings: Settings, config) -> None:
     lim = settings.limits
     checks = (("gen_length", config.gen_length, "max_gen_length", "answer length"),
               ("max_iterations", config.max_iterations, "max_iterations", "MCTS iterations"),
-              ("samples", config.samples, "max_samples", "Best-of-N samples"))
+              ("samples", config.samples, "max_samples", "Best-of-N samples"),
+              ("k1", config.k1, "max_k1", "tokens kept per slot (K1)"),
+              ("k2", config.k2, "max_k2", "children per expansion (K2)"),
+              ("candidates", config.candidates, "max_candidates", "candidates (C)"),
+              ("lc", config.lc, "max_lc", "slots committed by the search (L_c)"))
     for name, value, key, what in checks:
         if value is not None and value > lim[key]:
             raise InputError(f"{name} {value} is above this server's limit of {lim[key]} "

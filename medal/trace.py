@@ -245,6 +245,12 @@ def validate_trace(data: Any) -> dict:
     return check(data)
 
 
+def size_text(size: int, max_bytes: int) -> str:
+    """"21,000,000 bytes; the limit is 20,971,520 bytes (20 MiB)": the one wording of the
+    one size limit (the CLI, the gate and the app's uploader say the same)."""
+    return f"{size:,} bytes; the limit is {max_bytes:,} bytes ({max_bytes / 2**20:g} MiB)"
+
+
 def loads_trace(text: str | bytes, max_bytes: int = MAX_TRACE_BYTES) -> dict:
     """The one gate for trace text: parse with limits, validate, return the trace.
 
@@ -257,7 +263,7 @@ def loads_trace(text: str | bytes, max_bytes: int = MAX_TRACE_BYTES) -> dict:
     if isinstance(text, str) and size <= max_bytes:
         size = len(text.encode("utf-8", "surrogatepass"))
     if size > max_bytes:
-        raise TraceError(f"the trace is {size / 1e6:.1f} MB; the limit is {max_bytes / 1e6:.0f} MB")
+        raise TraceError(f"the trace is {size_text(size, max_bytes)}")
     return validate_trace(parse(bytes(text) if isinstance(text, bytearray) else text))
 
 
@@ -267,8 +273,7 @@ def load_trace(path: str | Path, max_bytes: int = MAX_TRACE_BYTES) -> dict:
         if not path.is_file():
             raise TraceError(f"no trace file at {path}")
         if path.stat().st_size > max_bytes:
-            raise TraceError(f"{path} is {path.stat().st_size / 1e6:.1f} MB; the limit is "
-                             f"{max_bytes / 1e6:.0f} MB")
+            raise TraceError(f"{path} is {size_text(path.stat().st_size, max_bytes)}")
         raw = path.read_bytes()
     except OSError as exc:
         raise TraceError(f"cannot read {path}: {exc.strerror or exc}") from None

@@ -19,7 +19,7 @@ from medal import models, serving
 from medal.engine import STRATEGIES
 from medal.errors import MedalError, TraceError
 from medal.tasks import TASKS
-from medal.trace import MAX_TRACE_BYTES, dumps, loads_trace
+from medal.trace import dumps, loads_trace, size_text
 from medal.viz import (current_phase, entropy_heatmap, order_html, order_summary,
                        phase_cycle_html, progress)
 from medal.viz import components, inspector, timeline
@@ -445,16 +445,16 @@ def upload_section() -> dict | None:
     up = st.sidebar.file_uploader(
         "Trace file (JSON)", type=["json"], key="w_upload",
         help=f"A trace exported by this app or by `python -m medal generate --trace`; at "
-             f"most {MAX_TRACE_BYTES // 2**20} MB. No model is needed to inspect it.")
+             f"most {SERVING.max_trace_bytes:,} bytes. No model is needed to inspect it.",
+        max_upload_size=serving.upload_mb(SERVING.max_trace_bytes))
     cached = STATE.get("uploaded")
     if up is not None and not (cached and cached[0] == up.file_id):
         trace, error = None, None
-        if up.size > MAX_TRACE_BYTES:
-            error = (f"{up.name} is {up.size / 2**20:.1f} MB; traces are limited to "
-                     f"{MAX_TRACE_BYTES // 2**20} MB")
+        if up.size > SERVING.max_trace_bytes:
+            error = f"the trace is {size_text(up.size, SERVING.max_trace_bytes)}"
         else:
             try:
-                trace = loads_trace(up.getvalue(), MAX_TRACE_BYTES)
+                trace = loads_trace(up.getvalue(), SERVING.max_trace_bytes)
             except TraceError as exc:
                 error = str(exc)
         STATE["uploaded"] = cached = (up.file_id, trace, error)
