@@ -235,7 +235,8 @@ def dumps(trace: dict) -> str:
 def write_trace(trace: dict, path: str | Path) -> None:
     text = dumps(trace)
     validate_trace(json.loads(text))
-    Path(path).write_text(text)
+    from .files import write_atomic
+    write_atomic(path, text)
 
 
 def validate_trace(data: Any) -> dict:

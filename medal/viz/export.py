@@ -215,7 +215,8 @@ def export_html(trace: dict) -> str:
 
 def write_html(trace: dict, path: str | Path) -> Path:
     path = Path(path)
-    path.write_text(export_html(trace), encoding="utf-8")
+    from ..files import write_atomic
+    write_atomic(path, export_html(trace))
     return path
 
 
