@@ -82,6 +82,9 @@ def parse(raw: str | bytes) -> Any:
                          f"{exc.colno}); a trace is the JSON file exported by the app or "
                          "written by --trace") from None
     except ValueError as exc:  # e.g. Python's 4300-digit limit on int()
+        if "digits" in str(exc):
+            raise TraceError("the file is not a trace: it holds an integer of more than 4300 "
+                             "digits") from None
         raise TraceError(f"the file is not a trace: {str(exc)[:200]}") from None
     if b"\\u" in raw and _SURROGATE_ESCAPE.search(raw):
         try:  # a valid pair (an escaped emoji) is fine; a lone half cannot be encoded
