@@ -18,7 +18,8 @@ The person who starts the server decides, through environment variables or flags
                                                                uploader's server.maxUploadSize
                                                                follows it
     MEDAL_RUN_CPU_SECONDS=120           --run-cpu-seconds N     CPU seconds one run may use
-    MEDAL_RUN_MEMORY_MB=1024            --run-memory-mb N       memory one run may add (MiB)
+    MEDAL_RUN_MEMORY_MB=512             --run-memory-mb N       memory one run's search may hold (MiB)
+    MEDAL_SERVER_MEMORY_MB=4096         --server-memory-mb N    runs pause while the server holds more
 
 Unknown flags are an error (a typo would otherwise leave a limit at its default).
 
@@ -46,18 +47,19 @@ LIMIT_ENV = {"max_gen_length": "MEDAL_MAX_GEN_LENGTH", "max_iterations": "MEDAL_
              "max_k1": "MEDAL_MAX_K1", "max_k2": "MEDAL_MAX_K2",
              "max_candidates": "MEDAL_MAX_CANDIDATES", "max_lc": "MEDAL_MAX_LC",
              "max_trace_mb": "MEDAL_MAX_TRACE_MB", "run_cpu_seconds": "MEDAL_RUN_CPU_SECONDS",
-             "run_memory_mb": "MEDAL_RUN_MEMORY_MB"}
+             "run_memory_mb": "MEDAL_RUN_MEMORY_MB", "server_memory_mb": "MEDAL_SERVER_MEMORY_MB"}
 #: safe defaults: a run of the built-in models stays within seconds on a laptop core
 #: (docs/SERVING.md, "Budgets", has the figures measured with them)
 DEFAULT_LIMITS = {"max_gen_length": 256, "max_iterations": 500, "max_samples": 10,
                   "max_problems": 50, "max_k1": 20, "max_k2": 20, "max_candidates": 20,
                   "max_lc": 64, "max_trace_mb": 20, "run_cpu_seconds": 120,
-                  "run_memory_mb": 1024}
+                  "run_memory_mb": 512, "server_memory_mb": 4096}
 #: the largest value an operator may set (the engine's own range, medal.config.RANGES)
 LIMIT_CEILINGS = {"max_gen_length": 4096, "max_iterations": 100_000, "max_samples": 100,
                   "max_problems": 100_000, "max_k1": 1000, "max_k2": 1000,
                   "max_candidates": 1000, "max_lc": 4096, "max_trace_mb": 1024,
-                  "run_cpu_seconds": 86_400, "run_memory_mb": 1_048_576}
+                  "run_cpu_seconds": 86_400, "run_memory_mb": 1_048_576,
+                  "server_memory_mb": 4_194_304}
 #: Streamlit's options for this app (the same as the checkout's .streamlit/config.toml, which
 #: an installed package does not have): given as flags by ``medal app``
 STREAMLIT_OPTIONS = {
@@ -72,6 +74,9 @@ STREAMLIT_OPTIONS = {
     "client.showErrorDetails": "none",    # visitors never see a traceback or server paths
     "global.showWarningOnDirectExecution": "false",
     "theme.base": "light",
+    # a closed tab's session (its run, its uploads) is dropped 10 s after it disconnects
+    # (Streamlit's default keeps it 120 s)
+    "server.disconnectedSessionTTL": 10,
 }
 UNAVAILABLE = ("model {spec!r} is not available on this server; pick one of the models "
                "listed (the person running the server chooses them)")
@@ -207,6 +212,52 @@ def load_allowed_model(settings: Settings, spec: str, options: dict, loader=None
         log.warning("loading %s failed: %s: %s", spec, type(exc).__name__, exc)
         print(f"medal: loading {spec} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         raise ModelLoadError(UNAVAILABLE.format(spec=spec[:80])) from None
+
+
+class ModelCache:
+    """The loaded models, shared by every session (at most ``max_entries``, the least
+    recently used dropped first). Not Streamlit's ``st.cache_resource``: any visitor's
+    browser can send Streamlit a ``clear_cache`` message, which empties those caches for
+    everyone; this one only the server's own code can clear."""
+
+    def __init__(self, max_entries: int = 3):
+        import threading
+        from collections import OrderedDict
+        self.max_entries = max_entries
+        self._items: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key, make):
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        value = make()   # outside the lock: loading may take a while
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.max_entries:
+                self._items.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+MODEL_CACHE = ModelCache()
+
+
+def run_budget(settings: Settings):
+    """The budget of one run under these settings (checked between engine steps)."""
+    from .viz.controller import RunBudget
+    lim = settings.limits
+    return RunBudget(cpu_seconds=lim["run_cpu_seconds"],
+                     memory_bytes=lim["run_memory_mb"] * 2 ** 20,
+                     server_memory_bytes=lim["server_memory_mb"] * 2 ** 20)
 
 
 # ---------------------------------------------------------------------- limits
