@@ -98,7 +98,7 @@ class RunBudget:
 
     def check(self, run) -> None:
         if self.used_cpu > self.cpu_seconds:
-            raise OverBudget(f"the run used {self.used_cpu:.0f} CPU seconds, more than this "
+            raise OverBudget(f"the run used {self.used_cpu:.1f} CPU seconds, more than this "
                              f"server's {self.cpu_seconds:g} per run (the operator's "
                              "MEDAL_RUN_CPU_SECONDS); smaller K1, K2, C or iterations finish "
                              "sooner")
