@@ -150,13 +150,14 @@ def _bad_leaf(v) -> str | None:
     return None
 
 
-def _first_bad(value, max_depth: int):
-    """(path, message) of the first value nested too deeply or out of range, else None."""
+def _first_bad(value, max_depth: int, leaf=_bad_leaf, strings: bool = False):
+    """(path, message) of the first value nested too deeply or out of range (``leaf``
+    says which numbers, and strings when ``strings``), else None."""
     if isinstance(value, (dict, list)):
         if max_depth < 0:
             return [], f"nested more than {max_depth} levels deep"
     else:
-        message = _bad_leaf(value)
+        message = leaf(value)
         return None if message is None else ([], message)
     keys: list = [None]
     iters = [iter(value.items()) if isinstance(value, dict) else enumerate(value)]
@@ -173,8 +174,8 @@ def _first_bad(value, max_depth: int):
                 return keys[:], f"nested more than {max_depth} levels deep"
             iters.append(iter(v.items()) if isinstance(v, dict) else enumerate(v))
             keys.append(None)
-        elif type(v) in (int, float):
-            message = _bad_leaf(v)
+        elif type(v) in (int, float) or (strings and type(v) is str):
+            message = leaf(v)
             if message is not None:
                 return keys[:], message
     return None
@@ -705,37 +706,21 @@ def check_container_count(raw: bytes, max_bytes: int | None = None) -> None:
 def check_shape(data) -> None:
     """The whole document, extra keys included: nested at most MAX_DEPTH levels, every
     number finite and within +-2**53, every integer within 64 bits."""
-    bad = _first_bad(data, MAX_DEPTH)
+    bad = _first_bad(data, MAX_DEPTH, _bad_value, strings=True)
     if bad is not None:
         _fail(*bad)
-    stack = [data]
-    while stack:
-        v = stack.pop()
-        if type(v) is dict:
-            stack.extend(v.values())
-        elif type(v) is list:
-            stack.extend(v)
-        elif type(v) in (int, float) and not -MAX_NUMBER <= v <= MAX_NUMBER:
-            _fail(_path_to(data, lambda x: type(x) in (int, float)
-                           and not -MAX_NUMBER <= x <= MAX_NUMBER),
-                  f"{_short(v)} is out of range (a trace's numbers lie within +-2**53)")
-        elif type(v) is str and len(v) > MAX_STRING:
-            _fail(_path_to(data, lambda x: type(x) is str and len(x) > MAX_STRING),
-                  f"a string of {len(v):,} characters; the limit is {MAX_STRING:,}")
 
 
-def _path_to(data, pred) -> list:
-    """The path of the first value for which ``pred`` holds (depth-first)."""
-    stack = [(data, [])]
-    while stack:
-        v, p = stack.pop()
-        if pred(v):
-            return p
-        if type(v) is dict:
-            stack.extend((x, p + [k]) for k, x in reversed(list(v.items())))
-        elif type(v) is list:
-            stack.extend((x, p + [i]) for i, x in reversed(list(enumerate(v))))
-    return []
+def _bad_value(v) -> str | None:
+    """A leaf of a trace out of bounds: numbers within +-2**53 and finite, strings of
+    at most MAX_STRING characters."""
+    if type(v) is str:
+        if len(v) > MAX_STRING:
+            return f"a string of {len(v):,} characters; the limit is {MAX_STRING:,}"
+        return None
+    if not -MAX_NUMBER <= v <= MAX_NUMBER:   # also false for NaN
+        return f"{_short(v)} is out of range (a trace's numbers lie within +-2**53)"
+    return None
 
 
 def entropy_ceiling(data: dict) -> float:

@@ -2,17 +2,12 @@
 or a normal run, never a traceback."""
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 import torch
 
 from medal.cli import MAX_ERROR_CHARS, error_line, main, train_memory_estimate
 from medal.tasks.countdown import problem_from_prompt
 
-ROOT = Path(__file__).resolve().parents[1]
 P = '{"numbers": [4, 18, 13], "target": 20}'
 
 

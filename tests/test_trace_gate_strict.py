@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import gzip
 import json
-import math
 import time
 from pathlib import Path
 

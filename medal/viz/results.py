@@ -6,7 +6,6 @@ table, and as accuracy against cost with the Pareto frontier.
 """
 from __future__ import annotations
 
-import json
 import math
 
 from ..errors import InputError, TraceError
