@@ -682,8 +682,10 @@ ENTROPY_CEILING = math.log(2 ** 24)   # ln V when the trace does not record V
 P_TOLERANCE = 1e-6
 Q_TOLERANCE = 1e-6
 #: the most "render units" (timeline positions x answer slots, plus nodes x slots) a
-#: trace may cost the views and the export; a 500-iteration LLaDA trace needs ~1.5 M
-MAX_RENDER_UNITS = 20_000_000
+#: trace may cost the views and the export: the 156-iteration Countdown trace of
+#: scripts/bench_export.py is ~105,000 units (8 s of CPU to export); a 500-iteration
+#: LLaDA trace (256 slots) ~1.1 M
+MAX_RENDER_UNITS = 2_000_000
 
 
 def max_containers(max_bytes: int) -> int:

@@ -42,6 +42,14 @@ def test_medal_app_refuses_unknown_flags_and_an_empty_address(monkeypatch, capsy
     assert started == []
 
 
+def test_a_closed_tabs_session_is_dropped_soon():
+    """Streamlit keeps a disconnected session (its run, its uploads) 120 s by default."""
+    from pathlib import Path
+    assert serving.STREAMLIT_OPTIONS["server.disconnectedSessionTTL"] <= 10
+    toml = (Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text()
+    assert "disconnectedSessionTTL = 10" in toml
+
+
 def test_the_app_reads_flags_only_when_started_as_the_app(monkeypatch):
     """Under pytest (or a notebook) sys.argv is not the operator's: only the environment."""
     monkeypatch.setattr("sys.argv", ["pytest", "--whatever"])
