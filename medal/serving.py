@@ -247,6 +247,9 @@ class ModelCache:
     def __len__(self) -> int:
         return len(self._items)
 
+    def __contains__(self, key) -> bool:
+        return key in self._items
+
 
 MODEL_CACHE = ModelCache()
 

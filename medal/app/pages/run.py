@@ -86,7 +86,7 @@ def cached_model(spec: str, options: tuple):
     """The model, loaded once for every session: in the server's own cache, which a
     visitor's ``clear_cache`` message does not reach (st.cache_resource's would)."""
     key = (spec, options)
-    if key not in serving.MODEL_CACHE._items:
+    if key not in serving.MODEL_CACHE:
         with st.spinner("Loading the model…"):
             return serving.MODEL_CACHE.get(
                 key, lambda: serving.load_allowed_model(SERVING, spec, dict(options)))
