@@ -486,7 +486,7 @@ medalUnpack().then(function (data) {
     else if (e.key === " ") { play(); e.preventDefault(); }
   });
   window.medalExport = {show: show, frames: frames.length, position: function () { return pos; },
-                        inspect: inspect};
+                        inspect: inspect, frame: function (i) { return frames[i]; }};
   show(pos);
   var winnerCard = Object.keys(cards).filter(function (k) { return cards[k].badges.indexOf("winning") >= 0; })[0];
   if (winnerCard !== undefined) inspect(Number(winnerCard));
