@@ -683,8 +683,8 @@ P_TOLERANCE = 1e-6
 Q_TOLERANCE = 1e-6
 #: the most "render units" (timeline positions x answer slots, plus nodes x slots) a
 #: trace may cost the views and the export: the 156-iteration Countdown trace of
-#: scripts/bench_export.py is ~105,000 units (8 s of CPU to export); a 500-iteration
-#: LLaDA trace (256 slots) ~1.1 M
+#: scripts/bench_export.py (4.7 MB) is ~0.24 M units (8 s of CPU to export), a 19 MB
+#: one of 368 iterations and 2,945 nodes ~1.3 M (88 s); docs/SERVING.md
 MAX_RENDER_UNITS = 2_000_000
 
 
@@ -877,13 +877,14 @@ def check_bounds(data: dict) -> None:
 
 def render_units(data: dict) -> int:
     """What a trace costs the views and the export, in answer slots drawn: every
-    timeline position draws the answer, the heatmap row and up to 60 tree nodes; every
-    node (up to 400 inspector cards) its slots. Counted from the lengths alone."""
+    timeline position draws the answer, the heatmap row and up to 60 tree nodes (and
+    walks the tree as it stood, ~1/4 unit a node); every node (up to 400 inspector
+    cards) its slots. Counted from the lengths alone."""
     L = data["run"]["config"]["gen_length"]
     nodes = len(data["tree"]["nodes"]) if data["tree"] else 0
     positions = (3 + 4 * len(data["iterations"]) + len(data["decode"])
                  + len((data["comparison"] or {}).get("steps") or []))
-    return positions * (L + 60) + min(nodes, 400) * L * 4 + nodes
+    return positions * (L + 60 + nodes // 4) + min(nodes, 400) * L * 4 + nodes
 
 
 def check_cost(data: dict, most: int | None = None) -> None:
