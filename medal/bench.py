@@ -241,7 +241,8 @@ def run_sharded(args_model, task_name, problems, strategies, config, out: Path, 
 def _write(path: Path, data) -> None:
     from .trace import dumps
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(dumps(data) + "\n")
+    from .files import write_atomic
+    write_atomic(path, dumps(data) + "\n")
 
 
 def sweep(model, task_name, problems, param: str, values: list, base: GenerationConfig,
@@ -267,7 +268,8 @@ def plot_html(rows: list[dict], x: str, y: str, title: str, path: Path, labels=N
         text=labels, textposition="top center",
         error_y=dict(type="data", symmetric=False, array=err[1], arrayminus=err[0]) if err else None))
     fig.update_layout(title=title, xaxis_title=x, yaxis_title=y, template="plotly_white")
-    fig.write_html(str(path), include_plotlyjs=True, full_html=True)
+    from .files import write_atomic
+    write_atomic(path, fig.to_html(include_plotlyjs=True, full_html=True))
 
 
 def timer() -> float:

@@ -17,11 +17,21 @@ TRAIN_RANGES = {"steps": (1, 10_000_000), "batch_size": (1, 65_536), "layers": (
                 "threads": (1, 1024)}
 
 
+MAX_ERROR_CHARS = 300  # an error line quotes its input; a huge input is cut, not echoed
+
+
+def error_line(message) -> str:
+    """``error: ...`` in one line of at most MAX_ERROR_CHARS characters (a 100,000-number
+    --problem is not echoed back whole)."""
+    text = "error: " + " ".join(str(message).split())
+    return text if len(text) <= MAX_ERROR_CHARS else text[:MAX_ERROR_CHARS - 1] + "…"
+
+
 class Parser(argparse.ArgumentParser):
     """Bad flags give one ``error:`` line (and exit status 2), like every other error."""
 
     def error(self, message):
-        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
+        self.exit(2, error_line(f"{message} (see {self.prog} --help)") + "\n")
 
 
 def _range_help(name: str, low, high) -> str:
@@ -100,6 +110,42 @@ def _check_output(path: str | None, flag: str, directory: bool = False) -> None:
         raise InputError(f"{flag} {path}: the folder {parent} is not writable")
 
 
+def available_memory() -> int | None:
+    """Bytes of memory this machine can still give (MemAvailable), or None if unknown."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def train_memory_estimate(layers: int, width: int, batch_size: int, length: int,
+                          vocab: int = 128) -> int:
+    """Bytes training the built-in model needs, roughly: float32 weights, gradients and
+    Adam's two moments (16 bytes a parameter) and the activations a step keeps for the
+    backward pass (~24 floats per token, layer and width, plus the attention scores)."""
+    params = layers * (12 * width * width + 13 * width) + (2 * vocab + length) * width
+    activations = batch_size * length * layers * (24 * width + 4 * length) * 4
+    return 16 * params + activations
+
+
+def _check_train_memory(args) -> None:
+    """Refuse a model that cannot fit before allocating it (an OOM kill says nothing)."""
+    length = (args.prompt_length or 26) + (args.answer_length or 28)
+    need = train_memory_estimate(args.layers, args.width, args.batch_size, length)
+    have = available_memory()
+    if have is not None and need > 0.8 * have:
+        raise InputError(f"training {args.layers} layers x {args.width} wide with batches of "
+                         f"{args.batch_size} needs about {need / 2**30:.1f} GiB; this machine "
+                         f"has {have / 2**30:.1f} GiB available. Use a smaller --width, "
+                         "--layers or --batch-size")
+
+
 def _train(args) -> int:
     for name, (low, high) in TRAIN_RANGES.items():
         _check_range(name, getattr(args, name), low, high)
@@ -109,6 +155,7 @@ def _train(args) -> int:
     if not 0 < args.lr <= 10:
         raise InputError(f"--lr must be above 0 and at most 10, got {args.lr}")
     _check_output(args.out, "--out", directory=True)
+    _check_train_memory(args)
     from .train import train
     info = train(task=args.task, out=args.out, steps=args.steps, batch_size=args.batch_size,
                  lr=args.lr, seed=args.seed, n_layer=args.layers, n_embd=args.width,
@@ -184,6 +231,8 @@ def _bench(args) -> int:
         _check_problems_file(args.problems)
     out = Path(args.out)
     _check_output(args.out, "--out")
+    from .files import refuse_overwriting_input
+    refuse_overwriting_input([args.problems], args.out, "--out")
     for sibling in (["frontier.html"] if args.frontier else []) + [
             f"sweep_{n}.{ext}" for n, _ in sweeps for ext in ("json", "html")]:
         _check_output(str(out.with_name(sibling)), "--out")
@@ -389,11 +438,20 @@ def _serve(args) -> int:
     from . import serving
     from .app import MAIN
     settings = serving.parse_settings(argv=args.serving_flags)  # bad values: error now
+    if not args.address.strip():
+        # Streamlit would read '' as every interface; a server is bound only where the
+        # operator says
+        raise InputError("--address must name an address to listen on, e.g. localhost "
+                         "(this machine only) or this machine's LAN IP; '' would mean every "
+                         "interface")
     serving.keep_on_machine()
     from streamlit.web import cli as st_cli
     # the options of .streamlit/config.toml as flags: an installed package has no such file
     # beside the directory it is started from
-    options = [a for k, v in serving.STREAMLIT_OPTIONS.items() for a in (f"--{k}", str(v))]
+    streamlit_options = dict(serving.STREAMLIT_OPTIONS)
+    # the uploader refuses exactly what the gate refuses: the operator's trace size limit
+    streamlit_options["server.maxUploadSize"] = serving.upload_mb(settings.max_trace_bytes)
+    options = [a for k, v in streamlit_options.items() for a in (f"--{k}", str(v))]
     sys.argv = ["streamlit", "run", str(MAIN), *options, "--server.address", args.address,
                 "--server.port", str(args.port), "--", *args.serving_flags]
     print(f"serving {len(settings.models)} models to visitors; remote code "
@@ -758,6 +816,9 @@ def _export(args) -> int:
     from .trace import load_trace
     from .viz.export import write_html
 
+    from .files import refuse_overwriting_input
+    refuse_overwriting_input([args.trace], args.out, "the output")
+    _check_output(args.out, "the output")
     trace = load_trace(args.trace)
     path = write_html(trace, args.out)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB): open it in any browser")
@@ -782,14 +843,14 @@ def main(argv: list[str] | None = None) -> int:
             _check_range("port", args.port, 1, 65535)
         return args.func(args)
     except MedalError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(error_line(exc), file=sys.stderr)
         return 2
     except OSError as exc:  # e.g. the disk filled up while writing an output
         where = f" {exc.filename}" if exc.filename else ""
-        print(f"error: cannot write or read{where}: {exc.strerror or exc}", file=sys.stderr)
+        print(error_line(f"cannot write or read{where}: {exc.strerror or exc}"), file=sys.stderr)
         return 2
     except RecursionError:
-        print("error: an input is nested too deeply", file=sys.stderr)
+        print(error_line("an input is nested too deeply"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

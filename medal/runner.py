@@ -45,8 +45,11 @@ class Evaluation:
         """One token per slot: argmax, or a draw from the top-k at ``temperature``."""
         if temperature <= 0:
             return self.top_tokens[:, 0].clone()
-        probs = self.top_probs.clamp_min(1e-12) ** (1.0 / temperature)
-        idx = torch.multinomial(probs / probs.sum(-1, keepdim=True), 1, generator=generator)
+        # softmax(log p / T) in log space: p ** (1 / T) underflows to all zeros for a
+        # small T (0.01 with p < 1e-4...), and multinomial refuses a zero row
+        logits = self.top_probs.float().clamp_min(1e-12).log() / temperature
+        probs = torch.softmax(logits, dim=-1)
+        idx = torch.multinomial(probs, 1, generator=generator)
         return self.top_tokens.gather(1, idx).squeeze(1)
 
 

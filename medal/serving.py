@@ -10,10 +10,22 @@ The person who starts the server decides, through environment variables or flags
     MEDAL_MAX_ITERATIONS=500            --max-iterations N      most MCTS iterations per run
     MEDAL_MAX_SAMPLES=10                --max-samples N         most Best-of-N samples per run
     MEDAL_MAX_PROBLEMS=50               --max-problems N        most problems per benchmark request
+    MEDAL_MAX_K1=20                     --max-k1 N              K1: most tokens kept per slot
+    MEDAL_MAX_K2=20                     --max-k2 N              K2: most children per expansion
+    MEDAL_MAX_CANDIDATES=20             --max-candidates N      C: most candidates per search
+    MEDAL_MAX_LC=64                     --max-lc N              L_c: most slots the search commits
+    MEDAL_MAX_TRACE_MB=20               --max-trace-mb N        largest trace upload (MiB); the
+                                                               uploader's server.maxUploadSize
+                                                               follows it
+    MEDAL_RUN_CPU_SECONDS=120           --run-cpu-seconds N     CPU seconds one run may use
+    MEDAL_RUN_MEMORY_MB=512             --run-memory-mb N       memory one run's search may hold (MiB)
+    MEDAL_SERVER_MEMORY_MB=4096         --server-memory-mb N    runs pause while the server holds more
     MEDAL_IMPLEMENTATION=native         (env only, for now)     LLaDA/Dream on MEDAL's own code
                                                                (default) or "remote": the
                                                                checkpoint's code (needs the
                                                                remote-code setting above)
+
+Unknown flags are an error (a typo would otherwise leave a limit at its default).
 
 e.g. ``MEDAL_MODELS=llada:/srv/llada@abc123 streamlit run app.py -- --trust-remote-code``.
 
@@ -35,25 +47,40 @@ from .errors import InputError, ModelLoadError
 ENV_TRUST = "MEDAL_TRUST_REMOTE_CODE"
 ENV_MODELS = "MEDAL_MODELS"
 LIMIT_ENV = {"max_gen_length": "MEDAL_MAX_GEN_LENGTH", "max_iterations": "MEDAL_MAX_ITERATIONS",
-             "max_samples": "MEDAL_MAX_SAMPLES", "max_problems": "MEDAL_MAX_PROBLEMS"}
+             "max_samples": "MEDAL_MAX_SAMPLES", "max_problems": "MEDAL_MAX_PROBLEMS",
+             "max_k1": "MEDAL_MAX_K1", "max_k2": "MEDAL_MAX_K2",
+             "max_candidates": "MEDAL_MAX_CANDIDATES", "max_lc": "MEDAL_MAX_LC",
+             "max_trace_mb": "MEDAL_MAX_TRACE_MB", "run_cpu_seconds": "MEDAL_RUN_CPU_SECONDS",
+             "run_memory_mb": "MEDAL_RUN_MEMORY_MB", "server_memory_mb": "MEDAL_SERVER_MEMORY_MB"}
 #: safe defaults: a run of the built-in models stays within seconds on a laptop core
+#: (docs/SERVING.md, "Budgets", has the figures measured with them)
 DEFAULT_LIMITS = {"max_gen_length": 256, "max_iterations": 500, "max_samples": 10,
-                  "max_problems": 50}
+                  "max_problems": 50, "max_k1": 20, "max_k2": 20, "max_candidates": 20,
+                  "max_lc": 64, "max_trace_mb": 20, "run_cpu_seconds": 120,
+                  "run_memory_mb": 512, "server_memory_mb": 4096}
 #: the largest value an operator may set (the engine's own range, medal.config.RANGES)
 LIMIT_CEILINGS = {"max_gen_length": 4096, "max_iterations": 100_000, "max_samples": 100,
-                  "max_problems": 100_000}
+                  "max_problems": 100_000, "max_k1": 1000, "max_k2": 1000,
+                  "max_candidates": 1000, "max_lc": 4096, "max_trace_mb": 1024,
+                  "run_cpu_seconds": 86_400, "run_memory_mb": 1_048_576,
+                  "server_memory_mb": 4_194_304}
 #: Streamlit's options for this app (the same as the checkout's .streamlit/config.toml, which
 #: an installed package does not have): given as flags by ``medal app``
 STREAMLIT_OPTIONS = {
     "browser.gatherUsageStats": "false",  # offline: nothing is sent outside the machine
     "server.headless": "true",
     "server.address": "localhost",        # bound to this machine unless the operator says
-    "server.maxUploadSize": 20,           # megabytes; medal.trace.MAX_TRACE_BYTES is 20 MiB
+    # megabytes of 10**6 bytes (the uploader's unit): upload_mb(MAX_TRACE_BYTES), so the
+    # uploader never refuses a trace the gate accepts; the gate says the exact limit
+    "server.maxUploadSize": 21,
     "server.runOnSave": "false",
     "client.toolbarMode": "minimal",
     "client.showErrorDetails": "none",    # visitors never see a traceback or server paths
     "global.showWarningOnDirectExecution": "false",
     "theme.base": "light",
+    # a closed tab's session (its run, its uploads) is dropped 10 s after it disconnects
+    # (Streamlit's default keeps it 120 s)
+    "server.disconnectedSessionTTL": 10,
 }
 UNAVAILABLE = ("model {spec!r} is not available on this server; pick one of the models "
                "listed (the person running the server chooses them)")
@@ -66,6 +93,12 @@ class Settings:
     trust_remote_code: bool = False
     extra_models: tuple[str, ...] = ()
     limits: dict = field(default_factory=lambda: dict(DEFAULT_LIMITS))
+
+    @property
+    def max_trace_bytes(self) -> int:
+        """The one trace size limit: the gate's, the CLI's and (rounded up to the
+        uploader's megabytes) the web uploader's."""
+        return self.limits["max_trace_mb"] * 2 ** 20
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -84,8 +117,22 @@ class Settings:
                 f"when starting it: {ENV_TRUST}=1).")
 
 
+def upload_mb(max_bytes: int) -> int:
+    """Streamlit's ``server.maxUploadSize`` for a limit of ``max_bytes``: its browser side
+    counts a megabyte as 10**6 bytes, its server as 2**20; rounded up in the smaller unit,
+    neither refuses what the trace gate (``max_bytes``) accepts, and a file between the
+    two gets the gate's exact message."""
+    return -(-max_bytes // 10 ** 6)
+
+
+class _Strict(argparse.ArgumentParser):
+    def error(self, message):
+        raise InputError(f"operator flags: {message} (known: --trust-remote-code, --models, "
+                         + ", ".join("--" + n.replace("_", "-") for n in LIMIT_ENV) + ")")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="streamlit run app.py --", add_help=False)
+    p = _Strict(prog="streamlit run app.py --", add_help=False, allow_abbrev=False)
     p.add_argument("--trust-remote-code", action="store_true", default=None)
     p.add_argument("--models", default=None)
     for name in LIMIT_ENV:
@@ -111,7 +158,7 @@ def parse_settings(environ=None, argv=None) -> Settings:
     (default: the script's arguments after ``--``); bad values raise InputError."""
     environ = os.environ if environ is None else environ
     argv = sys.argv[1:] if argv is None else argv
-    args, _ = _parser().parse_known_args(argv)
+    args = _parser().parse_args(argv)  # an unknown or misspelt flag is an error
     trust = (args.trust_remote_code if args.trust_remote_code is not None
              else environ.get(ENV_TRUST, "").strip().lower() in TRUE)
     models_text = args.models if args.models is not None else environ.get(ENV_MODELS, "")
@@ -125,8 +172,12 @@ def parse_settings(environ=None, argv=None) -> Settings:
 
 
 def current() -> Settings:
-    """The settings of this server process."""
-    return parse_settings()
+    """The settings of this server process: the flags after ``--`` when Streamlit runs the
+    app's script (``streamlit run app.py -- ...``, ``medal app ...``); in any other process
+    (a test, a notebook) only the environment, as its arguments are not the operator's."""
+    from pathlib import Path
+    started = Path(sys.argv[0]).name in ("app.py", "main.py") if sys.argv else False
+    return parse_settings(argv=None if started else [])
 
 
 # ---------------------------------------------------------------------- models
@@ -167,6 +218,55 @@ def load_allowed_model(settings: Settings, spec: str, options: dict, loader=None
         raise ModelLoadError(UNAVAILABLE.format(spec=spec[:80])) from None
 
 
+class ModelCache:
+    """The loaded models, shared by every session (at most ``max_entries``, the least
+    recently used dropped first). Not Streamlit's ``st.cache_resource``: any visitor's
+    browser can send Streamlit a ``clear_cache`` message, which empties those caches for
+    everyone; this one only the server's own code can clear."""
+
+    def __init__(self, max_entries: int = 3):
+        import threading
+        from collections import OrderedDict
+        self.max_entries = max_entries
+        self._items: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key, make):
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        value = make()   # outside the lock: loading may take a while
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.max_entries:
+                self._items.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, key) -> bool:
+        return key in self._items
+
+
+MODEL_CACHE = ModelCache()
+
+
+def run_budget(settings: Settings):
+    """The budget of one run under these settings (checked between engine steps)."""
+    from .viz.controller import RunBudget
+    lim = settings.limits
+    return RunBudget(cpu_seconds=lim["run_cpu_seconds"],
+                     memory_bytes=lim["run_memory_mb"] * 2 ** 20,
+                     server_memory_bytes=lim["server_memory_mb"] * 2 ** 20)
+
+
 # ---------------------------------------------------------------------- limits
 
 def check_limits(settings: Settings, config) -> None:
@@ -174,7 +274,11 @@ def check_limits(settings: Settings, config) -> None:
     lim = settings.limits
     checks = (("gen_length", config.gen_length, "max_gen_length", "answer length"),
               ("max_iterations", config.max_iterations, "max_iterations", "MCTS iterations"),
-              ("samples", config.samples, "max_samples", "Best-of-N samples"))
+              ("samples", config.samples, "max_samples", "Best-of-N samples"),
+              ("k1", config.k1, "max_k1", "tokens kept per slot (K1)"),
+              ("k2", config.k2, "max_k2", "children per expansion (K2)"),
+              ("candidates", config.candidates, "max_candidates", "candidates (C)"),
+              ("lc", config.lc, "max_lc", "slots committed by the search (L_c)"))
     for name, value, key, what in checks:
         if value is not None and value > lim[key]:
             raise InputError(f"{name} {value} is above this server's limit of {lim[key]} "

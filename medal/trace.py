@@ -426,8 +426,9 @@ def write_trace(trace: dict, path: str | Path) -> int:
     """Write the trace, packed (:func:`pack`), after checking it; returns its size in bytes."""
     text = dumps(trace, packed=True)
     validate_trace(json.loads(text))
+    from .files import write_atomic
     data = text.encode("utf-8")
-    Path(path).write_bytes(data)
+    write_atomic(path, data)
     return len(data)
 
 
@@ -444,6 +445,12 @@ def validate_trace(data: Any) -> dict:
     return check(data)
 
 
+def size_text(size: int, max_bytes: int) -> str:
+    """"21,000,000 bytes; the limit is 20,971,520 bytes (20 MiB)": the one wording of the
+    one size limit (the CLI, the gate and the app's uploader say the same)."""
+    return f"{size:,} bytes; the limit is {max_bytes:,} bytes ({max_bytes / 2**20:g} MiB)"
+
+
 def loads_trace(text: str | bytes, max_bytes: int = MAX_TRACE_BYTES) -> dict:
     """The one gate for trace text: parse with limits, validate, return the trace.
 
@@ -456,7 +463,7 @@ def loads_trace(text: str | bytes, max_bytes: int = MAX_TRACE_BYTES) -> dict:
     if isinstance(text, str) and size <= max_bytes:
         size = len(text.encode("utf-8", "surrogatepass"))
     if size > max_bytes:
-        raise TraceError(f"the trace is {size / 1e6:.1f} MB; the limit is {max_bytes / 1e6:.0f} MB")
+        raise TraceError(f"the trace is {size_text(size, max_bytes)}")
     return validate_trace(parse(bytes(text) if isinstance(text, bytearray) else text))
 
 
@@ -466,8 +473,7 @@ def load_trace(path: str | Path, max_bytes: int = MAX_TRACE_BYTES) -> dict:
         if not path.is_file():
             raise TraceError(f"no trace file at {path}")
         if path.stat().st_size > max_bytes:
-            raise TraceError(f"{path} is {path.stat().st_size / 1e6:.1f} MB; the limit is "
-                             f"{max_bytes / 1e6:.0f} MB")
+            raise TraceError(f"{path} is {size_text(path.stat().st_size, max_bytes)}")
         raw = path.read_bytes()
     except OSError as exc:
         raise TraceError(f"cannot read {path}: {exc.strerror or exc}") from None

@@ -69,7 +69,8 @@ def parse(raw: str | bytes) -> Any:
                              "UTF-8 JSON file exported by the app or written by --trace") from None
     # NaN and Infinity are refused as they are read; 1e999 (inf) and integers beyond 64
     # bits by the schema's number types and check_plain; > 4300 digits by Python itself
-    hooks: dict = {"parse_constant": _no_constant}
+    hooks: dict = {"parse_constant": _no_constant, "object_pairs_hook": _unique_keys}
+    check_container_count(raw)
     try:
         data = json.loads(text, **hooks)
     except Invalid as exc:
@@ -81,6 +82,9 @@ def parse(raw: str | bytes) -> Any:
                          f"{exc.colno}); a trace is the JSON file exported by the app or "
                          "written by --trace") from None
     except ValueError as exc:  # e.g. Python's 4300-digit limit on int()
+        if "digits" in str(exc):
+            raise TraceError("the file is not a trace: it holds an integer of more than 4300 "
+                             "digits") from None
         raise TraceError(f"the file is not a trace: {str(exc)[:200]}") from None
     if b"\\u" in raw and _SURROGATE_ESCAPE.search(raw):
         try:  # a valid pair (an escaped emoji) is fine; a lone half cannot be encoded
@@ -91,6 +95,20 @@ def parse(raw: str | bytes) -> Any:
         except (RecursionError, ValueError):
             pass  # deep nesting: reported by the depth check below
     return data
+
+
+def _unique_keys(pairs: list) -> dict:
+    """An object from its (key, value) pairs; a key given twice is refused (json.loads
+    would keep the last one silently, so two readers could see two different traces)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise Invalid(f"the key {_short(key)} appears twice in one object (a JSON "
+                              "object names each key once)")
+            seen.add(key)
+    return out
 
 
 def _find_surrogate(data) -> list:
@@ -113,22 +131,54 @@ def _find_surrogate(data) -> list:
 
 def check_plain(value, path: list, max_depth: int = MAX_DEPTH) -> None:
     """Free-form parts (problem, model, timing...): bounded depth, finite numbers, ints of
-    bounded size. Iterative, so no recursion limit is reached."""
-    stack = [(value, path, 0)]
-    while stack:
-        v, p, d = stack.pop()
-        if d > max_depth:
-            _fail(p, f"nested more than {max_depth} levels deep")
-        if isinstance(v, float):
-            if not math.isfinite(v):
-                _fail(p, "not a finite number")
-        elif isinstance(v, int) and not isinstance(v, bool):
-            if not INT_MIN <= v <= INT_MAX:
-                _fail(p, "integer out of range (64-bit integers)")
-        elif isinstance(v, dict):
-            stack.extend((x, p + [k], d + 1) for k, x in v.items())
-        elif isinstance(v, list):
-            stack.extend((x, p + [i], d + 1) for i, x in enumerate(v))
+    bounded size. Iterative, so no recursion limit is reached; it keeps one iterator per
+    level (not one entry per element), and finds the failing path only on failure."""
+    bad = _first_bad(value, max_depth)
+    if bad is None:
+        return
+    at, message = bad
+    _fail(path + at, message)
+
+
+def _bad_leaf(v) -> str | None:
+    if type(v) is float:
+        if not math.isfinite(v):
+            return "not a finite number"
+    elif type(v) is int:
+        if not INT_MIN <= v <= INT_MAX:
+            return "integer out of range (64-bit integers)"
+    return None
+
+
+def _first_bad(value, max_depth: int, leaf=_bad_leaf, strings: bool = False):
+    """(path, message) of the first value nested too deeply or out of range (``leaf``
+    says which numbers, and strings when ``strings``), else None."""
+    if isinstance(value, (dict, list)):
+        if max_depth < 0:
+            return [], f"nested more than {max_depth} levels deep"
+    else:
+        message = leaf(value)
+        return None if message is None else ([], message)
+    keys: list = [None]
+    iters = [iter(value.items()) if isinstance(value, dict) else enumerate(value)]
+    while iters:
+        item = next(iters[-1], None)
+        if item is None:
+            iters.pop()
+            keys.pop()
+            continue
+        keys[-1] = item[0]
+        v = item[1]
+        if isinstance(v, (dict, list)):
+            if len(iters) > max_depth:
+                return keys[:], f"nested more than {max_depth} levels deep"
+            iters.append(iter(v.items()) if isinstance(v, dict) else enumerate(v))
+            keys.append(None)
+        elif type(v) in (int, float) or (strings and type(v) is str):
+            message = leaf(v)
+            if message is not None:
+                return keys[:], message
+    return None
 
 
 # ---------------------------------------------------------------------- schema
@@ -671,12 +721,245 @@ def check(data: Any) -> dict:
     if data.get("version") != TRACE_VERSION or type(data.get("version")) is not int:
         raise TraceError(f"trace version {_short(data.get('version'))} is not supported "
                          f"(this MEDAL Explorer reads version {TRACE_VERSION})")
+    check_shape(data)
     check_schema(data)
     try:
         check_meaning(data)
         if "fork" in data:
             check_fork(data)
+        check_bounds(data)
     except (KeyError, IndexError, TypeError, AttributeError) as exc:  # pragma: no cover
         # the schema makes these impossible; never let one escape the gate
         raise TraceError(f"invalid trace: {type(exc).__name__} {exc}") from None
     return data
+
+
+# ---------------------------------------------------------------------- bounds (issue 21)
+# What a recorded run can hold, beyond types: numbers in their ranges, counts that the
+# run's own budget could have produced, strings of bounded length, no deep nesting
+# anywhere (node extras included), and a cost to render known before it is spent.
+
+MAX_CONTAINERS_PER_MB = 55_000  # a real trace holds ~30,000 arrays/objects per MB
+MAX_STRING = 20_000             # characters in a prompt, an answer, a "why"...
+MAX_SHORT_STRING = 200          # a token's text, a strategy or phase name
+SHORT_STRINGS = {"token_text", "text", "strategy", "phase", "stop_reason", "scoring",
+                 "simulation", "reward", "name", "candidate_choice", "scoring_scope"}
+MAX_NUMBER = 2 ** 53            # every number the page's JavaScript reads exactly
+MAX_REWARD = 1e6                # |Q|, |W / N|, rewards (a reward is an entropy drop plus a bonus)
+ENTROPY_CEILING = math.log(2 ** 24)   # ln V when the trace does not record V
+P_TOLERANCE = 1e-6
+Q_TOLERANCE = 1e-6
+#: the most "render units" (timeline positions x answer slots, plus nodes x slots) a
+#: trace may cost the views and the export: the 156-iteration Countdown trace of
+#: scripts/bench_export.py (4.7 MB) is ~0.24 M units (8 s of CPU to export), a 19 MB
+#: one of 368 iterations and 2,945 nodes ~1.3 M (88 s); docs/SERVING.md
+MAX_RENDER_UNITS = 2_000_000
+
+
+def max_containers(max_bytes: int) -> int:
+    return max(10_000, int(max_bytes / 1e6 * MAX_CONTAINERS_PER_MB))
+
+
+def check_container_count(raw: bytes, max_bytes: int | None = None) -> None:
+    """Before parsing: the number of JSON arrays and objects (counted as brackets, so an
+    upper bound) within what a real trace of this size holds. Millions of empty arrays
+    cost the parser and every later walk far more than their bytes suggest."""
+    from .trace import MAX_TRACE_BYTES
+    most = max_containers(max(len(raw), MAX_TRACE_BYTES if max_bytes is None else max_bytes))
+    count = raw.count(b"[") + raw.count(b"{")
+    if count > most:
+        raise TraceError(f"the file holds {count:,} arrays and objects; a trace of this size "
+                         f"holds at most {most:,} (a real one about "
+                         f"{MAX_CONTAINERS_PER_MB * len(raw) // 2_000_000:,})")
+
+
+def check_shape(data) -> None:
+    """The whole document, extra keys included: nested at most MAX_DEPTH levels, every
+    number finite and within +-2**53, every integer within 64 bits."""
+    bad = _first_bad(data, MAX_DEPTH, _bad_value, strings=True)
+    if bad is not None:
+        _fail(*bad)
+
+
+def _bad_value(v) -> str | None:
+    """A leaf of a trace out of bounds: numbers within +-2**53 and finite, strings of
+    at most MAX_STRING characters."""
+    if type(v) is str:
+        if len(v) > MAX_STRING:
+            return f"a string of {len(v):,} characters; the limit is {MAX_STRING:,}"
+        return None
+    if not -MAX_NUMBER <= v <= MAX_NUMBER:   # also false for NaN
+        return f"{_short(v)} is out of range (a trace's numbers lie within +-2**53)"
+    return None
+
+
+def entropy_ceiling(data: dict) -> float:
+    """ln V for the run's model when the trace records V (run.model.vocab_size), else a
+    ceiling no real vocabulary reaches (2**24 tokens)."""
+    v = (data["run"].get("model") or {}).get("vocab_size")
+    if type(v) is int and 2 <= v <= 2 ** 24:
+        return math.log(v)
+    return ENTROPY_CEILING
+
+
+def _in(value, low: float, high: float, path: list, what: str) -> None:
+    if value is not None and not low <= value <= high:
+        _fail(path, f"{_short(value)} is not a {what} (from {low:g} to {high:g})")
+
+
+def _short_strings(data: dict) -> None:
+    stack = [(data, [])]
+    while stack:
+        v, p = stack.pop()
+        if type(v) is dict:
+            for k, x in v.items():
+                if type(x) is str:
+                    if k in SHORT_STRINGS and len(x) > MAX_SHORT_STRING:
+                        _fail(p + [k], f"{len(x):,} characters; a name or a token's text "
+                                       f"has at most {MAX_SHORT_STRING}")
+                elif type(x) in (dict, list):
+                    stack.append((x, p + [k]))
+        elif type(v) is list:
+            for i, x in enumerate(v):
+                if type(x) is str:
+                    if p and p[-1] == "token_texts" and len(x) > MAX_SHORT_STRING:
+                        _fail(p + [i], f"{len(x):,} characters; a token's text has at most "
+                                       f"{MAX_SHORT_STRING}")
+                elif type(x) in (dict, list):
+                    stack.append((x, p + [i]))
+
+
+def _visits(row: dict, path: list, most: int) -> None:
+    """N within what the run's iterations could give, and Q = W / N (0 when N = 0)."""
+    n, w, q = row["N"], row["W"], row["Q"]
+    if n > most:
+        _fail(path + ["N"], f"{n} visits; {most} is the most this run's iterations can give")
+    _in(q, -MAX_REWARD, MAX_REWARD, path + ["Q"], "mean reward")
+    if n == 0:
+        if w != 0 or q != 0:
+            _fail(path, f"N = 0 but W = {_short(w)}, Q = {_short(q)} (an unvisited node has "
+                        "W = Q = 0)")
+    elif abs(q - w / n) > Q_TOLERANCE * max(1.0, abs(q)):
+        _fail(path + ["Q"], f"Q = {_short(q)} is not W / N = {_short(w / n)}")
+
+
+def check_bounds(data: dict) -> None:
+    """Numbers in their ranges and counts the run could have produced; called after
+    :func:`check_meaning`."""
+    run = data["run"]
+    cfg = run["config"]
+    L = cfg["gen_length"]
+    ln_v = entropy_ceiling(data)
+    h_tol = ln_v + 1e-4
+    _short_strings(data)
+    iterations = data["iterations"]
+    most_visits = (len(iterations) + 1) * max(cfg["k2"], cfg["k1"], 1)
+
+    def probs(values, path, what="probability"):
+        for j, x in enumerate(values):
+            _in(x, -P_TOLERANCE, 1 + P_TOLERANCE, path + [j], what)
+
+    def entropies(values, path):
+        for j, x in enumerate(values):
+            _in(x, 0.0, h_tol, path + [j], "entropy (nats, at most ln V)")
+
+    def action(a, path):
+        _in(a["p"], -P_TOLERANCE, 1 + P_TOLERANCE, path + ["p"], "probability")
+        _in(a["margin"], -P_TOLERANCE, 1 + P_TOLERANCE, path + ["margin"], "top-2 margin")
+        _in(a["entropy"], 0.0, h_tol, path + ["entropy"], "entropy (nats, at most ln V)")
+        _in(a["score"], -MAX_REWARD, MAX_REWARD, path + ["score"], "score")
+
+    tree = data["tree"]
+    for i, node in enumerate(tree["nodes"] if tree else []):
+        p = ["tree", "nodes", i]
+        _visits(node, p, most_visits)
+        for key in ("r_ig", "reward", "ucb"):
+            _in(node.get(key), -MAX_REWARD, MAX_REWARD, p + [key], "reward")
+        entropies(node["entropy"], p + ["entropy"])
+        _in(node["entropy_sum"], 0.0, L * h_tol, p + ["entropy_sum"], "sum of entropies")
+        for s, row in enumerate(node["top"]):
+            for j, t in enumerate(row or ()):
+                _in(t["p"], -P_TOLERANCE, 1 + P_TOLERANCE, p + ["top", s, j, "p"], "probability")
+        if node["action"] is not None:
+            action(node["action"], p + ["action"])
+        for j, a in enumerate(node["action_set"]):
+            action(a, p + ["action_set", j])
+    for k, it in enumerate(iterations):
+        p = ["iterations", k]
+        for d, level in enumerate(it["selection"]["levels"]):
+            for j, row in enumerate(level):
+                _visits(row, p + ["selection", "levels", d, j], most_visits)
+                if row["parent_N"] > most_visits:
+                    _fail(p + ["selection", "levels", d, j, "parent_N"],
+                          f"{row['parent_N']} visits; {most_visits} is the most this run's "
+                          "iterations can give")
+        if it["simulation"] is not None:
+            for j, r in enumerate(it["simulation"]["rewards"]):
+                _in(r, -MAX_REWARD, MAX_REWARD, p + ["simulation", "rewards", j], "reward")
+        if it["backpropagation"] is not None:
+            for j, u in enumerate(it["backpropagation"]["updates"]):
+                _visits(u, p + ["backpropagation", "updates", j], most_visits)
+
+    search = data["search"]
+    if search is not None:
+        cands = set(search["candidates"])
+        if search["winner"] is not None and search["winner"] not in cands:
+            _fail(["search", "winner"], f"node {search['winner']} is not one of the "
+                                        f"candidates {_short(search['candidates'])}")
+        for j, rec in enumerate(search["candidate_scores"]):
+            if rec["node"] not in cands:
+                _fail(["search", "candidate_scores", j, "node"],
+                      f"node {rec['node']} is not one of the candidates")
+            for key in ("root_entropy_sum", "remaining_entropy_sum"):
+                _in(rec[key], 0.0, L * h_tol, ["search", "candidate_scores", j, key],
+                    "sum of entropies")
+        if len(search["candidates"]) > cfg["candidates"] * max(cfg["k2"], 1):
+            _fail(["search", "candidates"], f"{len(search['candidates'])} candidates; the "
+                                            f"run collected at most C = {cfg['candidates']}")
+
+    # decode steps: each phase unmasks at least one slot a step, so at most L (or the
+    # configured steps) steps a phase; phases: phase C, one per candidate, one per sample
+    most_steps = max(L, cfg["steps"])
+    most_phases = cfg["candidates"] * max(cfg["k2"], 1) + cfg.get("samples", 1) + 2
+    for key, steps in (("decode", data["decode"]),
+                       ("comparison", (data["comparison"] or {}).get("steps") or [])):
+        base = [key] if key == "decode" else ["comparison", "steps"]
+        per_phase: dict = {}
+        for k, step in enumerate(steps):
+            n = per_phase[step["phase"]] = per_phase.get(step["phase"], 0) + 1
+            if n > most_steps:
+                _fail(base + [k], f"more than {most_steps} decoding steps in phase "
+                                  f"{_short(step['phase'])} (gen_length {L}: each step "
+                                  "unmasks at least one slot)")
+            if len(per_phase) > most_phases:
+                _fail(base + [k, "phase"], f"more than {most_phases} decoding phases (phase "
+                                           "C, one per candidate, one per sample)")
+            entropies(step["entropy"], base + [k, "entropy"])
+            el = step.get("eligible")
+            if el:
+                probs(el["p"], base + [k, "eligible", "p"])
+                probs(el["margin"], base + [k, "eligible", "margin"], "top-2 margin")
+                entropies(el["entropy"], base + [k, "eligible", "entropy"])
+    check_cost(data)
+
+
+def render_units(data: dict) -> int:
+    """What a trace costs the views and the export, in answer slots drawn: every
+    timeline position draws the answer, the heatmap row and up to 60 tree nodes (and
+    walks the tree as it stood, ~1/4 unit a node); every node (up to 400 inspector
+    cards) its slots. Counted from the lengths alone."""
+    L = data["run"]["config"]["gen_length"]
+    nodes = len(data["tree"]["nodes"]) if data["tree"] else 0
+    positions = (3 + 4 * len(data["iterations"]) + len(data["decode"])
+                 + len((data["comparison"] or {}).get("steps") or []))
+    return positions * (L + 60 + nodes // 4) + min(nodes, 400) * L * 4 + nodes
+
+
+def check_cost(data: dict, most: int | None = None) -> None:
+    """Refuse a trace whose views would cost more than ``most`` render units, before
+    any view is drawn."""
+    most = MAX_RENDER_UNITS if most is None else most
+    units = render_units(data)
+    if units > most:
+        _fail([], f"drawing this trace would cost {units:,} units (timeline positions x "
+                  f"answer slots); this server draws at most {most:,}")

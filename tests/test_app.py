@@ -212,9 +212,11 @@ def test_bad_uploads_show_a_clear_error(app, content, message):
 
 
 def test_oversized_upload_is_refused(app, monkeypatch):
-    monkeypatch.setattr(medal.trace, "MAX_TRACE_BYTES", 100)
-    upload(app, "big.json", b" " * 500)
-    assert any("limited to" in e.value for e in app.error)
+    # the limit is the operator's setting (issue 21: one limit, one exact message)
+    monkeypatch.setenv("MEDAL_MAX_TRACE_MB", "1")
+    upload(app, "big.json", b" " * 1_500_000)
+    assert any("1,500,000 bytes; the limit is 1,048,576 bytes (1 MiB)" in e.value
+               for e in app.error), [e.value for e in app.error]
 
 
 def test_uploaded_trace_is_replayed_without_a_model(app):
@@ -392,7 +394,9 @@ def test_malformed_prompt_is_flagged_before_running(app):
     assert not any("not a countdown problem" in w.value for w in app.sidebar.warning)
 
 
-def test_k2_above_the_possible_is_reported(app):
+def test_k2_above_the_possible_is_reported(app, monkeypatch):
+    # an operator who allows K2 up to the engine's range (issue 21: the default is 20)
+    monkeypatch.setenv("MEDAL_MAX_K2", "1000")
     # within the engine's range but more actions than K1 x open slots: a warning
     configure(app, k2=500).run()
     button(app, "Next phase").click().run()
@@ -402,6 +406,20 @@ def test_k2_above_the_possible_is_reported(app):
     button(app, "Reset").click().run()
     button(app, "Next phase").click().run()
     assert any("k2 must be between 1 and 1000" in e.value for e in app.error)
+
+
+def test_k1_k2_c_lc_beyond_the_operators_limits_are_refused(app):
+    """Issue 21: K1, K2, C and L_c have operator limits (defaults 20, 20, 20, 64): a
+    visitor's K2 = 500 is refused with the limit and the setting that raises it."""
+    for name, value, env in (("k2", 500, "MEDAL_MAX_K2"), ("k1", 1000, "MEDAL_MAX_K1"),
+                             ("candidates", 1000, "MEDAL_MAX_CANDIDATES")):
+        configure(app, **{name: value}).run()
+        button(app, "Reset").click().run()
+        button(app, "Next phase").click().run()
+        errors = [e.value for e in app.error]
+        assert any("above this server's limit" in e and env in e for e in errors), errors
+        assert "run" not in app.session_state
+        configure(app, **{name: 3}).run()
 
 
 def test_node_click_opens_the_inspector_with_linked_highlights(app):

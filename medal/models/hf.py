@@ -377,11 +377,23 @@ def check_hub_reachable(source: ModelSource) -> None:
         pool.shutdown(wait=False)
 
 
+def refuse_pickled_weights(directory: Path, name: str) -> None:
+    """Weights only as ``pytorch_model*.bin`` are refused (issue 21): a .bin file is a
+    Python pickle, and loading one can run code; safetensors files hold tensors only."""
+    if any(directory.glob("pytorch_model*.bin")) and not any(directory.glob("*.safetensors")):
+        raise ModelLoadError(f"the checkpoint of {name} in {directory} has its weights only "
+                             "as pytorch_model*.bin (a Python pickle, which can run code when "
+                             "loaded); MEDAL reads safetensors only. Download the safetensors "
+                             "files of the model, or convert the weights once where you trust "
+                             "them (e.g. `safetensors.torch.save_file(torch.load(...))`)")
+
+
 def check_local_files(directory: Path, name: str) -> None:
     """A local checkpoint directory has a config, complete weights and a tokenizer."""
     if not directory.is_dir():
         raise ModelLoadError(f"no checkpoint directory at {directory} (model {name}); give "
                              "the folder that holds config.json and the *.safetensors files")
+    refuse_pickled_weights(directory, name)
     missing = []
     if not (directory / "config.json").is_file():
         missing.append("config.json")
@@ -389,7 +401,7 @@ def check_local_files(directory: Path, name: str) -> None:
     if index.is_file():
         shards = sorted(set(json.loads(index.read_text()).get("weight_map", {}).values()))
         missing += [s for s in shards if not (directory / s).is_file()]
-    elif not (any(directory.glob("*.safetensors")) or any(directory.glob("pytorch_model*.bin"))):
+    elif not any(directory.glob("*.safetensors")):
         missing.append("the weights (*.safetensors)")
     tokenizer_files = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "tokenizer.model")
     if not any((directory / f).is_file() for f in tokenizer_files):
@@ -604,7 +616,8 @@ class HFDiffusionLM(DiffusionLM):
         tokenizer = from_pretrained(transformers.AutoTokenizer, source,
                                     needs_remote_code=needs_code,
                                     trust_remote_code=trust_remote_code)
-        kwargs = {_dtype_keyword(): dt}
+        # safetensors only, from a folder or the hub: never a pickled pytorch_model.bin
+        kwargs = {_dtype_keyword(): dt, "use_safetensors": True}
         if dev.type == "cuda":
             index = dev.index if dev.index is not None else torch.cuda.current_device()
             kwargs["device_map"] = {"": index}  # straight to the GPU, no CPU copy

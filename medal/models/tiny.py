@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file
 
 from ..errors import InputError, ModelLoadError
 
@@ -172,10 +172,13 @@ def masked_diffusion_loss(model: TinyDLM, answers: torch.Tensor, prompts: torch.
 def save_checkpoint(model: TinyDLM, directory: str | Path, extra: dict) -> None:
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    save_file({k: v.contiguous() for k, v in model.state_dict().items()},
-              str(directory / "model.safetensors"))
+    from safetensors.torch import save
+
+    from ..files import write_atomic  # the whole file or the old one (issue 21)
+    write_atomic(directory / "model.safetensors",
+                 save({k: v.contiguous() for k, v in model.state_dict().items()}))
     meta = {"config": asdict(model.cfg), "vocab": CharTokenizer().vocab, **extra}
-    (directory / "config.json").write_text(json.dumps(meta, indent=2) + "\n")
+    write_atomic(directory / "config.json", json.dumps(meta, indent=2) + "\n")
 
 
 def load_checkpoint(directory: str | Path) -> tuple[TinyDLM, dict]:

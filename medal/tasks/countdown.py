@@ -76,7 +76,10 @@ def problem_from_prompt(prompt: str) -> CountdownProblem | None:
     m = _PROMPT_RE.search(prompt)
     if not m:
         return None
-    numbers = [int(x) for x in re.findall(r"\d+", m.group(1))]
+    digits = re.findall(r"\d+", m.group(1))
+    if any(len(x) > 12 for x in digits + [m.group(2)]):
+        return None  # far beyond any Countdown number (and int() refuses > 4300 digits)
+    numbers = [int(x) for x in digits]
     try:
         return parse_problem({"numbers": numbers, "target": int(m.group(2))})
     except InputError:

@@ -11,6 +11,7 @@ widget kind and help; defaults come from :class:`medal.config.GenerationConfig`.
 """
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import MISSING, dataclass, fields
 
@@ -26,17 +27,23 @@ MODES = ("phase", "iteration", "end")
 
 
 def advance(run, mode: str, *, max_seconds: float | None = None,
-            max_events: int | None = None) -> list:
-    """Step ``run`` by ``mode``; returns the events it went through ([] when finished)."""
+            max_events: int | None = None, budget: "RunBudget | None" = None) -> list:
+    """Step ``run`` by ``mode``; returns the events it went through ([] when finished).
+    ``budget``: checked after every event; a run over it raises :class:`OverBudget`."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     events = []
     t0 = time.perf_counter()
     while True:
+        c0 = time.thread_time()
         event = run.step()
+        if budget is not None:
+            budget.charge(time.thread_time() - c0)
         if event is None:
             break
         events.append(event)
+        if budget is not None:
+            budget.check(run)
         if mode == "phase":
             break
         if mode == "iteration" and event.kind in ITERATION_STOPS:
@@ -46,6 +53,85 @@ def advance(run, mode: str, *, max_seconds: float | None = None,
         if max_seconds is not None and time.perf_counter() - t0 >= max_seconds:
             break
     return events
+
+
+# ---------------------------------------------------------------------- budgets (issue 21)
+
+class OverBudget(_config.InputError):
+    """A run went over the operator's budget for one run; it is stopped and released."""
+
+
+def process_rss() -> int:
+    """This process's resident memory in bytes (0 where /proc is not available)."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def run_memory_estimate(run) -> int:
+    """Bytes a run's search holds, from its size: every node keeps its evaluation (the
+    top-64 tokens and probabilities of every slot, ~13 bytes each) and its trace record
+    (the top-K1 tokens of every slot as small dicts, ~300 bytes each)."""
+    from ..runner import TOP_K
+    trace = run.trace or {}
+    nodes = len((trace.get("tree") or {}).get("nodes") or ())
+    L = run.config.gen_length
+    k = max(run.config.k1, 3)
+    steps = len(trace.get("decode") or ()) + len((trace.get("comparison") or {}).get("steps") or ())
+    return nodes * L * (TOP_K * 13 + 300 * k + 64) + steps * L * 200
+
+
+@dataclass
+class RunBudget:
+    """What one run may spend (the operator's MEDAL_RUN_CPU_SECONDS, MEDAL_RUN_MEMORY_MB)
+    and what the whole server may hold (MEDAL_SERVER_MEMORY_MB): checked between engine
+    steps, so a run over budget stops within one step."""
+    cpu_seconds: float
+    memory_bytes: int
+    server_memory_bytes: int | None = None
+    used_cpu: float = 0.0
+
+    def charge(self, seconds: float) -> None:
+        self.used_cpu += max(0.0, seconds)
+
+    def check(self, run) -> None:
+        if self.used_cpu > self.cpu_seconds:
+            raise OverBudget(f"the run used {self.used_cpu:.1f} CPU seconds, more than this "
+                             f"server's {self.cpu_seconds:g} per run (the operator's "
+                             "MEDAL_RUN_CPU_SECONDS); smaller K1, K2, C or iterations finish "
+                             "sooner")
+        need = run_memory_estimate(run)
+        if need > self.memory_bytes:
+            raise OverBudget(f"the run's search holds about {need / 2**20:.0f} MiB, more than "
+                             f"this server's {self.memory_bytes / 2**20:.0f} MiB per run (the "
+                             "operator's MEDAL_RUN_MEMORY_MB); smaller K1, K2, C or a shorter "
+                             "answer need less")
+        if self.server_memory_bytes and process_rss() > self.server_memory_bytes:
+            raise OverBudget(f"the server is at its memory limit ({self.server_memory_bytes / 2**20:.0f} "
+                             "MiB, the operator's MEDAL_SERVER_MEMORY_MB) with other visitors' "
+                             "runs; try again later")
+
+
+def release(run) -> None:
+    """Drop what a stopped run's search holds (the engine's generator, its tree, the
+    recorder's node objects); its trace stays for the views. Then collect garbage."""
+    import gc
+    if run is None:
+        return
+    events = getattr(run, "_events", None)
+    if events is not None:
+        try:
+            events.close()
+        except Exception:  # noqa: BLE001 -- a half-run generator may raise on close
+            pass
+    for name in ("mcts",):
+        if hasattr(run, name):
+            setattr(run, name, None)
+    if getattr(run, "recorder", None) is not None:
+        run.recorder._nodes = {}
+    gc.collect()
 
 
 @dataclass(frozen=True)

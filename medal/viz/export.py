@@ -16,6 +16,7 @@ import base64
 import functools
 import gzip
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from .inspector import action_table, node_badges, node_label, node_stats, sequen
 from .order import answer_end, order_html, order_summary
 from .phases import current_phase, progress
 from .timeline import positions, trace_at
-from .tree import VIS_OPTIONS, tree_view, vis_assets
+from .tree import VIS_OPTIONS, layout, tree_view, vis_assets
 
 EXPORT_MAX_NODES = 60       # tree nodes drawn per position (the most visited are kept)
 INSPECTOR_MAX_NODES = 400   # nodes given an inspector card
@@ -43,17 +44,20 @@ def _grid_json(trace: dict, which: str) -> dict:
             "end": answer_end(trace, which)}
 
 
-def _tree_json(trace: dict) -> dict:
-    view = tree_view(trace, EXPORT_MAX_NODES)
+def _tree_json(trace: dict, xy: dict | None = None) -> dict:
+    view = tree_view(trace, EXPORT_MAX_NODES, xy=xy)
     return {"nodes": view.nodes, "edges": view.edges, "total": view.total,
             "shown": view.shown}
 
 
-def frame(trace: dict, index: int) -> dict:
+def frame(trace: dict, index: int, timeline: list | None = None,
+          xy: dict | None = None) -> dict:
     """Everything the exported page shows at position ``index`` of the run's timeline
-    (:mod:`.timeline`, the same positions the app steps through)."""
-    pos = positions(trace)[index]
-    t = trace_at(trace, index)
+    (:mod:`.timeline`, the same positions the app steps through; ``timeline``: those
+    positions, when the caller has them already)."""
+    timeline = positions(trace) if timeline is None else timeline
+    pos = timeline[index]
+    t = trace_at(trace, index, timeline)
     info = current_phase(t)
     frac, caption = progress(t)
     out = {"kind": pos.kind, "label": pos.label, "title": info.title, "detail": info.detail,
@@ -62,11 +66,19 @@ def frame(trace: dict, index: int) -> dict:
            "order": order_html(t), "task": task_view_html(t) or "",
            "heat": [_grid_json(t, "medal")] + ([_grid_json(t, "greedy")]
                                                 if t.get("comparison") else []),
-           "tree": _tree_json(t) if t.get("tree") else None,
+           "tree": _tree_json(t, xy) if t.get("tree") else None,
            "candidates": (candidate_table_html(t)
                           if (t.get("search") or {}).get("winner") is not None else ""),
            "summary": order_summary(t) if pos.kind == "finished" else None}
     return out
+
+
+def _finite(value):
+    """A figure for the page's JSON: an unvisited node's infinite UCB is shown as "∞"
+    (JSON has no infinity; allow_nan=False would refuse the whole page)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "∞" if value > 0 else ("−∞" if value < 0 else None)
+    return value
 
 
 def _inspector_cards(trace: dict) -> dict[str, dict]:
@@ -77,7 +89,7 @@ def _inspector_cards(trace: dict) -> dict[str, dict]:
         cards[str(nid)] = {
             "label": node_label(trace, nid), "badges": node_badges(trace, nid),
             "sequence": sequence_html(trace, nid),
-            "stats": {k: stats.get(k) for k in ("N", "W", "Q", "UCB", "r_IG", "depth")},
+            "stats": {k: _finite(stats.get(k)) for k in ("N", "W", "Q", "UCB", "r_IG", "depth")},
             "actions": [{k: r[k] for k in ("rank", "slot", "token", "p", "H", "margin",
                                            "s (recomputed)", "child")}
                         for r in action_table(trace, nid)],
@@ -100,9 +112,86 @@ def _inline_js(code: str) -> str:
     return code.replace("</script", "<\\/script")
 
 
+def _grid_delta(prev: dict | None, grid: dict) -> dict:
+    """A heatmap grid as the rows it adds to the same grid one position earlier: the
+    rows so far are kept (``keep``), only new ones travel. Without this every position
+    would carry every row so far -- a cost growing with the square of the positions."""
+    if prev is None or prev["title"] != grid["title"]:
+        return grid
+    keep = 0
+    for a, b, ma, mb, ya, yb in zip(prev["rows"], grid["rows"], prev["marks"], grid["marks"],
+                                    prev["y"], grid["y"]):
+        if a != b or ma != mb or ya != yb:
+            break
+        keep += 1
+    return dict(grid, keep=keep, rows=grid["rows"][keep:], marks=grid["marks"][keep:],
+                y=grid["y"][keep:])
+
+
+def _tree_delta(prev: dict | None, tree: dict | None) -> dict | None:
+    """A tree as the nodes that differ from the same tree one position earlier: ``ids``
+    in drawing order, ``nodes`` only the changed ones (the page takes the others from
+    the position before)."""
+    if prev is None or tree is None:
+        return tree
+    before = {n["id"]: n for n in prev["nodes"]}
+    changed = [n for n in tree["nodes"] if before.get(n["id"]) != n]
+    return dict(tree, ids=[n["id"] for n in tree["nodes"]], nodes=changed)
+
+
+def frame_deltas(trace: dict):
+    """The frames of :func:`frame`, each holding only what changed since the one before
+    (a key left out: as before; a heatmap: its new rows). The page rebuilds them."""
+    timeline = positions(trace)
+    xy = layout(trace)  # a node never moves as the tree grows: one layout for all
+    prev = None
+    for i in range(len(timeline)):
+        full = frame(trace, i, timeline, xy)
+        if prev is None:
+            yield full
+        else:
+            out = {k: v for k, v in full.items() if k not in prev or prev[k] != v}
+            if "heat" in out:
+                out["heat"] = [_grid_delta(prev["heat"][k] if k < len(prev["heat"]) else None, g)
+                               for k, g in enumerate(full["heat"])]
+            if "tree" in out:
+                out["tree"] = _tree_delta(prev["tree"], full["tree"])
+            yield out
+        prev = full
+
+
+def rebuild_frames(deltas: list[dict]) -> list[dict]:
+    """The full frames from :func:`frame_deltas`' output: what the page's script does on
+    load (kept here in Python so the tests check that the two agree)."""
+    out: list[dict] = []
+    for i, d in enumerate(deltas):
+        if not i:
+            out.append(d)
+            continue
+        before = out[-1]
+        f = {**before, **d}
+        if "tree" in d and d["tree"] is not None and "ids" in d["tree"]:
+            had = {n["id"]: n for n in (before["tree"] or {}).get("nodes", [])}
+            had.update((n["id"], n) for n in d["tree"]["nodes"])
+            f["tree"] = {k: v for k, v in d["tree"].items() if k != "ids"}
+            f["tree"]["nodes"] = [had[i] for i in d["tree"]["ids"]]
+        if "heat" in d:
+            grids = []
+            for k, g in enumerate(d["heat"]):
+                if "keep" in g:
+                    p, n = before["heat"][k], g["keep"]
+                    g = {**{x: v for x, v in g.items() if x != "keep"},
+                         "rows": p["rows"][:n] + g["rows"], "marks": p["marks"][:n] + g["marks"],
+                         "y": p["y"][:n] + g["y"]}
+                grids.append(g)
+            f["heat"] = grids
+        out.append(f)
+    return out
+
+
 def export_html(trace: dict) -> str:
     """The whole run as one HTML document."""
-    frames = [frame(trace, i) for i in range(len(positions(trace)))]
+    frames = list(frame_deltas(trace))
     cfg = run_config(trace)
     model = run_info(trace, "model") or {}
     meta = {"strategy": run_info(trace, "strategy", ""), "prompt": run_info(trace, "prompt", ""),
@@ -126,7 +215,8 @@ def export_html(trace: dict) -> str:
 
 def write_html(trace: dict, path: str | Path) -> Path:
     path = Path(path)
-    path.write_text(export_html(trace), encoding="utf-8")
+    from ..files import write_atomic
+    write_atomic(path, export_html(trace))
     return path
 
 
@@ -207,6 +297,28 @@ function medalUnpack() {
 medalUnpack().then(function (data) {
   "use strict";
   var frames = data.frames, cards = data.inspector;
+  // each frame holds what changed since the one before: fill in the rest (shared, not
+  // copied) and join each heatmap's kept rows with its new ones
+  frames.forEach(function (f, i) {
+    if (!i) return;
+    var before = frames[i - 1];
+    Object.keys(before).forEach(function (k) { if (!(k in f)) f[k] = before[k]; });
+    if (f.tree && f.tree.ids) {
+      var had = {};
+      (before.tree ? before.tree.nodes : []).forEach(function (n) { had[n.id] = n; });
+      f.tree.nodes.forEach(function (n) { had[n.id] = n; });
+      f.tree.nodes = f.tree.ids.map(function (id) { return had[id]; });
+      delete f.tree.ids;
+    }
+    f.heat.forEach(function (g, k) {
+      if (g.keep === undefined) return;
+      var p = before.heat[k];
+      g.rows = p.rows.slice(0, g.keep).concat(g.rows);
+      g.marks = p.marks.slice(0, g.keep).concat(g.marks);
+      g.y = p.y.slice(0, g.keep).concat(g.y);
+      delete g.keep;
+    });
+  });
   var pos = frames.length - 1, timer = null, selected = null;
   function el(id) { return document.getElementById(id); }
   function text(id, value) { el(id).textContent = value == null ? "" : String(value); }
@@ -374,7 +486,7 @@ medalUnpack().then(function (data) {
     else if (e.key === " ") { play(); e.preventDefault(); }
   });
   window.medalExport = {show: show, frames: frames.length, position: function () { return pos; },
-                        inspect: inspect};
+                        inspect: inspect, frame: function (i) { return frames[i]; }};
   show(pos);
   var winnerCard = Object.keys(cards).filter(function (k) { return cards[k].badges.indexOf("winning") >= 0; })[0];
   if (winnerCard !== undefined) inspect(Number(winnerCard));

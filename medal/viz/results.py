@@ -6,13 +6,18 @@ table, and as accuracy against cost with the Pareto frontier.
 """
 from __future__ import annotations
 
-import json
 import math
 
-from ..errors import InputError
+from ..errors import InputError, TraceError
+from .safe import plotly_text
 
 RESULTS_FORMAT = "medal-bench"
-MAX_RESULTS_BYTES = 50 * 1024 * 1024
+MAX_RESULTS_BYTES = 20 * 1024 * 1024
+MAX_DEPTH = 16            # a results file nests ~5 levels (records/i/problem/numbers)
+MAX_STRATEGIES = 100
+MAX_NAME = 200            # characters of a strategy name, the task, the model
+MAX_PROBLEMS = 10_000_000
+MAX_COST = 1e12           # forwards, sequences, seconds per problem
 #: cost measures a frontier can use: summary key -> axis title
 COSTS = {"mean_sequence_forwards": "sequences evaluated per problem (mean)",
          "mean_forwards": "batched forward calls per problem (mean)",
@@ -27,6 +32,70 @@ def _number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
+def _quote(value) -> str:
+    """A value from the file for an error message: short, and plain text (the page shows
+    messages as text, never as Markdown)."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _cut(name) -> str:
+    text = str(name)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _check_results_bounds(doc: dict) -> None:
+    """Meaning checks beyond the types (issue 21): names of bounded length, counts and
+    costs in sensible ranges, an interval inside [0, 1] around the accuracy."""
+    summary = doc["summary"]
+    if len(summary) > MAX_STRATEGIES:
+        raise ResultsError(f"the summary has {len(summary)} strategies; at most {MAX_STRATEGIES}")
+    for key in ("task", "model", "problems"):
+        v = doc.get(key)
+        if v is not None and (not isinstance(v, str) or len(v) > MAX_NAME * 5):
+            raise ResultsError(f'"{key}" must be text of at most {MAX_NAME * 5} characters')
+    for name, m in summary.items():
+        where = f"summary/{_cut(name)}"
+        if len(name) > MAX_NAME:
+            raise ResultsError(f"a strategy name of {len(name):,} characters; at most {MAX_NAME}")
+        n = m["n"]
+        if type(n) is not int or not 1 <= n <= MAX_PROBLEMS:
+            raise ResultsError(f"{where}/n must be a whole number of problems from 1 to "
+                               f"{MAX_PROBLEMS:,}, got {_quote(n)}")
+        correct = m.get("correct")
+        if correct is not None and (type(correct) is not int or not 0 <= correct <= n):
+            raise ResultsError(f"{where}/correct must be a whole number from 0 to n = {n}, "
+                               f"got {_quote(correct)}")
+        for key in ("mean_forwards", "mean_sequence_forwards", "mean_seconds",
+                    "mean_iterations", "mean_cache_hits"):
+            v = m.get(key)
+            if v is not None and not (_number(v) and 0 <= v <= MAX_COST):
+                raise ResultsError(f"{where}/{key} must be a number from 0 to {MAX_COST:g}, "
+                                   f"got {_quote(v)}")
+        ci = m.get("ci95")
+        if ci is not None and not (0 <= ci[0] <= m["accuracy"] + 1e-9
+                                   and m["accuracy"] - 1e-9 <= ci[1] <= 1):
+            raise ResultsError(f"{where}/ci95 must lie in [0, 1] around the accuracy, got "
+                               f"{_quote(ci)}")
+
+
+def _parse(data: bytes | str, max_bytes: int):
+    """JSON through the trace gate's hardened parser (no deep nesting, no 5000-digit
+    numbers, no NaN, no duplicate keys, bounded containers)."""
+    from ..trace_check import _first_bad, parse
+    try:
+        doc = parse(data)
+    except TraceError as exc:
+        reason = str(exc).split(";")[0].replace("the file is not a trace: ", "")
+        reason = reason.replace("invalid trace at", "at").replace("a trace", "a results file")
+        raise ResultsError(f"{reason}; give the file written by `python -m medal bench --out`") from None
+    bad = _first_bad(doc, MAX_DEPTH)
+    if bad is not None:
+        path, message = bad
+        raise ResultsError(f"at {'/'.join(map(str, path)) or '(top level)'}: {message}")
+    return doc
+
+
 def validate_results(doc) -> dict:
     """Check the parts the page reads; :class:`ResultsError` says what is wrong."""
     if not isinstance(doc, dict) or doc.get("format") != RESULTS_FORMAT:
@@ -34,38 +103,49 @@ def validate_results(doc) -> dict:
                            f'must be "{RESULTS_FORMAT}"); write one with '
                            "`python -m medal bench ... --out results.json`")
     if doc.get("version") != 1:
-        raise ResultsError(f"results version {doc.get('version')!r} is not supported (this "
+        raise ResultsError(f"results version {_quote(doc.get('version'))} is not supported (this "
                            "MEDAL Explorer reads version 1)")
     summary = doc.get("summary")
     if not isinstance(summary, dict) or not summary:
         raise ResultsError('the results have no "summary" of strategies')
     for name, m in summary.items():
         if not isinstance(m, dict):
-            raise ResultsError(f"summary/{name} is not an object")
+            raise ResultsError(f"summary/{_cut(name)} is not an object")
         for key in ("n", "accuracy", "mean_forwards", "mean_sequence_forwards"):
             if not _number(m.get(key)):
-                raise ResultsError(f"summary/{name}/{key} must be a number, got {m.get(key)!r}")
+                raise ResultsError(f"summary/{_cut(name)}/{key} must be a number, got "
+                                   f"{_quote(m.get(key))}")
         if not 0 <= m["accuracy"] <= 1:
-            raise ResultsError(f"summary/{name}/accuracy must lie in [0, 1], got {m['accuracy']}")
+            raise ResultsError(f"summary/{_cut(name)}/accuracy must lie in [0, 1], got "
+                               f"{_quote(m['accuracy'])}")
         ci = m.get("ci95")
         if ci is not None and not (isinstance(ci, list) and len(ci) == 2 and all(map(_number, ci))):
-            raise ResultsError(f"summary/{name}/ci95 must be [low, high], got {ci!r}")
+            raise ResultsError(f"summary/{_cut(name)}/ci95 must be [low, high], got {_quote(ci)}")
     if not isinstance(doc.get("records", []), list):
         raise ResultsError('"records" must be a list')
+    _check_results_bounds(doc)
     return doc
 
 
 def loads_results(data: bytes | str, max_bytes: int = MAX_RESULTS_BYTES) -> dict:
-    size = len(data.encode() if isinstance(data, str) else data)
+    """The one gate for a results file (the Benchmark page's upload): size, the hardened
+    parser, the shape and the meaning. Raises only :class:`ResultsError`."""
+    if not isinstance(data, (bytes, bytearray, str)):
+        raise ResultsError(f"a results file is JSON text, not {type(data).__name__}")
+    size = len(data)
+    if isinstance(data, str) and size <= max_bytes:
+        size = len(data.encode("utf-8", "surrogatepass"))
     if size > max_bytes:
-        raise ResultsError(f"the file is {size / 2**20:.1f} MB; the limit is "
-                           f"{max_bytes // 2**20} MB")
+        raise ResultsError(f"the file is {size:,} bytes; the limit is {max_bytes:,} bytes "
+                           f"({max_bytes / 2**20:g} MiB)")
+    doc = _parse(bytes(data) if isinstance(data, bytearray) else data, max_bytes)
     try:
-        doc = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ResultsError(f"the file is not valid JSON ({exc}); give the file written by "
-                           "`python -m medal bench --out`") from None
-    return validate_results(doc)
+        return validate_results(doc)
+    except ResultsError:
+        raise
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError,
+            OverflowError) as exc:  # pragma: no cover -- never let one escape the gate
+        raise ResultsError(f"invalid results file: {type(exc).__name__}") from None
 
 
 def summary_rows(doc: dict) -> list[dict]:
@@ -115,7 +195,7 @@ def frontier_figure(doc: dict, cost: str = "mean_sequence_forwards"):
     err_lo = [(m["accuracy"] - m["ci95"][0]) if m.get("ci95") else 0 for m in ms]
     data = [go.Scatter(
         x=[m[cost] for m in ms], y=[m["accuracy"] for m in ms], mode="markers+text",
-        text=[str(n) for n in names], textposition="top center",
+        text=[plotly_text(n) for n in names], textposition="top center",
         marker={"size": 12, "color": ["#d62728" if n in on else "#1f77b4" for n in names]},
         error_y={"type": "data", "array": err_hi, "arrayminus": err_lo, "thickness": 1.2},
         hovertemplate="%{text}<br>accuracy %{y:.1%}<br>cost %{x:.1f}<extra></extra>",
@@ -127,7 +207,7 @@ def frontier_figure(doc: dict, cost: str = "mean_sequence_forwards"):
                                name="frontier", hoverinfo="skip"))
     task = doc.get("task", "")
     return go.Figure(data=data, layout={
-        "title": {"text": f"{task}: accuracy against cost (red: on the frontier)"},
+        "title": {"text": plotly_text(f"{task}: accuracy against cost (red: on the frontier)")},
         "xaxis": {"title": {"text": COSTS[cost]}, "type": "log" if cost != "mean_seconds" else "log"},
         "yaxis": {"title": {"text": "accuracy (95% interval)"}, "tickformat": ".0%",
                   "rangemode": "tozero"},

@@ -17,6 +17,12 @@ import re
 _ALWAYS = re.compile(r"([\\`*~\[\]<>!&$|@]|(?<!\w)_|_(?!\w))")   # in_word_ underscores are text
 _COLON = re.compile(r":(?=\S)")                    # ":smile:", "http://" (not "error: x")
 _WWW = re.compile(r"(?i)(?<=www)\.")
+# GFM autolink literals are found in the *text* after Markdown is parsed, so a backslash
+# escape does not stop them: ``https://x``, ``www.x`` and ``a@b.c`` would still become
+# links. A word joiner (U+2060, invisible, no width) inside each pattern breaks it.
+_JOIN = "\u2060"
+_SCHEME = re.compile(r"(?i)(?<=[a-z0-9]):(?=/)")
+_AT = re.compile(r"@")
 _LINE_START = re.compile(r"(?m)^(\s*)([#>+=-]|\d+(?=[.)]))")
 
 
@@ -25,11 +31,15 @@ def md(value) -> str:
     ``st.info``...): the characters that would start a construct are backslash-escaped
     (CommonMark allows that for any ASCII punctuation), so ``14*3*2`` shows as is and
     ``[x](http://...)``, ``![](...)``, ``<b>``, ``:red[...]`` or ``$x$`` show as typed,
-    never as a link, image, style or formula. Ordinary text reads unchanged."""
+    never as a link, image, style or formula; bare URLs, ``www.`` hosts and e-mail
+    addresses get an invisible word joiner so that no autolink finds them. Ordinary text
+    reads unchanged."""
     text = "" if value is None else str(value)
+    text = _SCHEME.sub(_JOIN + ":", text)   # "https⁠://": no autolinked URL
+    text = _AT.sub(_JOIN + "@", text)       # "user⁠@host": no autolinked e-mail address
     text = _ALWAYS.sub(r"\\\1", text)
     text = _COLON.sub(r"\\:", text)
-    text = _WWW.sub(r"\\.", text)
+    text = _WWW.sub(_JOIN + r"\\.", text)  # "www⁠.host": no autolinked www. host
     return _LINE_START.sub(_line_start, text)
 
 

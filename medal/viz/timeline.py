@@ -129,12 +129,13 @@ def _tree_at(trace: dict, iteration: int, kind: str) -> dict:
     return {"root": trace["tree"]["root"], "nodes": nodes}
 
 
-def trace_at(trace: dict, index: int | None) -> dict:
-    """The trace as it stood at position ``index`` (None or the last: ``trace`` itself)."""
-    pos = positions(trace)
+def trace_at(trace: dict, index: int | None, timeline: list[Position] | None = None) -> dict:
+    """The trace as it stood at position ``index`` (None or the last: ``trace`` itself).
+    ``timeline``: ``positions(trace)``, when the caller has it already."""
+    pos = positions(trace) if timeline is None else timeline
     if not pos:
         return trace
-    index = clamp(trace, index)
+    index = len(pos) - 1 if index is None or index >= len(pos) else max(0, index)
     if index == len(pos) - 1:
         return trace
     p = pos[index]

@@ -197,13 +197,15 @@ def node_tooltip(node: dict, *, is_winner: bool = False, is_candidate: bool = Fa
 
 def tree_view(trace: dict, max_nodes: int = DEFAULT_MAX_NODES, *,
               new: list[int] | None = None, rewards_shown: list[int] | None = None,
-              selected: int | None = None) -> TreeView:
+              selected: int | None = None,
+              xy: dict[int, tuple[float, float]] | None = None) -> TreeView:
     """The nodes and edges to draw for ``trace`` (empty for strategies without a tree).
 
     ``new``: the nodes to highlight as new in this phase (default: the latest expansion's
     children); ``rewards_shown``: nodes whose label also shows r_IG and the start of the
     completion (the page passes the new children during a simulation); ``selected``: the
-    node open in the inspector (outlined)."""
+    node open in the inspector (outlined). ``xy``: the finished run's :func:`layout`
+    (a node never moves as the tree grows, so one layout serves every position)."""
     nodes = nodes_by_id(trace)
     if not nodes:
         return TreeView()
@@ -220,7 +222,7 @@ def tree_view(trace: dict, max_nodes: int = DEFAULT_MAX_NODES, *,
     scale = q_scale(trace)
     q_lo, q_hi = scale if scale else (0.0, 0.0)
     n_max = max((n["N"] for n in shown), default=1) or 1
-    xy = layout(trace)
+    xy = layout(trace) if xy is None else xy
     view = TreeView(total=len(nodes), shown=len(shown), q_range=scale)
     hidden_below: dict[int, int] = {}   # kept node -> hidden nodes in its subtrees
     for n in nodes.values():

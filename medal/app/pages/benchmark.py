@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+from medal.serving import upload_mb
 from medal.viz.results import (COSTS, MAX_RESULTS_BYTES, ResultsError, frontier,
                                frontier_figure, loads_results, summary_rows)
+from medal.viz.safe import md
 
 st.title("Benchmark results")
 st.caption("Open a results file written by `python -m medal bench ... --out results.json` "
@@ -18,14 +20,15 @@ st.caption("Open a results file written by `python -m medal bench ... --out resu
 
 up = st.file_uploader(
     "Results file (JSON)", type=["json"], key="bench_upload",
-    help=f"The file `medal bench --out` writes; at most {MAX_RESULTS_BYTES // 2**20} MB. "
+    help=f"The file `medal bench --out` writes; at most {MAX_RESULTS_BYTES:,} bytes. "
          "Example: `python -m medal bench --task countdown --n 100 --strategies "
-         "greedy,bst5,medal --out results.json`")
+         "greedy,bst5,medal --out results.json`",
+    max_upload_size=upload_mb(MAX_RESULTS_BYTES))
 if up is not None and (st.session_state.get("bench_doc") or (None,))[0] != up.file_id:
     if up.size > MAX_RESULTS_BYTES:
         st.session_state["bench_doc"] = (up.file_id, up.name, None,
-                                         f"{up.size / 2**20:.1f} MB; the limit is "
-                                         f"{MAX_RESULTS_BYTES // 2**20} MB")
+                                         f"the file is {up.size:,} bytes; the limit is "
+                                         f"{MAX_RESULTS_BYTES:,} bytes")
     else:
         try:
             st.session_state["bench_doc"] = (up.file_id, up.name, loads_results(up.getvalue()),
@@ -39,10 +42,10 @@ if not loaded:
     st.stop()
 _, name, doc, error = loaded
 if error:
-    st.error(f"Cannot read {name}: {error}")
+    st.error(md(f"Cannot read {name}: {error}"))  # the name and the file's text: as text
     st.stop()
 
-st.success(f"Loaded {name}")
+st.success(md(f"Loaded {name}"))
 facts = {"task": doc.get("task"), "model": doc.get("model"), "problems": doc.get("problems"),
          "strategies": ", ".join(map(str, doc["summary"])),
          "processes": doc.get("processes")}
@@ -63,7 +66,7 @@ cost = st.radio("Cost", costs, format_func=lambda c: COSTS[c], horizontal=True,
                 key="bench_cost")
 st.plotly_chart(frontier_figure(doc, cost), config={"displaylogo": False})
 st.text("On the frontier (no strategy is both cheaper and more accurate): "
-        + ", ".join(frontier(doc, cost)))
+        + ", ".join(map(str, frontier(doc, cost))))
 
 if doc.get("candidate_analysis"):
     st.subheader("Candidate analysis")

@@ -19,7 +19,7 @@ from medal import models, serving
 from medal.engine import STRATEGIES
 from medal.errors import MedalError, TraceError
 from medal.tasks import TASKS
-from medal.trace import MAX_TRACE_BYTES, dumps, loads_trace
+from medal.trace import dumps, loads_trace, size_text
 from medal.viz import (current_phase, entropy_heatmap, order_html, order_summary,
                        phase_cycle_html, progress)
 from medal.viz import components, inspector, timeline
@@ -30,8 +30,9 @@ from medal.viz import candidates as cand_view
 from medal.viz.examples import list_examples, load_example
 from medal.viz.export import export_html
 # --- end issue 10b ---
-from medal.viz.controller import (PARAMETERS, SPEEDS, advance, app_threads, create_run,
-                                  download_name, k2_note, make_config, prompt_note)
+from medal.viz.controller import (PARAMETERS, SPEEDS, OverBudget, advance, app_threads,
+                                  create_run, download_name, k2_note, make_config,
+                                  prompt_note, release)
 from medal.viz.tree import component_data, tree_view
 
 DEFAULT_MODEL = getattr(models, "DEFAULT_MODEL", "builtin:countdown")
@@ -81,9 +82,15 @@ SERVING = serving.current()
 serving.keep_on_machine()
 
 
-@st.cache_resource(show_spinner="Loading the model…", max_entries=3)
 def cached_model(spec: str, options: tuple):
-    return serving.load_allowed_model(SERVING, spec, dict(options))
+    """The model, loaded once for every session: in the server's own cache, which a
+    visitor's ``clear_cache`` message does not reach (st.cache_resource's would)."""
+    key = (spec, options)
+    if key not in serving.MODEL_CACHE:
+        with st.spinner("Loading the model…"):
+            return serving.MODEL_CACHE.get(
+                key, lambda: serving.load_allowed_model(SERVING, spec, dict(options)))
+    return serving.MODEL_CACHE.get(key, lambda: None)
 
 
 def load_model_or_error(spec: str, options: dict):
@@ -203,7 +210,9 @@ def start_run(settings: dict):
     except MedalError as exc:
         st.error(md(f"Cannot start this run: {exc}"))
         return None
+    release(STATE.get("run"))   # the previous run's search, if any
     STATE["run"] = run
+    STATE["budget"] = serving.run_budget(SERVING)
     STATE["run_settings"] = settings_key(settings)
     STATE["run_id"] = STATE.get("run_id", 0) + 1
     STATE["run_started_at"] = time.time()
@@ -213,10 +222,22 @@ def start_run(settings: dict):
 
 def step_or_error(run, mode: str, **limits) -> bool:
     """Advance the run; on failure show why (no traceback) and stop running."""
+    if getattr(run, "_released", False):   # stopped over budget: nothing left to run
+        STATE["running"] = STATE["playing"] = False
+        return False
     try:
-        events = advance(run, mode, **limits)
+        events = advance(run, mode, budget=STATE.get("budget"), **limits)
         STATE["events"] = STATE.get("events", 0) + len(events)
         return True
+    except OverBudget as exc:  # stopped and released: the trace so far stays on view
+        release(run)
+        run._released = True
+        STATE["running"] = STATE["playing"] = False
+        STATE["events"] = STATE.get("events", 0) + 1
+        STATE["run_notes"] = (STATE.get("run_notes") or []) + [
+            f"The run was stopped: {exc}. Press Reset to start again."]
+        st.error(md(f"The run was stopped: {exc}. Press Reset to start again."))
+        return False
     except Exception as exc:  # the model or the engine failed mid-run
         STATE["running"] = STATE["playing"] = False
         STATE["events"] = STATE.get("events", 0) + 1  # trace moved
@@ -254,7 +275,8 @@ def _request(action: str) -> None:
     if action == "stop":
         STATE["running"] = STATE["playing"] = False
     elif action == "reset":
-        for key in ("run", "running", "run_settings", "last_step_ms", "pending", "events",
+        release(STATE.get("run"))   # the search's memory goes now, not at the next run
+        for key in ("run", "budget", "running", "run_settings", "last_step_ms", "pending", "events",
                     "trace_cache", "playing", "run_notes"):
             STATE.pop(key, None)
         STATE.get("cursor", {}).pop(f"live-{STATE.get('run_id', 0)}", None)
@@ -445,16 +467,16 @@ def upload_section() -> dict | None:
     up = st.sidebar.file_uploader(
         "Trace file (JSON)", type=["json"], key="w_upload",
         help=f"A trace exported by this app or by `python -m medal generate --trace`; at "
-             f"most {MAX_TRACE_BYTES // 2**20} MB. No model is needed to inspect it.")
+             f"most {SERVING.max_trace_bytes:,} bytes. No model is needed to inspect it.",
+        max_upload_size=serving.upload_mb(SERVING.max_trace_bytes))
     cached = STATE.get("uploaded")
     if up is not None and not (cached and cached[0] == up.file_id):
         trace, error = None, None
-        if up.size > MAX_TRACE_BYTES:
-            error = (f"{up.name} is {up.size / 2**20:.1f} MB; traces are limited to "
-                     f"{MAX_TRACE_BYTES // 2**20} MB")
+        if up.size > SERVING.max_trace_bytes:
+            error = f"the trace is {size_text(up.size, SERVING.max_trace_bytes)}"
         else:
             try:
-                trace = loads_trace(up.getvalue(), MAX_TRACE_BYTES)
+                trace = loads_trace(up.getvalue(), SERVING.max_trace_bytes)
             except TraceError as exc:
                 error = str(exc)
         STATE["uploaded"] = cached = (up.file_id, trace, error)
