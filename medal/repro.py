@@ -32,6 +32,8 @@ from ._version import __version__
 WHOLE_FILE_BYTES = 64 * 1024 * 1024
 #: checkpoint files hashed besides the code: configs, tokenizers, weight indexes
 RECORDED_SUFFIXES = (".py", ".json", ".txt", ".model", ".jinja")
+#: a recorded command line is cut here (the trace gate bounds every string)
+MAX_COMMAND_CHARS = 4000
 _COMMAND: list[str] | None = None
 
 
@@ -45,7 +47,10 @@ def current_command() -> str | None:
     """The recorded command line, shell-quoted; None for a run made through the API."""
     if _COMMAND is None:
         return None
-    return " ".join(shlex.quote(a) for a in ["medal", *_COMMAND])
+    text = " ".join(shlex.quote(a) for a in ["medal", *_COMMAND])
+    if len(text) > MAX_COMMAND_CHARS:  # e.g. a --problem of 100,000 numbers
+        text = text[:MAX_COMMAND_CHARS] + f"… ({len(text):,} characters in all)"
+    return text
 
 
 def _version(dist: str) -> str | None:
