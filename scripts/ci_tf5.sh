@@ -23,6 +23,7 @@ VENV="$(mktemp -d "${TMPDIR:-/tmp}/medal-tf5.XXXXXX")"
 cleanup() { [ "${KEEP_VENV:-0}" = 1 ] && echo "kept $VENV" || rm -rf "$VENV"; }
 trap cleanup EXIT
 
+cd "$ROOT"   # requirements.txt installs the project itself (-e .)
 "$PYTHON" -m venv "$VENV"
 # the requirements without their transformers line (which may cap it below 5), then the
 # newest 5.x; torch exactly as requirements.txt pins it (other versions pull CUDA builds)
