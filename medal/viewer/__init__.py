@@ -296,7 +296,7 @@ def _grid_parts(trace: dict) -> dict:
     which = ["medal"] + (["greedy"] if trace.get("comparison") else [])
     for gi, w in enumerate(which):
         g = entropy_grid(trace, w, show_padding=True)
-        out[f"{gi}"] = {"title": g.title, "x": g.slot_labels, "end": answer_end(trace, w),
+        out[f"{gi}"] = {"title": g.title, "x": [str(x).replace("<br>", " ") for x in g.slot_labels], "end": answer_end(trace, w),
                         "rows": len(g.rows)}
         for ri, (row, mark, y) in enumerate(zip(g.rows, g.marks, g.row_labels)):
             out[f"{gi}/{ri}"] = {"y": y, "h": [None if v is None else round(v, 3) for v in row],
@@ -540,6 +540,7 @@ class Frames:
         self.labels: list[str] = []
         self.kinds: list[str] = []
         self.meta: dict = {}
+        self.dirty_from = 0      # the first frame the latest update() (re)computed
 
     def update(self, trace: dict, *, final: bool = True) -> None:
         """Frames for every position of ``trace``; a growing trace recomputes only its
@@ -556,6 +557,7 @@ class Frames:
             self.enc.truncate(keep)
             self.labels, self.kinds = self.labels[:keep], self.kinds[:keep]
         self.meta = meta(trace) if trace.get("run") else {}
+        self.dirty_from = len(self.labels)
         for i in range(len(self.labels), len(pos)):
             parts, ids = frame_parts(trace, i, max_nodes=self.max_nodes)
             fr = self.enc.add(parts)

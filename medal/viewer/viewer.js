@@ -117,7 +117,7 @@
   function Viewer(root, opts) {
     this.root = root; this.opts = opts || {};
     this.request = this.opts.request || null;
-    this.store = null; this.pos = 0; this.tab = this.opts.tab || "tree";
+    this.store = null; this.pos = 0; this.tab = this.opts.tab || globalThis.__medalTab || "tree";
     this.timer = null; this.playing = false; this.shownTree = {n: new Map(), e: new Map()};
     this.selected = null; this.drawn = {}; this.seq = 0; this.padding = false;
     this.build();
@@ -137,12 +137,12 @@
       b.type = "button"; b.title = title; b.onclick = function () { ACTIVE = self; fn(); };
       E[name] = b; E.controls.appendChild(b); return b;
     }
-    button("first", "⏮ Start", "Back to the first position (Home)", function () { self.stop(); self.go(0); });
+    button("first", "|◀ Start", "Back to the first position (Home)", function () { self.stop(); self.go(0); });
     button("prev", "◀ Previous", "One position back (←)", function () { self.stop(); self.step(-1); });
     button("next", "Next phase ▶", "One position on (→): an MCTS phase, the candidate choice or a decoding step", function () { self.stop(); self.step(1); });
-    button("iter", "Next iteration ⏭", "To the end of the next MCTS iteration", function () { self.stop(); self.nextIteration(); });
+    button("iter", "Next iteration ▶▶", "To the end of the next MCTS iteration", function () { self.stop(); self.nextIteration(); });
     button("play", "▶ Play", "Step on by itself at the chosen speed (Space)", function () { self.toggle(); });
-    button("end", "Run to end ⏭|", "To the last position (End); a live run runs to its end", function () { self.stop(); self.toEnd(); });
+    button("end", "Run to end ▶|", "To the last position (End); a live run runs to its end", function () { self.stop(); self.toEnd(); });
     E.speed = h("select", "mv-speed");
     [["2000", "0.5/s"], ["1000", "1/s"], ["500", "2/s"], ["250", "4/s"], ["100", "10/s"]].forEach(function (o) {
       var op = h("option", "", o[1]); op.value = o[0]; if (o[0] === "1000") op.selected = true; E.speed.appendChild(op);
@@ -154,7 +154,7 @@
       button("stopRun", "Stop", "Stop a live run that is running to its end", function () { self.stop(); self.ask("stop", {}); });
       button("reset", "Reset", "Discard the live run; the next step starts a new one with the sidebar's settings", function () { self.stop(); self.ask("reset", {}); });
     }
-    button("presenter", "⛶ Presenter", "Full window, large type (Esc leaves)", function () { self.presenter(); });
+    button("presenter", "Presenter", "Full window, large type (Esc leaves)", function () { self.presenter(); });
     E.status = h("span", "mv-status");
     E.controls.appendChild(E.status);
     E.slider = h("input", "mv-slider"); E.slider.type = "range"; E.slider.min = "0"; E.slider.step = "1";
@@ -337,7 +337,7 @@
     var atHead = i >= n - 1, grow = this.canGrow();
     E.prev.disabled = i <= 0; E.first.disabled = i <= 0;
     E.next.disabled = atHead && !grow; E.iter.disabled = atHead && !grow; E.end.disabled = atHead && !grow;
-    if (E.stopRun) E.stopRun.disabled = !(s.live && !s.done);
+    if (E.stopRun) { E.stopRun.disabled = !(s.live && !s.done); E.stopRun.style.display = s.live ? "" : "none"; E.reset.style.display = s.live ? "" : "none"; }
     if (!this.pending) this.status(s.live ? (s.done ? "live run finished" : "live run") : "");
     this.drawTree(i, fresh);
     this.drawn = {};
@@ -359,7 +359,7 @@
   };
 
   Viewer.prototype.setTab = function (name) {
-    this.tab = name;
+    this.tab = name; globalThis.__medalTab = name;
     if (this.opts.onTab) this.opts.onTab(name);
     this.drawTab();
     if (name === "tree" && this.network) { this.network.redraw(); }
@@ -699,7 +699,7 @@
     var r = this.root;
     on = on === undefined ? !r.classList.contains("mv-presenter") : on;
     r.classList.toggle("mv-presenter", on);
-    this.el.presenter.textContent = on ? "✕ Leave presenter" : "⛶ Presenter";
+    this.el.presenter.textContent = on ? "Leave presenter (Esc)" : "Presenter";
     var self = this;
     requestAnimationFrame(function () {
       if (!self.network || !self.store) return;
