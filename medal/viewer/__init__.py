@@ -678,12 +678,20 @@ class Display:
         return path
 
 
+class Trace(dict):
+    """A trace (still a plain dict to every function that takes one) that shows itself
+    as the viewer in a notebook: ``medal.Trace(medal.load_trace("run.json"))``."""
+
+    def _repr_html_(self) -> str:
+        return show(self)._repr_html_()
+
+
 def show(trace_or_run, height: int = 860) -> Display:
     """A run or trace as the viewer, inline in a notebook: ``medal.show(run)``,
     ``medal.show(medal.load_trace("run.json"))``."""
     trace = getattr(trace_or_run, "trace", trace_or_run)
-    if callable(trace):
-        trace = trace()
+    if isinstance(trace, Trace):
+        trace = dict(trace)
     if not isinstance(trace, dict) or not trace.get("run"):
         raise TypeError("medal.show takes a Run (made with trace=True) or a trace dict")
     return Display(trace, height)

@@ -459,7 +459,10 @@
     var box = this.box(), pad = 24;
     var k = Math.min((box.w - pad) / Math.max(1, bb.right - bb.left), (box.h - pad) / Math.max(1, bb.bottom - bb.top), MAX_SCALE);
     if (minScale !== undefined) k = Math.max(k, minScale);
-    this.network.moveTo({position: {x: (bb.left + bb.right) / 2, y: (bb.top + bb.bottom) / 2}, scale: k, animation: false});
+    var cy = (bb.top + bb.bottom) / 2;
+    // a small tree sits at the top of the box (its labels on the first screen), not centred
+    if ((bb.bottom - bb.top) * k < box.h - pad) cy = bb.top + (box.h / 2 - pad) / k;
+    this.network.moveTo({position: {x: (bb.left + bb.right) / 2, y: cy}, scale: k, animation: false});
     return k;
   };
   // Stepping frames what matters now: the path, the new children, the candidates and the
