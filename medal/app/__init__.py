@@ -30,6 +30,8 @@ def navigate(page_dir: str = "pages") -> None:
     # No icons: Streamlit fetches a Material icon used as a page's favicon from
     # fonts.gstatic.com, and this app loads nothing from outside the machine.
     st.set_page_config(page_title="MEDAL Explorer", layout="wide")
+    # every script run of any page, counted: the Run page sees when its settings were away
+    st.session_state["script_runs"] = st.session_state.get("script_runs", 0) + 1
     page = st.navigation([st.Page(f"{page_dir}/{name}", title=title, default=i == 0)
                           for i, (name, title) in enumerate(PAGES)])
     page.run()

@@ -48,22 +48,44 @@ WIDGET_DEFAULTS = {"w_model": DEFAULT_MODEL, "w_task": next(iter(TASKS)),
 STATE = st.session_state
 
 
+def K(name: str) -> str:
+    """The widget key of setting ``name`` in this generation of the sidebar.
+
+    A browser that comes back to the settings after they were not drawn (another source,
+    another page) kept stale widget states for the old keys and showed every number at its
+    minimum (K1=1, c=0, an empty prompt...), and a run used them (issue 18 #1). So each
+    time the settings reappear they get fresh keys, their values from ``saved_widgets``."""
+    if name == "w_source":
+        return name
+    gen = STATE.get("settings_gen", 0)
+    return name if gen == 0 else f"{name}~{gen}"
+
+
+def _new_generation_if_away() -> None:
+    """A new key generation when the previous script run (any page) did not draw the
+    settings."""
+    runs = STATE.get("script_runs", 0)
+    drawn = STATE.get("settings_drawn_at")
+    if drawn is not None and drawn != runs - 1:
+        STATE["settings_gen"] = STATE.get("settings_gen", 0) + 1
+
+
 def _restore_widgets() -> None:
     saved = STATE.setdefault("saved_widgets", {})
     for key, default in WIDGET_DEFAULTS.items():
-        if key not in STATE:
-            STATE[key] = saved.get(key, default)
+        if K(key) not in STATE:
+            STATE[K(key)] = saved.get(key, default)
     for key in ("w_prompt", "w_example"):
-        if key not in STATE and saved.get(key) is not None:
-            STATE[key] = saved[key]
+        if K(key) not in STATE and saved.get(key) is not None:
+            STATE[K(key)] = saved[key]
 
 
 def _save_widgets() -> None:
     """Merge (never replace): the settings of the source not shown stay saved."""
     saved = STATE.setdefault("saved_widgets", {})
     for key in (*WIDGET_DEFAULTS, "w_prompt", "w_example"):
-        if key in STATE:
-            saved[key] = STATE[key]
+        if K(key) in STATE:
+            saved[key] = STATE[K(key)]
 
 
 # ---------------------------------------------------------------- model (operator's list)
@@ -93,37 +115,37 @@ def model_settings(sb) -> tuple[str, dict]:
     a read-only line says whether remote code is allowed."""
     sb.subheader("Model")
     allowed = SERVING.models
-    if STATE.get("w_model") not in allowed:
-        STATE["w_model"] = DEFAULT_MODEL if DEFAULT_MODEL in allowed else allowed[0]
-    spec = sb.selectbox("Model", allowed, key="w_model",
+    if STATE.get(K("w_model")) not in allowed:
+        STATE[K("w_model")] = DEFAULT_MODEL if DEFAULT_MODEL in allowed else allowed[0]
+    spec = sb.selectbox("Model", allowed, key=K("w_model"),
                         help="The models this server offers: the built-in tiny models (CPU) "
                              "and any the operator added (MEDAL_MODELS).")
     sb.caption(SERVING.remote_code_line())
     with sb.expander("Loading options (transformers models)"):
-        device = st.selectbox("Device", DEVICES, key="w_device",
+        device = st.selectbox("Device", DEVICES, key=K("w_device"),
                               help="auto: CUDA if present, else CPU.")
-        dtype = st.selectbox("Weights dtype", DTYPES, key="w_dtype",
+        dtype = st.selectbox("Weights dtype", DTYPES, key=K("w_dtype"),
                              help="auto: bfloat16 on a GPU, float32 on the CPU.")
     return spec, serving.load_options(SERVING, device, dtype)
 
 
 # ---------------------------------------------------------------- sidebar: settings
 def _use_example() -> None:
-    STATE["w_prompt"] = STATE["w_example"]
+    STATE[K("w_prompt")] = STATE[K("w_example")]
 
 
 def _task_changed() -> None:
     """A new task: its first example prompt, and its built-in model if one was in use."""
-    task = TASKS[STATE["w_task"]]
+    task = TASKS[STATE[K("w_task")]]
     first = task.format_prompt(task.example_problems[0])
-    STATE["w_example"] = STATE["w_prompt"] = first
-    if (STATE.get("w_model", "").strip().startswith("builtin:")
+    STATE[K("w_example")] = STATE[K("w_prompt")] = first
+    if (STATE.get(K("w_model"), "").strip().startswith("builtin:")
             and f"builtin:{task.name}" in SERVING.models):
-        STATE["w_model"] = f"builtin:{task.name}"
+        STATE[K("w_model")] = f"builtin:{task.name}"
 
 
 def _number_widget(p, container):
-    key = f"w_{p.name}"
+    key = K(f"w_{p.name}")
     if p.kind == "bool":
         return container.checkbox(p.label, key=key, help=p.help)
     if p.kind == "optional_bool":
@@ -144,21 +166,21 @@ def sidebar_settings() -> dict:
     sb = st.sidebar
     spec, options = model_settings(sb)
     sb.subheader("Task and prompt")
-    task_name = sb.selectbox("Task", list(TASKS), key="w_task", on_change=_task_changed,
+    task_name = sb.selectbox("Task", list(TASKS), key=K("w_task"), on_change=_task_changed,
                              help="How a prompt is formatted and an answer verified.")
     task = TASKS[task_name]
     examples = [task.format_prompt(p) for p in task.example_problems]
-    if STATE.get("w_example") not in examples:
-        STATE["w_example"] = examples[0]
-    sb.selectbox("Example prompts", examples, key="w_example", on_change=_use_example)
-    if "w_prompt" not in STATE:
-        STATE["w_prompt"] = examples[0]
-    prompt = sb.text_area("Prompt", key="w_prompt", height=80,
+    if STATE.get(K("w_example")) not in examples:
+        STATE[K("w_example")] = examples[0]
+    sb.selectbox("Example prompts", examples, key=K("w_example"), on_change=_use_example)
+    if K("w_prompt") not in STATE:
+        STATE[K("w_prompt")] = examples[0]
+    prompt = sb.text_area("Prompt", key=K("w_prompt"), height=80,
                           help="Pick an example above or write your own.")
     note = prompt_note(task_name, prompt)
     if note:
         sb.warning(note)
-    strategy = sb.selectbox("Strategy", list(STRATEGIES), key="w_strategy",
+    strategy = sb.selectbox("Strategy", list(STRATEGIES), key=K("w_strategy"),
                             help="medal: MCTS initialisation + phase C. The others are the "
                                  "paper's baselines and ablations.")
     groups = {"search": sb.expander("Search parameters (MEDAL)", expanded=True),
@@ -462,6 +484,7 @@ def landing(live: bool) -> None:
 
 
 def main() -> None:
+    STATE["script_runs"] = STATE.get("script_runs", 0)   # counted by medal.app.navigate
     _restore_widgets()
     compact_style()
     st.caption("**MEDAL Explorer** · MCTS-initialised decoding of diffusion language "
@@ -473,7 +496,10 @@ def main() -> None:
     settings = None
     req = STATE.pop("pending_request", None)
     if live:
+        _new_generation_if_away()
+        _restore_widgets()
         settings = sidebar_settings()
+        STATE["settings_drawn_at"] = STATE.get("script_runs", 0)
         handle_request(req, settings)
         run = STATE.get("run")
         trace = run_trace(run) if run is not None else None
