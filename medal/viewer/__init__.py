@@ -42,7 +42,7 @@ from ..viz.common import (VIRIDIS, action_label, candidate_ids, current_path, fm
                           run_info, visible_token, winner_id)
 from ..viz.heatmap import entropy_grid
 from ..viz.inspector import (_completion_text, _slot_texts, action_table, candidate_report,
-                             reward_breakdown, ucb_breakdown, ucb_text)
+                             ucb_text)
 from ..viz.order import answer_end, order_summary, slot_tokens
 from ..viz.phases import MCTS_PHASES, current_phase, progress
 from ..viz.timeline import ITERATION_ENDS, positions, trace_at
@@ -72,12 +72,12 @@ def viewer_css() -> str:
 
 # ---------------------------------------------------------------------- rewards
 
-def reward_outlier(trace: dict, nid: int) -> dict | None:
+def reward_outlier(trace: dict, nid: int, nodes: dict | None = None) -> dict | None:
     """Why ``nid``'s r_IG is not to be trusted, or None: the paper's formula divides by the
     parent's total entropy, and when that is tiny (below :data:`OUTLIER_SHARE` of the
     root's) one small difference becomes a huge reward, e.g. (0.014 - 0.862) / 0.014 =
     -59.96. The formula is kept (:mod:`medal.scores`); the view flags the value."""
-    nodes = nodes_by_id(trace)
+    nodes = nodes if nodes is not None else nodes_by_id(trace)
     node = nodes.get(nid)
     if not node or node.get("r_ig") is None or node.get("parent") is None:
         return None
@@ -100,18 +100,18 @@ def reward_outlier(trace: dict, nid: int) -> dict | None:
 # ---------------------------------------------------------------------- the tree
 
 def _node_style(*, nid, label, x, y, shape, size, background, border, border_width,
-                dashes, font_size, font_background, font_colour="#222222", title=""):
-    """A vis-network node with every style field set (see the module docstring)."""
-    return {"id": nid, "label": label, "x": x, "y": y, "shape": shape, "size": size,
+                dashes, font_size, font_background, font_colour="#222222", note=""):
+    """A vis-network node with every style field set (see the module docstring). Its
+    tooltip is written by the viewer from the node's figures at the position shown
+    (``note``: what the style alone does not say, e.g. a clipped Q)."""
+    return {"id": nid, "label": label, "note": note, "x": x, "y": y, "shape": shape, "size": size,
             "color": {"background": background, "border": border,
                       "highlight": {"background": background, "border": "#000000"},
                       "hover": {"background": background, "border": "#000000"}},
             "borderWidth": border_width, "borderWidthSelected": border_width + 1,
             "shapeProperties": {"borderDashes": dashes},
-            "font": {"size": font_size, "background": font_background, "color": font_colour,
-                     "face": "monospace", "strokeWidth": 3, "strokeColor": "#ffffff",
-                     "multi": False},
-            "title": title}
+            # (face, stroke: the same for every node, from the options, never overridden)
+            "font": {"size": font_size, "background": font_background, "color": font_colour}}
 
 
 def _edge_style(eid, a, b, *, colour, width, dashes=False):
@@ -131,29 +131,34 @@ def highlighted_path(trace: dict) -> list[int]:
     return [n for n in current_path(trace) if n in nodes]
 
 
-def _tooltip(n: dict, extra: list[str]) -> str:
-    """Plain text (vis-network shows a string title as text, never as HTML)."""
-    action = n.get("action")
-    lines = [f"node {n['id']} · depth {n['depth']}"]
-    if action:
-        lines.append(f"action: token {action.get('token_text', action['token'])!r} "
-                     f"(id {action['token']}) at slot {action['slot']}")
-    lines.append(f"N = {fmt(n['N'], 0)} · W = {fmt(n['W'])} · Q = {fmt(n['Q'])}")
-    lines.append(f"UCB = {fmt(n.get('ucb'))} · r_IG = {fmt(n.get('r_ig'))}")
-    lines.append(str(n.get("sequence", "")))
-    if n.get("completion"):
-        lines.append(f"completion: {n['completion']}")
-    return "\n".join(lines + extra)
-
-
 def _short(text: str, n: int) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+_EDGES: dict = {}
+
+
+def _edge_for(n: dict, keep, path_edges, path_colour: str, out_e: dict) -> None:
+    parent = n.get("parent")
+    if parent is None or parent not in keep:
+        return
+    on = (parent, n["id"]) in path_edges
+    key = (parent, n["id"], path_colour if on else EDGE_COLOUR)
+    e = _EDGES.get(key)
+    if e is None:
+        eid = f"{parent}-{n['id']}"
+        e = _EDGES[key] = _edge_style(eid, parent, n["id"], colour=key[2],
+                                      width=4 if on else 1.2)
+        if len(_EDGES) > 100_000:
+            _EDGES.clear()
+    out_e[e["id"]] = e
+
+
 def tree_parts(trace: dict, kind: str, max_nodes: int = MAX_NODES,
                scale: tuple[float, float] | None = None,
-               n_scale: int | None = None) -> tuple[dict, dict, dict]:
+               n_scale: int | None = None, xy: dict | None = None,
+               memo: dict | None = None) -> tuple[dict, dict, dict]:
     """(nodes, edges, info) for the tree at this position: vis items keyed by id (every
     style field set) and what the viewer frames and explains (path, new children,
     candidates, winner, the siblings' UCB during a selection, what was clipped)."""
@@ -181,7 +186,8 @@ def tree_parts(trace: dict, kind: str, max_nodes: int = MAX_NODES,
     # sized by N on a scale fixed for the run (the root's final N), so a backpropagation
     # resizes only the nodes it updates
     n_max = n_scale or max((n["N"] for n in shown), default=1) or 1
-    xy = layout(trace)
+    xy = xy if xy is not None else layout(trace)   # (a node never moves: the full run's do)
+    memo = {} if memo is None else memo
     out_n, out_e, clipped, outliers = {}, {}, [], []
     hidden_below: dict[int, int] = {}
     for n in nodes.values():
@@ -195,6 +201,20 @@ def tree_parts(trace: dict, kind: str, max_nodes: int = MAX_NODES,
             hidden_below[anchor] = hidden_below.get(anchor, 0) + 1
     for n in shown:
         nid = n["id"]
+        row = ucb_rows.get(nid)
+        mkey = (nid, n["N"], n["Q"], n.get("r_ig"), n.get("completion"),
+                n.get("exhausted"), nid in path_set, nid == win, path_colour, nid in new,
+                nid in with_reward, nid in cands, n_max, q_lo, q_hi,
+                None if row is None else (row.get("ucb"), row.get("chosen")))
+        hit = memo.get(mkey)
+        if hit is not None:
+            out_n[str(nid)], was_clipped, was_outlier = hit
+            if was_clipped:
+                clipped.append(nid)
+            if was_outlier:
+                outliers.append(nid)
+            _edge_for(n, keep, path_edges, path_colour, out_e)
+            continue
         extra = []
         if n["N"] > 0:
             t = 0.5 if q_hi <= q_lo else (n["Q"] - q_lo) / (q_hi - q_lo)
@@ -209,7 +229,8 @@ def tree_parts(trace: dict, kind: str, max_nodes: int = MAX_NODES,
         border = (WINNER_COLOUR if nid == win else path_colour if nid in path_set else
                   NEW_COLOUR if nid in new else CANDIDATE_COLOUR if nid in cands else "#555555")
         shape = "star" if nid == win else "diamond" if nid in cands else "dot"
-        size = 9 + 21 * math.sqrt(min(1.0, max(n["N"], 0) / n_max))
+        # sized by N on an absolute scale: a backpropagation resizes only what it updates
+        size = min(30.0, 9 + 4 * math.log2(1 + max(n["N"], 0)))
         if nid == win:
             size = max(size, 22)
         head = f"#{nid}" + ("" if n.get("action") else " root")
@@ -221,14 +242,13 @@ def tree_parts(trace: dict, kind: str, max_nodes: int = MAX_NODES,
         if n.get("action"):
             lines.append(action_label(n))
         font_size, font_bg = LABEL_FONT, "rgba(255,255,255,0.85)"
-        row = ucb_rows.get(nid)
         if row is not None:
             u = row.get("ucb")
             lines.append(("✓ " if row.get("chosen") else "") + "UCB "
                          + ("∞" if u is None or (isinstance(u, float) and math.isinf(u))
                             else f"{u:.3f}"))
             font_size, font_bg = SMALL_FONT, "#e8f1ff" if not row.get("chosen") else "#ffe0c2"
-        flag = reward_outlier(trace, nid) if n.get("r_ig") is not None else None
+        flag = reward_outlier(trace, nid, nodes) if n.get("r_ig") is not None else None
         if flag:
             outliers.append(nid)
             extra.append(flag["text"])
@@ -245,14 +265,9 @@ def tree_parts(trace: dict, kind: str, max_nodes: int = MAX_NODES,
                           2.5 if nid in cands else 1.5),
             dashes=[5, 4] if nid in new else False, font_size=font_size,
             font_background=font_bg,
-            title=_tooltip(n, extra + (["the winner"] if nid == win else
-                                       ["a candidate"] if nid in cands else [])))
-        parent = n.get("parent")
-        if parent is not None and parent in keep:
-            on = (parent, nid) in path_edges
-            eid = f"{parent}-{nid}"
-            out_e[eid] = _edge_style(eid, parent, nid, colour=path_colour if on else EDGE_COLOUR,
-                                     width=4 if on else 1.2)
+            note=" · ".join(extra))
+        memo[mkey] = (out_n[str(nid)], nid in clipped, nid in outliers)
+        _edge_for(n, keep, path_edges, path_colour, out_e)
     for parent, count in sorted(hidden_below.items()):
         hid = f"hidden-{parent}"
         px, py = xy.get(parent, (0.0, 0.0))
@@ -261,8 +276,8 @@ def tree_parts(trace: dict, kind: str, max_nodes: int = MAX_NODES,
             size=4, background="#eeeeee", border="#bbbbbb", border_width=1, dashes=False,
             font_size=SMALL_FONT, font_background="rgba(255,255,255,0.85)",
             font_colour="#555555",
-            title=f"{count} node{'s' if count != 1 else ''} below node {parent} not drawn "
-                  "(fewer visits)")
+            note=f"{count} node{'s' if count != 1 else ''} below node {parent} not drawn "
+                 "(fewer visits)")
         eid = f"{parent}-{hid}"
         out_e[eid] = _edge_style(eid, parent, hid, colour=HIDDEN_EDGE, width=1, dashes=True)
     info = {"path": path, "new": sorted(new), "candidates": sorted(cands),
@@ -346,15 +361,70 @@ def _node_card(trace: dict, nid: int) -> dict:
                                                  "s (recomputed)", "child")} for r in rows]}
 
 
-def _node_stats(trace: dict, nid: int, info: dict) -> dict:
-    n = nodes_by_id(trace)[nid]
-    card = ucb_breakdown(trace, nid)
-    r = reward_breakdown(trace, nid) if n.get("r_ig") is not None else None
-    flag = reward_outlier(trace, nid)
+def _ucb_card(node: dict, parent: dict | None, c: float, last) -> dict:
+    """:func:`medal.viz.inspector.ucb_breakdown` from figures at hand (no search over the
+    trace: the frames ask for it for every node at every position)."""
+    out = {"node": node["id"], "c": c, "N": node["N"], "Q": node["Q"],
+           "parent_N": parent["N"] if parent else None, "last selection": None}
+    if last is not None:
+        it, row = last
+        value = (math.inf if row["N"] == 0 else
+                 row["Q"] + c * math.sqrt(math.log(max(row["parent_N"], 1)) / row["N"]))
+        out["last selection"] = {"iteration": it, "N": row["N"], "Q": row["Q"],
+                                 "parent_N": row["parent_N"], "ucb (recorded)": row["ucb"],
+                                 "ucb (recomputed)": value, "chosen": row["chosen"]}
+    if parent is None:
+        out.update(state="root", bonus=None, ucb=None)
+    elif node["N"] == 0:
+        out.update(state="unvisited", bonus=math.inf, ucb=math.inf)
+    else:
+        bonus = c * math.sqrt(math.log(max(parent["N"], 1)) / node["N"])
+        out.update(state="visited", bonus=bonus, ucb=node["Q"] + bonus)
+    return out
+
+
+def stats_parts(t: dict, info: dict, memo: dict) -> dict:
+    """Every node's figures at this position (``memo``: shared across the positions of
+    one run, keyed by what the figures depend on)."""
+    nodes = nodes_by_id(t)
+    c = float(run_config(t).get("c", 0.1))
+    last: dict[int, tuple] = {}
+    for it in t.get("iterations") or []:
+        for level in it["selection"]["levels"]:
+            for row in level:
+                last[row["node"]] = (it["iteration"], row)
+    win, cands = info.get("winner"), set(info.get("candidates") or ())
+    out = {}
+    for nid, n in nodes.items():
+        parent = nodes.get(n.get("parent"))
+        lr = last.get(nid)
+        key = (nid, n["N"], n["W"], n["Q"], parent["N"] if parent else None, n.get("r_ig"),
+               nid == win, nid in cands, n.get("exhausted"), n.get("created_iteration"),
+               None if lr is None else (lr[0], lr[1]["N"], lr[1]["Q"], lr[1]["parent_N"],
+                                        lr[1]["chosen"]))
+        hit = memo.get(key)
+        if hit is None:
+            hit = memo[key] = _node_stats(t, n, parent, nodes, c, lr, win, cands)
+        out[str(nid)] = hit
+    return out
+
+
+def _node_stats(t, n, parent, nodes, c, last, win, cands) -> dict:
+    nid = n["id"]
+    card = _ucb_card(n, parent, c, last)
+    r = None
+    if n.get("r_ig") is not None and parent is not None and n.get("action"):
+        slot = n["action"]["slot"]
+        before = sum(h for h, m in zip(parent["entropy"], parent["masked"])
+                     if m and h is not None)
+        after = sum(n["entropy"][j] or 0.0 for j, m in enumerate(parent["masked"])
+                    if m and j != slot)
+        r = (before, after, (before - after) / before if before > 0 else 0.0)
+    flag = reward_outlier(t, nid, nodes)
     badges = []
-    if nid == info.get("winner"):
+    if nid == win:
         badges.append("★ the winning candidate")
-    elif nid in (info.get("candidates") or ()):
+    elif nid in cands:
         badges.append("a candidate")
     if n.get("parent") is None:
         badges.append("the root")
@@ -362,13 +432,15 @@ def _node_stats(trace: dict, nid: int, info: dict) -> dict:
         badges.append(f"made in iteration {n.get('created_iteration')}")
     if n.get("exhausted"):
         badges.append("exhausted (nothing left to expand below it)")
+    ls = card.get("last selection")
     return {"N": n["N"], "W": _num(n["W"]), "Q": _num(n["Q"]),
-            "UCB": _num(card["ucb"]) if card and card.get("ucb") is not None else None,
-            "r_IG": _num(n.get("r_ig")), "depth": n["depth"],
-            "badges": "; ".join(badges), "ucb_text": ucb_text(card) if card else "",
-            "reward_text": (f"r_IG = ({r['parent entropy sum']:.3f} − "
-                            f"{r['remaining entropy sum']:.3f}) / {r['parent entropy sum']:.3f}"
-                            f" = {r['r_ig (recomputed)']:.4f}") if r else "",
+            "UCB": _num(card["ucb"]) if card.get("ucb") is not None else None,
+            "r_IG": _num(n.get("r_ig")), "depth": n["depth"], "badges": "; ".join(badges),
+            # the UCB and r_IG worked through (the viewer writes the sentences)
+            "pN": card["parent_N"], "c": c,
+            "last": None if ls is None else [ls["iteration"], ls["N"], _num(ls["Q"]),
+                                             ls["parent_N"], ls["chosen"]],
+            "rig": None if r is None else [_num(r[0]), _num(r[1]), _num(r[2])],
             "outlier": flag["text"] if flag else ""}
 
 
@@ -401,7 +473,8 @@ def _focus_node(t: dict, path: list[int]) -> int | None:
     return (t.get("tree") or {}).get("root") if nodes else None
 
 
-def frame_parts(trace: dict, index: int, *, max_nodes: int = MAX_NODES):
+def frame_parts(trace: dict, index: int, *, max_nodes: int = MAX_NODES,
+                memo: dict | None = None):
     """Every part of the frame at position ``index`` (full, before sharing), and the ids
     of the tree's nodes there."""
     pos = positions(trace)[index]
@@ -414,7 +487,11 @@ def frame_parts(trace: dict, index: int, *, max_nodes: int = MAX_NODES):
     # run and its replay agree, and it changes a handful of times in a run)
     root = nodes_by_id(t).get((t.get("tree") or {}).get("root"))
     n_scale = 2 ** math.ceil(math.log2(max(8, root["N"]))) if root else None
-    tn, te, info = tree_parts(t, pos.kind, max_nodes, scale, n_scale=n_scale)
+    memo = {} if memo is None else memo
+    if "layout" not in memo:
+        memo["layout"] = layout(trace)
+    tn, te, info = tree_parts(t, pos.kind, max_nodes, scale, n_scale=n_scale,
+                              xy=memo["layout"], memo=memo.setdefault("tree", {}))
     nodes = nodes_by_id(t)
     focus = _focus_node(t, info.get("path") or [])
     result = t.get("result") or {}
@@ -429,7 +506,7 @@ def frame_parts(trace: dict, index: int, *, max_nodes: int = MAX_NODES):
             "focus": focus, "partial": nodes[focus]["sequence"] if focus in nodes else None,
             "answer": answer, "tree": info}
     parts = {"h": {"0": head}, "n": tn, "e": te,
-             "s": {str(i): _node_stats(t, i, info) for i in nodes},
+             "s": stats_parts(t, info, memo.setdefault("stats", {})),
              "g": _grid_parts(t),
              "o": _order_part(t),
             "v": {"task": task_view_html(t) or "",
@@ -479,9 +556,18 @@ class Encoder:
         self._cards = {k: v for k, v in self._cards.items() if v[1] < n}
 
     def add(self, parts: dict[str, dict]) -> dict:
-        state = {p: {k: self._intern(v) for k, v in items.items()}
-                 for p, items in parts.items()}
         prev = self._states[-1] if self._states else {}
+        state = {}
+        for p, items in parts.items():
+            before = prev.get(p, {})
+            out = state[p] = {}
+            for k, v in items.items():
+                i = before.get(k)
+                # unchanged since the previous frame (often the very same object): no
+                # serialisation needed
+                if i is None or not (self.pool[i] is v or self.pool[i] == v):
+                    i = self._intern(v)
+                out[k] = i
         delta = {}
         for p, items in state.items():
             before = prev.get(p, {})
@@ -541,6 +627,7 @@ class Frames:
         self.kinds: list[str] = []
         self.meta: dict = {}
         self.dirty_from = 0      # the first frame the latest update() (re)computed
+        self._memo: dict = {}
 
     def update(self, trace: dict, *, final: bool = True) -> None:
         """Frames for every position of ``trace``; a growing trace recomputes only its
@@ -558,8 +645,9 @@ class Frames:
             self.labels, self.kinds = self.labels[:keep], self.kinds[:keep]
         self.meta = meta(trace) if trace.get("run") else {}
         self.dirty_from = len(self.labels)
+        self._memo.pop("layout", None)        # the trace may have grown: new nodes placed
         for i in range(len(self.labels), len(pos)):
-            parts, ids = frame_parts(trace, i, max_nodes=self.max_nodes)
+            parts, ids = frame_parts(trace, i, max_nodes=self.max_nodes, memo=self._memo)
             fr = self.enc.add(parts)
             add_cards(self.enc, trace, ids, fr)
             self.labels.append(labels[i])

@@ -57,6 +57,14 @@
     if (text !== undefined) e.textContent = String(text);
     return e;
   }
+  // UCB = Q + c·√(ln N(parent) / N), worked through with the node's figures
+  function ucbText(st) {
+    if (st.pN === null || st.pN === undefined) return "— the root is never selected (selection starts below it), so it has no UCB.";
+    var f = "Q + c·√(ln N(parent) / N) = " + fmt(st.Q) + " + " + st.c + "·√(ln " + st.pN + " / " + st.N + ")";
+    if (st.N === 0) return f + " = ∞ — unvisited (N = 0): the next selection at its parent tries it before any visited sibling.";
+    var bonus = st.c * Math.sqrt(Math.log(Math.max(st.pN, 1)) / st.N);
+    return f + " = " + fmt(st.Q) + " + " + fmt(bonus) + " = " + fmt(st.Q + bonus);
+  }
   function table(rows, cols, cls) {
     var t = h("table", "mv-table" + (cls ? " " + cls : "")), head = h("tr");
     cols.forEach(function (c) { head.appendChild(h("th", "", c)); });
@@ -119,6 +127,7 @@
     this.request = this.opts.request || null;
     this.store = null; this.pos = 0; this.tab = this.opts.tab || globalThis.__medalTab || "tree";
     this.timer = null; this.playing = false; this.shownTree = {n: new Map(), e: new Map()};
+    this.tips = {}; this.notes = {};
     this.selected = null; this.drawn = {}; this.seq = 0; this.padding = false;
     this.build();
   }
@@ -386,6 +395,7 @@
   Viewer.prototype.resetTree = function () {
     if (this.network) { this.network.destroy(); this.network = null; }
     this.shownTree = {n: new Map(), e: new Map()};
+    this.tips = {}; this.notes = {};
     this.el.treeBox.textContent = "";
   };
 
@@ -399,6 +409,7 @@
       var id = p.nodes && p.nodes.length ? p.nodes[0] : null;
       if (typeof id === "number") { self.selected = id; self.setTab("inspector"); }
     });
+    this.network.on("showPopup", function (id) { self.fillTip(id); });
     this.network.on("afterDrawing", function () {
       self.el.treeBox.setAttribute("data-drawn", String(self.pos));
       globalThis.__medalTreeDrawn = {pos: self.pos, t: performance.now()};
@@ -424,7 +435,11 @@
       var gone = [], upd = [];
       shown.forEach(function (idx, k) { if (!want.has(k)) gone.push(pool[idx].id); });
       want.forEach(function (idx, k) {
-        if (shown.get(k) !== idx) upd.push(Object.assign({}, pool[idx]));   // every field: see Python
+        if (shown.get(k) !== idx) {
+          var item = Object.assign({}, pool[idx]);     // every style field: see Python
+          if (part === "n") { item.title = self.tipFor(item.id); delete item.note; self.notes[item.id] = pool[idx].note; }
+          upd.push(item);
+        }
       });
       if (gone.length) ds.remove(gone);
       if (upd.length) ds.update(upd);
@@ -434,6 +449,28 @@
     this.drawLegend(s.get(i, "v", "legend"));
     this.frame(hd.tree || {}, !this.framed || fresh);
     this.framed = true;
+  };
+
+  // One tooltip element per node, written when it opens, from the figures shown now.
+  Viewer.prototype.tipFor = function (id) {
+    var t = this.tips[id];
+    if (!t) { t = this.tips[id] = document.createElement("div"); t.className = "mv-tip"; }
+    return t;
+  };
+  Viewer.prototype.fillTip = function (id) {
+    var t = this.tips[id], s = this.store;
+    if (!t || !s) return;
+    var st = s.get(this.pos, "s", String(id)), card = s.get(this.pos, "a", String(id)), lines = [];
+    if (card) lines.push(card.label);
+    if (st) {
+      lines.push("N = " + st.N + " · W = " + fmt(st.W) + " · Q = " + fmt(st.Q));
+      lines.push("UCB = " + fmt(st.UCB) + " · r_IG = " + fmt(st.r_IG));
+      if (st.badges) lines.push(st.badges);
+      if (st.outlier) lines.push("⚠ " + st.outlier);
+    }
+    if (card) lines.push(card.sequence);
+    if (this.notes[id]) lines.push(this.notes[id]);
+    t.textContent = lines.join("\n");
   };
 
   Viewer.prototype.box = function () {
@@ -665,8 +702,13 @@
     p.appendChild(h("h4", "", "Node " + nid + (st ? ": " + st.badges : "")));
     if (st) {
       p.appendChild(table([st], ["N", "W", "Q", "UCB", "r_IG", "depth"]));
-      if (st.ucb_text) p.appendChild(h("p", "", "UCB " + st.ucb_text.replace(/  \n/g, " ")));
-      if (st.reward_text) p.appendChild(h("p", "", st.reward_text));
+      p.appendChild(h("p", "mv-ucb", "UCB " + ucbText(st)));
+      if (st.last) {
+        var L = st.last, was = L[1] === 0 ? "∞" : fmt(L[2] + st.c * Math.sqrt(Math.log(Math.max(L[3], 1)) / L[1]));
+        p.appendChild(h("p", "mv-muted", "The latest selection that considered it (iteration " + L[0] + ") saw N = " + L[1]
+          + ", Q = " + fmt(L[2]) + ", parent N = " + L[3] + ": UCB " + was + (L[4] ? ", chosen" : "") + "."));
+      }
+      if (st.rig) p.appendChild(h("p", "mv-rig", "r_IG = (" + fmt(st.rig[0], 3) + " − " + fmt(st.rig[1], 3) + ") / " + fmt(st.rig[0], 3) + " = " + fmt(st.rig[2])));
       if (st.outlier) p.appendChild(h("p", "mv-warn", "⚠ " + st.outlier + "."));
     }
     if (card) {
