@@ -394,6 +394,7 @@
   /* ---- the tree */
   Viewer.prototype.resetTree = function () {
     if (this.network) { this.network.destroy(); this.network = null; }
+    this.nodes = null; this.edges = null;
     this.shownTree = {n: new Map(), e: new Map()};
     this.tips = {}; this.notes = {};
     this.el.treeBox.textContent = "";

@@ -116,8 +116,7 @@ def offline_session(browser, server, viewport: dict, **context_options):
     pg = context.new_page()
     pg.on("websocket", offline.websocket)
     pg.goto(server)
-    expect(pg.get_by_role("button", name="Run to end", exact=True)).to_be_visible(
-        timeout=60_000)
+    expect(pg.locator(".mv .mv-next")).to_be_visible(timeout=60_000)   # the viewer is up
     return context, pg, offline
 
 
