@@ -508,22 +508,26 @@
   Viewer.prototype.frame = function (info, force) {
     if (!this.network) return;
     var drawn = this.nodes, have = function (id) { return drawn.get(id) !== null; };
-    var key = [].concat(info.path || [], info.new || [], info.candidates || [],
-                        info.winner !== null && info.winner !== undefined ? [info.winner] : [], info.ucb || []).filter(have);
-    if (!key.length) key = [info.root].filter(have);
-    var bb = this.bounds(key);
-    if (!bb) return;
-    if (!force && this.visibleAll(bb)) return;
-    var box = this.box();
-    var fits = Math.min((box.w - 24) / Math.max(1, bb.right - bb.left), (box.h - 24) / Math.max(1, bb.bottom - bb.top)) >= MIN_SCALE;
-    if (!fits) {
-      // too much for a readable scale: the nodes of this moment first
-      var core = [].concat((info.path || []).slice(-2), info.new || [], info.ucb || [],
-                           info.winner !== null && info.winner !== undefined ? [info.winner] : []).filter(have);
-      if (!core.length) core = key;
-      bb = this.bounds(core) || bb;
+    var win = info.winner !== null && info.winner !== undefined ? [info.winner] : [];
+    // what to frame, most first: everything that matters now; without the candidates and
+    // the siblings weighed by a selection; the newest node of the path and its children
+    var sets = [[].concat(info.path || [], info.new || [], info.candidates || [], win, info.ucb || []),
+                [].concat(info.path || [], info.new || [], info.candidates || [], win),
+                [].concat(info.path || [], info.new || [], win),
+                [].concat((info.path || []).slice(-1), info.new || [], win)];
+    var box = this.box(), chosen = null;
+    for (var k = 0; k < sets.length; k++) {
+      var ids = sets[k].filter(have);
+      if (!ids.length) continue;
+      var bb = this.bounds(ids);
+      if (!bb) continue;
+      if (!force && this.visibleAll(bb)) return;       // already in view: the view holds still
+      var fits = Math.min((box.w - 24) / Math.max(1, bb.right - bb.left), (box.h - 24) / Math.max(1, bb.bottom - bb.top)) >= MIN_SCALE;
+      chosen = bb;
+      if (fits) break;
     }
-    this.moveTo(bb, MIN_SCALE);
+    if (!chosen) { chosen = this.bounds([info.root].filter(have)); if (!chosen) return; }
+    this.moveTo(chosen, MIN_SCALE);
   };
   Viewer.prototype.fitAll = function () {
     if (!this.network) return;
