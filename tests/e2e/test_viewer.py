@@ -160,7 +160,7 @@ def test_export_keys_never_lose_a_press(browser, tmp_path):
 
 def _in_box(pg, ids) -> list:
     """Those of ``ids`` whose drawn box lies outside the tree's box."""
-    return pg.evaluate("""(ids) => { const v = medalViewer, net = v.network;
+    return pg.evaluate("""(ids) => { const v = window.medalViewer || globalThis.__medalViewer, net = v.network;
       const W = v.el.treeBox.clientWidth, H = v.el.treeBox.clientHeight, out = [];
       for (const id of ids) { const bb = net.getBoundingBox(id); if (!bb) continue;
         const a = net.canvasToDOM({x: bb.left, y: bb.top}), z = net.canvasToDOM({x: bb.right, y: bb.bottom});
@@ -185,7 +185,7 @@ def framed(pg, want) -> list:
 
 def fits(pg, ids) -> bool:
     """Whether ``ids`` fit in the tree's box at scale 0.8 (labels 15 px x 0.8 = 12 px)."""
-    return pg.evaluate("""(ids) => { const v = medalViewer, net = v.network;
+    return pg.evaluate("""(ids) => { const v = window.medalViewer || globalThis.__medalViewer, net = v.network;
       let l = Infinity, r = -Infinity, t = Infinity, b = -Infinity;
       for (const id of ids) { const bb = net.getBoundingBox(id); if (!bb) continue;
         l = Math.min(l, bb.left); r = Math.max(r, bb.right); t = Math.min(t, bb.top); b = Math.max(b, bb.bottom); }
@@ -385,12 +385,7 @@ def test_app_screens(browser, server, size):
         pg.screenshot(path=str(ARTIFACTS / f"e2e-viewer-app-{ex.name}-{size}.png"))
         trace = load_example(ex)
         want = expected(trace, len(positions(trace)) - 1)
-        outside = pg.evaluate("""(ids) => { const v = __medalViewer, net = v.network;
-          const W = v.el.treeBox.clientWidth, H = v.el.treeBox.clientHeight, out = [];
-          for (const id of ids) { const bb = net.getBoundingBox(id);
-            const a = net.canvasToDOM({x: bb.left, y: bb.top}), z = net.canvasToDOM({x: bb.right, y: bb.bottom});
-            if (a.x < -1 || a.y < -1 || z.x > W + 1 || z.y > H + 1) out.push(id); } return out; }""",
-            sorted(set(want["path"]) | want["candidates"]))
+        outside = framed(pg, want)
         assert outside == [], f"{ex.name} at {size}: {outside} outside the box"
         for tab in ("Answer", "Candidates", "Entropy", "Unmasking order", "Inspector"):
             pg.click(f"button.mv-tab:has-text('{tab}')")
