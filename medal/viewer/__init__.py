@@ -452,7 +452,7 @@ def _candidates_part(trace: dict) -> dict | None:
     for r in rows:
         row = r.as_table_row()
         out.append({k: (_num(v) if not isinstance(v, str) else v) for k, v in row.items()}
-                   | {"_winner": bool(r.winner)})
+                   | {"_winner": bool(r.winner), "_ig": _num(r.cumulative_ig), "_q": _num(r.q)})
     report = candidate_report(trace) or {}
     return {"rows": out, "winners": winners_by(trace), "tie": near_tie(trace) or "",
             "why": report.get("why") or ""}

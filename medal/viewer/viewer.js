@@ -357,12 +357,19 @@
   };
 
   Viewer.prototype.empty = function () {
-    var E = this.el;
+    var E = this.el, self = this;
     E.title.textContent = this.request ? "Not started" : "No run";
     E.expl.textContent = this.request ? "Press Next phase (→), Next iteration or Run to end to start a run with the settings in the sidebar." : "";
     E.problem.textContent = ""; E.detail.textContent = ""; E.caption.textContent = "";
     E.slider.max = "0"; E.slider.value = "0";
+    E.nodeLine.textContent = ""; E.cycle.textContent = ""; E.legend.textContent = "";
+    E.bar.firstChild.style.width = "0";
     [E.prev, E.first].forEach(function (b) { b.disabled = true; });
+    [E.next, E.iter, E.end].forEach(function (b) { b.disabled = !self.request; });
+    if (E.stopRun) { E.stopRun.disabled = true; E.stopRun.style.display = this.request ? "" : "none"; E.reset.style.display = E.stopRun.style.display; }
+    this.drawn = {};
+    TABS.forEach(function (t) { if (t[0] !== "tree") E.panels[t[0]].textContent = ""; });
+    if (!this.pending) this.status("");
     this.resetTree();
     this.root.dataset.position = "-1"; this.root.dataset.frames = "0";
   };
@@ -577,8 +584,8 @@
     c.rows.forEach(function (r) {
       var row = h("div", "mv-barrow" + (r._winner ? " mv-win" : ""));
       row.appendChild(h("span", "mv-barlabel", "node " + r.node + (r._winner ? " ★" : "")));
-      ["cumulative IG", "Q"].forEach(function (k) {
-        var v = r[k]; if (typeof v !== "number") return;
+      [["cumulative IG", "_ig"], ["Q", "_q"]].forEach(function (kk) {
+        var k = kk[0], v = r[kk[1]]; if (typeof v !== "number") return;
         var clipped = v > 1 || v < 0, w = Math.max(0, Math.min(1, v));
         var cell = h("span", "mv-barcell"), b = h("span", "mv-barfill" + (clipped ? " mv-clip" : ""));
         b.style.width = Math.round(160 * w) + "px";
@@ -588,7 +595,7 @@
       bars.appendChild(row);
     });
     p.appendChild(bars);
-    var cols = Object.keys(c.rows[0] || {}).filter(function (k) { return k !== "_winner"; });
+    var cols = Object.keys(c.rows[0] || {}).filter(function (k) { return k.charAt(0) !== "_"; });
     p.appendChild(table(c.rows, cols));
     if (c.why) { var w = h("details", "mv-why"); w.appendChild(h("summary", "", "Why the winner won (the engine's account)")); w.appendChild(h("pre", "", c.why)); p.appendChild(w); }
   };

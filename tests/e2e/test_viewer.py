@@ -338,6 +338,17 @@ DEFAULTS = {"K1: tokens kept per masked slot": "3", "K2: actions per expansion":
             "Verifier bonus": "1.000"}
 
 
+def wait_idle(pg) -> None:
+    pg.wait_for_timeout(300)
+    expect(pg.locator('[data-testid="stStatusWidget"]')).to_have_count(0, timeout=120_000)
+
+
+def settings_shown(pg) -> None:
+    wait_idle(pg)
+    pg.get_by_role("spinbutton", name="K1: tokens kept per masked slot").wait_for(timeout=60_000)
+    wait_idle(pg)
+
+
 def sidebar_values(pg) -> dict:
     return dict(pg.evaluate("""() => Array.from(document.querySelectorAll(
         'section[data-testid=stSidebar] input, section[data-testid=stSidebar] textarea'))
@@ -350,7 +361,7 @@ def test_no_navigation_changes_a_setting(browser, server, page, via):
     """Issue 18 #1: example -> another page -> back -> Live run kept every setting (the
     browser showed K1=1, C=1, c=0 ... and an empty prompt, and ran with them)."""
     ctx, pg, offline = app_session(browser, server)
-    pg.wait_for_timeout(500)
+    settings_shown(pg)
     before = sidebar_values(pg)
     assert {k: before[k] for k in DEFAULTS} == DEFAULTS and before["Prompt"]
     for ex in EXAMPLES[:2]:
@@ -358,16 +369,24 @@ def test_no_navigation_changes_a_setting(browser, server, page, via):
             open_example_in_app(pg, ex.title)
         else:
             pg.get_by_text("Uploaded trace", exact=True).click()
-            pg.wait_for_timeout(800)
+        wait_idle(pg)
         pg.get_by_role("link", name=page).click()
-        pg.wait_for_timeout(1500)
+        wait_idle(pg)
         pg.get_by_role("link", name="Run").click()
-        pg.wait_for_timeout(1500)
+        wait_idle(pg)
         pg.get_by_text("Live run", exact=True).click()
-        pg.wait_for_timeout(1500)
+        settings_shown(pg)
         after = sidebar_values(pg)
         assert after == before, {k: (before.get(k), after.get(k)) for k in before
                                  if before.get(k) != after.get(k)}
+    # and a run started now runs with them: K1=3, K2=5 at the root
+    pg.click("button.mv-next")
+    pg.wait_for_function("__medalViewer.n() >= 2", timeout=120_000)
+    pg.click("button.mv-next")
+    pg.wait_for_function("__medalViewer.n() >= 3 && __medalViewer.nodes && __medalViewer.nodes.length > 1",
+                         timeout=120_000)
+    assert pg.evaluate("__medalViewer.store.meta.config.k1") == 3
+    assert pg.evaluate("__medalViewer.store.meta.config.k2") == 5
     ctx.close()
     assert offline.blocked == []
 
