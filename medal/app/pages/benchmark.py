@@ -7,10 +7,14 @@ to another page and back.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from medal.viz.results import (COSTS, MAX_RESULTS_BYTES, ResultsError, frontier,
                                frontier_figure, loads_results, summary_rows)
+
+SHIPPED = Path(__file__).resolve().parents[2] / "assets" / "bench-countdown.json"
 
 st.title("Benchmark results")
 st.caption("Open a results file written by `python -m medal bench ... --out results.json` "
@@ -34,6 +38,14 @@ if up is not None and (st.session_state.get("bench_doc") or (None,))[0] != up.fi
             st.session_state["bench_doc"] = (up.file_id, up.name, None, str(exc))
 
 loaded = st.session_state.get("bench_doc")
+if not loaded and SHIPPED.is_file():
+    # until a file is uploaded: the shipped results of the built-in Countdown model
+    try:
+        loaded = (None, "the shipped results of the built-in Countdown model "
+                        f"(medal/assets/{SHIPPED.name})",
+                  loads_results(SHIPPED.read_bytes()), None)
+    except ResultsError as exc:
+        loaded = (None, SHIPPED.name, None, str(exc))
 if not loaded:
     st.info("Upload a results file above. No model is needed to read it.")
     st.stop()
