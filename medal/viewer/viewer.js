@@ -238,6 +238,7 @@
     this.pending = payload;
     this.request(payload);
     this.status("working…");
+    if (this.el.stopRun && op !== "stop" && op !== "reset") this.el.stopRun.disabled = false;   // stop what it started
   };
 
   Viewer.prototype.status = function (text) { this.el.status.textContent = text || ""; };
