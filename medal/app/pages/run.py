@@ -62,11 +62,12 @@ def K(name: str) -> str:
 
 
 def _new_generation_if_away() -> None:
-    """A new key generation when the previous script run (any page) did not draw the
-    settings."""
-    runs = STATE.get("script_runs", 0)
+    """A new key generation when the settings were not drawn in the Run page's previous
+    run, or another page ran since (``medal.app.left_run_page``)."""
+    runs = STATE.get("run_page_runs", 0)
     drawn = STATE.get("settings_drawn_at")
-    if drawn is not None and drawn != runs - 1:
+    away = STATE.pop("away_from_run_page", False)
+    if drawn is not None and (away or drawn != runs - 1):
         STATE["settings_gen"] = STATE.get("settings_gen", 0) + 1
 
 
@@ -484,7 +485,7 @@ def landing(live: bool) -> None:
 
 
 def main() -> None:
-    STATE["script_runs"] = STATE.get("script_runs", 0)   # counted by medal.app.navigate
+    STATE["run_page_runs"] = STATE.get("run_page_runs", 0) + 1
     _restore_widgets()
     compact_style()
     st.caption("**MEDAL Explorer** · MCTS-initialised decoding of diffusion language "
@@ -499,7 +500,7 @@ def main() -> None:
         _new_generation_if_away()
         _restore_widgets()
         settings = sidebar_settings()
-        STATE["settings_drawn_at"] = STATE.get("script_runs", 0)
+        STATE["settings_drawn_at"] = STATE["run_page_runs"]
         handle_request(req, settings)
         run = STATE.get("run")
         trace = run_trace(run) if run is not None else None
