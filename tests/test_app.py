@@ -279,8 +279,9 @@ def test_teaching_page_shows_formulas_and_live_numbers(app):
     assert any(r"r_{\mathrm{IG}} = \frac{" in x and "." in x for x in latex)
     # back on the Run page, the settings are still there
     app.switch_page("pages/run.py").run()
-    assert app.selectbox(key="w_model").value == RANDOM_SPEC
-    assert app.number_input(key="w_lc").value == 2
+    shown = settings_shown(app)          # (fresh widget keys after a page switch)
+    assert shown["w_model"] == RANDOM_SPEC
+    assert shown["w_lc"] == 2
 
 
 def test_teaching_page_without_a_run():
