@@ -521,10 +521,8 @@ def explanation(t: dict, key: str) -> str:
     text = PHASES[key][1]
     cfg = run_config(t)
     if key == "backpropagation":
-        text = (text.split(" Children with")[0] +
-                f" A child with L_c = {cfg.get('lc')} committed slots is terminal; of the "
-                f"terminal nodes, only the top C = {cfg.get('candidates')} by reward become "
-                "candidates.")
+        text = (text.replace("L_c committed", f"L_c = {cfg.get('lc')} committed")
+                .replace("top C by", f"top C = {cfg.get('candidates')} by"))
     return text
 
 
