@@ -507,6 +507,7 @@ def frame_parts(trace: dict, index: int, *, max_nodes: int = MAX_NODES,
             "answer": answer, "tree": info}
     parts = {"h": {"0": head}, "n": tn, "e": te,
              "s": stats_parts(t, info, memo.setdefault("stats", {})),
+             "a": card_parts(t, memo.setdefault("cards", {})),
              "g": _grid_parts(t),
              "o": _order_part(t),
             "v": {"task": task_view_html(t) or "",
@@ -537,7 +538,6 @@ class Encoder:
         self._index: dict[str, int] = {}
         self.frames: list[dict] = []
         self._states: list[dict[str, dict[str, int]]] = []
-        self._cards: dict[str, int] = {}
 
     def _intern(self, value) -> int:
         key = json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
@@ -551,7 +551,6 @@ class Encoder:
         """Forget frames from ``n`` on (the pool keeps its values)."""
         del self.frames[n:]
         del self._states[n:]
-        self._cards = {k: v for k, v in self._cards.items() if v[1] < n}
 
     def add(self, parts: dict[str, dict]) -> dict:
         prev = self._states[-1] if self._states else {}
@@ -583,18 +582,19 @@ class Encoder:
         return delta
 
 
-def add_cards(enc: Encoder, trace: dict, ids, frame: dict) -> None:
-    """Node cards ('a') are the same at every position: each is added to the frame in
-    which its node first appears."""
-    changes = []
-    at = len(enc.frames) - 1
-    for nid in ids:
-        k = str(nid)
-        if k not in enc._cards:
-            enc._cards[k] = (enc._intern(_node_card(trace, nid)), at)
-            changes += [k, enc._cards[k][0]]
-    if changes:
-        frame["a"] = changes
+def card_parts(t: dict, memo: dict) -> dict:
+    """Each node's card as it stands at this position: it changes once, when the node is
+    expanded (its action table then names the child each action made)."""
+    nodes = nodes_by_id(t)
+    parents = {n.get("parent") for n in nodes.values()}
+    out = {}
+    for nid in nodes:
+        key = (nid, nid in parents)
+        card = memo.get(key)
+        if card is None:
+            card = memo[key] = _node_card(t, nid)
+        out[str(nid)] = card
+    return out
 
 
 def meta(trace: dict) -> dict:
@@ -645,9 +645,8 @@ class Frames:
         self.dirty_from = len(self.labels)
         self._memo.pop("layout", None)        # the trace may have grown: new nodes placed
         for i in range(len(self.labels), len(pos)):
-            parts, ids = frame_parts(trace, i, max_nodes=self.max_nodes, memo=self._memo)
-            fr = self.enc.add(parts)
-            add_cards(self.enc, trace, ids, fr)
+            parts, _ids = frame_parts(trace, i, max_nodes=self.max_nodes, memo=self._memo)
+            self.enc.add(parts)
             self.labels.append(labels[i])
             self.kinds.append(pos[i].kind)
 
