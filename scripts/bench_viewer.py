@@ -109,22 +109,30 @@ def main() -> int:
             n = pg.evaluate("medalViewer.n()")
             drawn = pg.evaluate("medalViewer.nodes.length")
             print(f"export: {n} positions, {drawn} nodes drawn at the end", file=sys.stderr)
+            # k steps through the search (where the tree changes at every step), each from
+            # the call to the second animation frame after it: the tree's canvas and every
+            # visible view are drawn by then
             steps = pg.evaluate("""([k, n]) => new Promise(done => {
-                const v = medalViewer, out = []; let i = Math.max(0, n - k - 1);
+                const v = medalViewer, out = []; let i = Math.max(0, Math.floor(n / 3));
                 v.go(i);
                 function one() {
                   if (out.length >= k) { done(out); return; }
                   i += 1; const t = performance.now();
-                  v.network.once("afterDrawing", () => { out.push(performance.now() - t); setTimeout(one, 30); });
                   v.go(i);
+                  requestAnimationFrame(() => requestAnimationFrame(() => {
+                    out.push(performance.now() - t); setTimeout(one, 30); }));
                 }
-                setTimeout(one, 200); })""", [args.steps, n])
+                setTimeout(one, 300); })""", [args.steps, n])
             out[f"step, Tree tab ({drawn} nodes drawn)"] = steps
             for tab in ("entropy", "inspector", "cands"):
                 pg.evaluate(f"medalViewer.setTab('{tab}')")
-                xs = pg.evaluate("""([k, n, tab]) => { const v = medalViewer, out = [];
-                    for (let j = 0; j < k; j++) { const i = n - k - 1 + j; const t = performance.now();
-                      v.go(i); out.push(performance.now() - t); } return out; }""", [args.steps, n, tab])
+                xs = pg.evaluate("""([k, n, tab]) => new Promise(done => {
+                    const v = medalViewer, out = []; let j = 0;
+                    function one() { if (j >= k) { done(out); return; }
+                      const i = Math.floor(n / 3) + j; j += 1; const t = performance.now(); v.go(i);
+                      requestAnimationFrame(() => requestAnimationFrame(() => {
+                        out.push(performance.now() - t); setTimeout(one, 30); })); }
+                    one(); })""", [args.steps, n, tab])
                 out[f"step, {tab} tab"] = xs
             # the app: load -> interactive tree (an example's), example click -> tree
             ctx = b.new_context(viewport={"width": 1440, "height": 900})
