@@ -666,18 +666,39 @@ def bundle(trace: dict, *, key: str = "trace", max_nodes: int = MAX_NODES) -> di
     return f.bundle()
 
 
-@functools.lru_cache(maxsize=8)
-def _example_bundle(name: str, mtime: float) -> str:
-    from ..viz.examples import list_examples, load_example
-    ex = next(e for e in list_examples() if e.name == name)
-    return json.dumps(bundle(load_example(ex), key=f"example-{name}"), ensure_ascii=False)
+_EXAMPLES: dict = {}
+_EXAMPLES_LOCK = __import__("threading").Lock()
 
 
-def example_bundle(name: str) -> dict:
-    """The bundle of a shipped example (computed once per process)."""
-    from ..viz.examples import list_examples
-    ex = next(e for e in list_examples() if e.name == name)
-    return json.loads(_example_bundle(name, ex.path.stat().st_mtime))
+def example_frames(name: str) -> Frames:
+    """A shipped example's frames, computed once per process (and shared: read only)."""
+    with _EXAMPLES_LOCK:
+        frames = _EXAMPLES.get(name)
+        if frames is None:
+            from ..viz.examples import list_examples, load_example
+            ex = next(e for e in list_examples() if e.name == name)
+            frames = Frames(f"example-{name}")
+            frames.update(load_example(ex))
+            _EXAMPLES[name] = frames
+        return frames
+
+
+def warm_examples() -> None:
+    """Compute every shipped example's frames in the background, once per process, so
+    that the first click on an example does not wait for them."""
+    import threading
+    if getattr(warm_examples, "started", False):
+        return
+    warm_examples.started = True
+
+    def work():
+        from ..viz.examples import list_examples
+        for ex in list_examples():
+            try:
+                example_frames(ex.name)
+            except Exception:   # a broken example shows its error when it is opened
+                pass
+    threading.Thread(target=work, name="medal-warm-examples", daemon=True).start()
 
 
 # ---------------------------------------------------------------------- the page

@@ -29,7 +29,7 @@ from medal.viz.export import export_html
 # --- end issue 10b ---
 from medal.viz.controller import (PARAMETERS, advance, app_threads, create_run,
                                   download_name, k2_note, make_config, prompt_note)
-from medal.viewer import Frames
+from medal.viewer import Frames, example_frames, warm_examples
 
 DEFAULT_MODEL = getattr(models, "DEFAULT_MODEL", "builtin:countdown")
 DEVICES = tuple(getattr(models, "DEVICES", ("auto",)))
@@ -485,6 +485,7 @@ def landing(live: bool) -> None:
 
 
 def main() -> None:
+    warm_examples()
     STATE["run_page_runs"] = STATE.get("run_page_runs", 0) + 1
     _restore_widgets()
     compact_style()
@@ -535,7 +536,8 @@ def main() -> None:
     else:
         key = (f"example-{STATE.get('example_name')}" if source == "Example" else
                f"upload-{(STATE.get('uploaded') or ('none',))[0]}")
-        frames = replay_frames(key, trace)
+        frames = (example_frames(STATE.get("example_name")) if source == "Example"
+                  else replay_frames(key, trace))
         data = _sender().data(frames, live=False, done=True, ack=ack)
     components.viewer(data, key="medal_viewer", on_request=_on_request, on_need=_on_need)
     if live and run is not None and STATE.get("last_step_ms") is not None:
