@@ -244,9 +244,10 @@ def tree_parts(trace: dict, kind: str, max_nodes: int = MAX_NODES,
         font_size, font_bg = LABEL_FONT, "rgba(255,255,255,0.85)"
         if row is not None:
             u = row.get("ucb")
-            lines.append(("✓ " if row.get("chosen") else "") + "UCB "
-                         + ("∞" if u is None or (isinstance(u, float) and math.isinf(u))
-                            else f"{u:.3f}"))
+            # (9 characters at most: two siblings' labels must not touch; the chosen one
+            # is on the path and has an orange background)
+            lines.append("UCB " + ("∞" if u is None or (isinstance(u, float) and math.isinf(u))
+                                   else f"{u:.3f}"))
             font_size, font_bg = SMALL_FONT, "#e8f1ff" if not row.get("chosen") else "#ffe0c2"
         flag = reward_outlier(trace, nid, nodes) if n.get("r_ig") is not None else None
         if flag:

@@ -406,6 +406,7 @@
     this.shownTree = {n: new Map(), e: new Map()};
     this.tips = {}; this.notes = {};
     this.el.treeBox.textContent = "";
+    this.el.treeBox.removeAttribute("data-drawn");
   };
 
   Viewer.prototype.ensureNetwork = function () {
@@ -420,6 +421,13 @@
     });
     this.network.on("showPopup", function (id) { self.fillTip(id); });
     this.network.on("afterDrawing", function () {
+      var f = self.toFrame;
+      if (f && self.tab === "tree" && self.el.treeBox.clientWidth > 0) {
+        self.toFrame = null;
+        self.frame(f.info, f.force);
+        self.framedAt = f.pos;
+        self.root.dataset.framed = String(f.pos);
+      }
       self.el.treeBox.setAttribute("data-drawn", String(self.pos));
       globalThis.__medalTreeDrawn = {pos: self.pos, t: performance.now()};
     });
@@ -456,8 +464,12 @@
     });
     var hd = s.get(i, "h", "0");
     this.drawLegend(s.get(i, "v", "legend"));
-    this.frame(hd.tree || {}, !this.framed || fresh);
+    // framed after the next drawing: a label that changed (a UCB line, a reward) has its
+    // new size only once drawn
+    var force = !this.framed || fresh || (this.toFrame && this.toFrame.force);
+    this.toFrame = {info: hd.tree || {}, force: force, pos: i};
     this.framed = true;
+    this.network.redraw();
   };
 
   // One tooltip element per node, written when it opens, from the figures shown now.
@@ -486,11 +498,23 @@
     var b = this.el.treeBox;
     return {w: b.clientWidth || 800, h: b.clientHeight || 500};
   };
+  // A node's box (node and label) from its own data: vis-network updates a box only when
+  // it draws the node, and it does not draw nodes outside the view, so its boxes of
+  // off-screen nodes can be stale (a label that grew a line since).
+  Viewer.prototype.nodeBox = function (id) {
+    var n = this.nodes.get(id);
+    if (!n) return null;
+    var lines = String(n.label || "").split("\n"), f = (n.font && n.font.size) || 16;
+    var w = 0;
+    lines.forEach(function (ln) { w = Math.max(w, Array.from(ln).length); });
+    var half = Math.max(n.size || 10, (w * 0.62 * f + 8) / 2);
+    return {left: n.x - half, right: n.x + half, top: n.y - (n.size || 10) - 2,
+            bottom: n.y + (n.size || 10) + 4 + lines.length * f * 1.2};
+  };
   Viewer.prototype.bounds = function (ids) {
-    var l = Infinity, r = -Infinity, t = Infinity, b = -Infinity, net = this.network;
+    var l = Infinity, r = -Infinity, t = Infinity, b = -Infinity, self = this;
     ids.forEach(function (id) {
-      var bb = null;
-      try { bb = net.getBoundingBox(id); } catch (e) { bb = null; }
+      var bb = self.nodeBox(id);
       if (!bb) return;
       l = Math.min(l, bb.left); r = Math.max(r, bb.right); t = Math.min(t, bb.top); b = Math.max(b, bb.bottom);
     });
@@ -762,8 +786,8 @@
     requestAnimationFrame(function () {
       if (!self.network || !self.store) return;
       self.network.setSize("100%", self.el.treeBox.clientHeight + "px");
+      self.toFrame = {info: self.store.get(self.pos, "h", "0").tree || {}, force: true, pos: self.pos};   // afresh
       self.network.redraw();
-      self.frame(self.store.get(self.pos, "h", "0").tree || {}, true);   // afresh
     });
   };
 

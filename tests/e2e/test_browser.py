@@ -174,6 +174,9 @@ def assert_tree_drawn(pg) -> None:
     expect(box).to_have_attribute("data-drawn", re.compile(r"\d+"), timeout=60_000)
     canvas = box.locator("canvas")
     expect(canvas).to_have_count(1)
+    pg.wait_for_function("() => { const c = document.querySelector('#medal-tree canvas');"
+                         " return c && c.width > 0 && c.height > 0; }", timeout=60_000)
+    pg.wait_for_timeout(300)
     inked = canvas.evaluate("""c => {
         const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
         let n = 0;
@@ -288,13 +291,16 @@ def test_stop_pauses_a_long_run(page):
     stop.click()
     expect(pg.locator("button.mv-next")).to_be_enabled(timeout=30_000)
     wait_idle(pg)
+    # (the page then computes the frames of every position the run reached: slow for a
+    # run of hundreds of iterations on a loaded machine)
     pg.wait_for_function("__medalViewer.store && __medalViewer.store.live && __medalViewer.n() > 0",
-                         timeout=60_000)
+                         timeout=300_000)
     expect(pg.locator(".mv-title")).not_to_have_text("Phase: Finished")
     assert_tree_drawn(pg)
     shot(pg, "12-stopped")
     n = pg.evaluate("__medalViewer.n()")
+    pg.evaluate("__medalViewer.go(__medalViewer.n() - 1)")
     click(pg, "Next phase")                               # and it steps on from there
-    pg.wait_for_function(f"__medalViewer.n() > {n}", timeout=60_000)
+    pg.wait_for_function(f"__medalViewer.n() > {n}", timeout=300_000)
     expect(pg.locator(".mv-title")).not_to_have_text("Phase: Finished")
 

@@ -62,7 +62,16 @@ st.dataframe([{"": k, "value": "—" if v is None else str(v)} for k, v in facts
              hide_index=True)
 
 st.subheader("Strategies")
-st.dataframe(summary_rows(doc), hide_index=True)
+def _one_type_per_column(rows: list[dict]) -> list[dict]:
+    """A column holding numbers shows a missing one as empty, not as "—" (a column of
+    mixed numbers and text cannot be drawn: greedy has no MCTS iterations, MEDAL does)."""
+    numeric = {k for r in rows for k, v in r.items()
+               if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    return [{k: (None if k in numeric and isinstance(v, str) else v) for k, v in r.items()}
+            for r in rows]
+
+
+st.dataframe(_one_type_per_column(summary_rows(doc)), hide_index=True, placeholder="—")
 st.caption("accuracy: share of problems whose answer the task's verifier accepts (Wilson 95% "
            "interval); forward calls: batched model calls per problem; sequences: sequences "
            "those calls evaluated (MEDAL's expansions evaluate several at once); seconds: "
