@@ -546,7 +546,10 @@
     var sets = [[].concat(info.path || [], info.new || [], info.candidates || [], win, info.ucb || []),
                 [].concat(info.path || [], info.new || [], info.candidates || [], win),
                 [].concat(info.path || [], info.new || [], win),
-                [].concat((info.path || []).slice(-1), info.new || [], win)];
+                [].concat((info.path || []).slice(-1), info.new || [], win),
+                // a parent far from its new children (the layout never moves a node): the
+                // children, the event of this phase
+                (info.new && info.new.length ? info.new : (info.path || []).slice(-1)).concat(win)];
     var box = this.box(), chosen = null;
     for (var k = 0; k < sets.length; k++) {
       var ids = sets[k].filter(have);

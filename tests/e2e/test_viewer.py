@@ -171,11 +171,13 @@ def _in_box(pg, ids) -> list:
 def framed(pg, want) -> list:
     """The key nodes outside the box: the path, the new children, the candidates and the
     winner -- or, when they do not fit at a readable scale, the path, the new children and
-    the winner -- or, failing that, the path's last node, its new children, the winner."""
+    the winner -- or, failing that, the path's last node, its new children, the winner --
+    or the new children (and the winner) alone."""
     win = {want["winner"]} if want["winner"] is not None else set()
     sets = [set(want["path"]) | want["new"] | want["candidates"] | win,
             set(want["path"]) | want["new"] | win,
-            set(want["path"][-1:]) | want["new"] | win]
+            set(want["path"][-1:]) | want["new"] | win,
+            (want["new"] or set(want["path"][-1:])) | win]
     for key in sets:
         outside = _in_box(pg, key)
         if not outside or fits(pg, key):
