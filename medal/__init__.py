@@ -30,6 +30,9 @@ The names at this level:
 * :data:`STRATEGIES` -- the strategies' names (``medal``, its ablations, ``greedy``,
   ``bst5`` ...).
 * :class:`GenerationConfig` -- every knob of a run (K1, K2, L_c, C, gamma, c ...).
+* :func:`show` -- a run or trace as the step-by-step viewer, inline in a notebook (a
+  traced :class:`Run` and a :class:`Trace` also display themselves).
+* :class:`Trace` -- a trace dict that displays itself: ``medal.Trace(medal.load_trace(p))``.
 
 The command line is ``medal`` (``medal generate``, ``medal bench``, ``medal app`` ...);
 ``medal --help`` lists it all. The app: ``medal app``.
@@ -41,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 __all__ = ["__version__", "load_model", "generate", "Run", "load_trace", "loads_trace",
-           "STRATEGIES", "GenerationConfig"]
+           "STRATEGIES", "GenerationConfig", "show", "Trace"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from .config import GenerationConfig
@@ -49,7 +52,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # The heavy imports (torch) wait until a name is first used, so ``medal --help`` stays quick.
 _LAZY = {"Run": ("engine", "Run"), "GenerationConfig": ("config", "GenerationConfig"),
-         "load_trace": ("trace", "load_trace"), "loads_trace": ("trace", "loads_trace")}
+         "load_trace": ("trace", "load_trace"), "loads_trace": ("trace", "loads_trace"),
+         "show": ("viewer", "show"), "Trace": ("viewer", "Trace")}
 
 
 def __getattr__(name: str) -> Any:

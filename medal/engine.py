@@ -194,6 +194,14 @@ class Run:
     def done(self) -> bool:
         return self.result is not None and self._finished
 
+    def _repr_html_(self) -> str | None:
+        """In a notebook a traced run shows itself as the viewer (``medal.show``)."""
+        trace = self.trace
+        if not trace or not trace.get("run"):
+            return None
+        from .viewer import show
+        return show(trace)._repr_html_()
+
     _finished = False
 
     def _all_events(self) -> Iterator[Event]:

@@ -10,7 +10,12 @@ of problems (generated from a fixed seed) with the shipped model, in order:
 * ``countdown-medal-does-not-fix``: greedy's answer is wrong and MEDAL's is wrong too
   (the search does not rescue every problem);
 * ``sudoku``: a Sudoku puzzle, preferring one where MEDAL and greedy unmask differently
-  and both are shown on the board.
+  and both are shown on the board;
+* ``countdown-longer-search``: not the default settings -- L_c = 4 and c = 0.5 -- so the
+  search runs at least 8 iterations and UCB visibly weighs siblings (a selection that
+  does not take the child with the best Q).
+
+    python scripts/make_examples.py --only countdown-longer-search   # one example
 
 The scan is deterministic (same model, same seed: same examples). Re-run this after the
 built-in models or the trace format change, and commit the new files.
@@ -34,14 +39,15 @@ from medal.viz.examples import EXAMPLES_DIR, INDEX  # noqa: E402
 SCAN = 300  # problems looked at, at most, per example
 
 
-def _run(model, task: str, problem) -> tuple[dict, bool | None, bool | None]:
-    run = Run(model, task=task, problem=problem, strategy="medal", config=GenerationConfig(),
-              compare_greedy=True, trace=True)
+def _run(model, task: str, problem, config=None) -> tuple[dict, bool | None, bool | None]:
+    run = Run(model, task=task, problem=problem, strategy="medal",
+              config=config or GenerationConfig(), compare_greedy=True, trace=True)
     result = run.finish()
     return run.trace, result.verified, run.comparison.verified
 
 
-def find(model, task: str, want, seed: int, greedy_wrong: bool = False) -> tuple[dict, int]:
+def find(model, task: str, want, seed: int, greedy_wrong: bool = False,
+         config=None) -> tuple[dict, int]:
     """The first problem (of SCAN generated with ``seed``) whose run satisfies ``want``
     (``greedy_wrong``: only problems greedy gets wrong, checked first -- it is cheap)."""
     problems = get_task(task).generate(SCAN, seed=seed)
@@ -49,10 +55,24 @@ def find(model, task: str, want, seed: int, greedy_wrong: bool = False) -> tuple
         if greedy_wrong and Run(model, task=task, problem=problem, strategy="greedy").finish().verified:
             continue
         print(f"  {task} problem #{i}", flush=True)
-        trace, medal_ok, greedy_ok = _run(model, task, problem)
+        trace, medal_ok, greedy_ok = _run(model, task, problem, config)
         if want(trace, medal_ok, greedy_ok):
             return trace, i
     raise SystemExit(f"no {task} problem among {SCAN} (seed {seed}) fits; widen the scan")
+
+
+def explorations(trace: dict) -> int:
+    """Selections that took a child other than the one with the best Q (UCB's bonus)."""
+    out = 0
+    for it in trace["iterations"]:
+        for level in it["selection"]["levels"]:
+            if len(level) >= 2:
+                best = max(level, key=lambda r: r["Q"])["node"]
+                out += next(r["node"] for r in level if r["chosen"]) != best
+    return out
+
+
+LONGER = GenerationConfig(lc=4, c=0.5)
 
 
 def _differs(trace: dict) -> bool:
@@ -78,16 +98,29 @@ def main() -> int:
          "Sudoku 4x4: the board, MEDAL beside greedy",
          "A 4x4 puzzle: each cell coloured by the step it was unmasked; the row separators "
          "are fixed, so the search commits only digits."),
+        ("countdown-longer-search", "countdown", countdown,
+         lambda t, m, g: len(t["iterations"]) >= 8 and explorations(t) >= 3,
+         "Countdown: a longer search that explores",
+         "Not the default settings: L_c = 4 (default 2) and c = 0.5 (default 0.1), so the "
+         "search goes four levels deep over 20+ iterations and UCB = Q + c·√(ln N / n) "
+         "often picks a sibling other than the one with the best Q."),
     ]
+    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
     index = []
     for name, task, model, want, title, description in specs:
-        trace, i = find(model, task, want, seed=2026, greedy_wrong=task == "countdown")
+        index_entry = {"name": name, "title": title, "description": description, "task": task}
+        if only and name != only:
+            index.append(index_entry)
+            continue
+        config = LONGER if name == "countdown-longer-search" else None
+        trace, i = find(model, task, want, seed=2026,
+                        greedy_wrong=task == "countdown" and config is None, config=config)
         write_trace(trace, EXAMPLES_DIR / f"{name}.json")
         res, comp = trace["result"], trace["comparison"]["result"]
         print(f"{name}: problem #{i} {trace['run']['prompt']!r}: MEDAL {res['text']!r} "
               f"({res['verified']}), greedy {comp['text']!r} ({comp['verified']}), "
               f"{len(trace['iterations'])} iterations")
-        index.append({"name": name, "title": title, "description": description, "task": task})
+        index.append(index_entry)
     (EXAMPLES_DIR / INDEX).write_text(json.dumps({"examples": index}, indent=1) + "\n")
     print(f"wrote {len(index)} examples and {INDEX} to {EXAMPLES_DIR}")
     return 0

@@ -13,7 +13,9 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 import medal.trace  # noqa: E402
 from medal.trace import dumps  # noqa: E402
 
-from viz_support import RANDOM_SPEC, make_trace, patch_load_model, show_tab  # noqa: E402
+from medal.viz.phases import current_phase  # noqa: E402
+from medal.viz.timeline import positions  # noqa: E402
+from viz_support import RANDOM_SPEC, make_trace, patch_load_model  # noqa: E402
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 TIMEOUT = 120
@@ -45,14 +47,45 @@ def configure(at, **params):
     return at
 
 
+class Press:
+    """A press of one of the viewer's controls that reach the server (issue 18: the viewer
+    steps computed positions in the browser and asks the page only to grow a live run):
+    what the component's ``request`` trigger hands the page."""
+
+    OPS = {"Next phase": "step", "Next iteration": "iteration", "Run to end": "end",
+           "Stop": "stop", "Reset": "reset", "Play": "step"}
+
+    def __init__(self, at, label):
+        self.at, self.op = at, self.OPS[label]
+
+    def click(self):
+        run = self.at.session_state["run"] if "run" in self.at.session_state else None
+        have = len(positions(run.trace)) if run is not None else 0
+        seq = (self.at.session_state["_seq"] if "_seq" in self.at.session_state else 0) + 1
+        self.at.session_state["_seq"] = seq
+        self.at.session_state["pending_request"] = {"op": self.op, "want": have + 1,
+                                                    "seq": seq, "from": have - 1}
+        return self.at
+
+
 def button(at, label):
-    return next(b for b in at.button if b.label == label)
+    return Press(at, label)
+
+
+def head_trace(at):
+    """The trace the page holds: the live run's, the uploaded one or the example."""
+    s = at.session_state
+    if "run" in s and s["w_source"] == "Live run":
+        return s["run"].trace
+    if s["w_source"] == "Uploaded trace" and "uploaded" in s:
+        return s["uploaded"][1]
+    return None
 
 
 def phase(at) -> str:
-    heads = [m.value for m in at.markdown if m.value.startswith("#### Phase:")]
-    assert len(heads) == 1, heads
-    return heads[0].removeprefix("#### Phase: ")
+    """The phase at the head of what the page holds (the viewer opens there)."""
+    info = current_phase(head_trace(at))
+    return info.title + (f" · iteration {info.iteration}" if info.iteration else "")
 
 
 def markdown_text(at) -> str:
@@ -60,9 +93,8 @@ def markdown_text(at) -> str:
 
 
 def test_page_loads_with_every_control(app):
-    labels = {b.label for b in app.button}
-    assert {"Next phase", "Next iteration", "Run to end", "Stop", "Reset"} <= labels
-    assert button(app, "Stop").disabled
+    # the run's controls are the viewer's (medal/viewer); the page says where to start
+    assert any("open an example run" in i.value for i in app.info)
     keys = {w.key for w in (*app.number_input, *app.checkbox, *app.selectbox, *app.text_input)}
     for name in ("k1", "k2", "lc", "candidates", "gamma", "c", "steps", "block_length",
                  "decompose", "n_subtasks", "seed", "max_iterations", "temperature"):
@@ -103,30 +135,22 @@ def test_search_phase_by_phase_then_to_the_end(app):
     assert seen == ["Start", "Root evaluation", "Selection · iteration 1",
                     "Expansion · iteration 1", "Simulation · iteration 1",
                     "Backpropagation · iteration 1"]
-    text = markdown_text(app)
-    assert "Q = W/N" in text            # the phase is explained
+    assert app.session_state["events"] == 6          # one engine step per press
     button(app, "Next iteration").click().run()
     assert phase(app) == "Backpropagation · iteration 2"
-    assert len(app.tabs) == 7   # Tree, Answer, Candidates, Entropy, Order, Inspector, Trace file
     button(app, "Run to end").click().run()
     assert not app.exception and not app.error
     assert phase(app) == "Finished"
-    assert button(app, "Next phase").disabled and button(app, "Stop").disabled
     assert not app.session_state["running"]
     assert app.session_state["run"].done
-    show_tab(app, "Inspector")
-    assert any("candidate" in i.value.lower() or "cumulative" in i.value for i in app.info)
-    assert show_tab(app, "Trace file").get("download_button")
-    # the timeline goes back through the search, phase by phase
-    from medal.viz.timeline import index_of_iteration_end
-    trace = app.session_state["run"].trace
-    app.slider(key="w_position").set_value(index_of_iteration_end(trace, 1) + 1).run()
-    assert phase(app) == "Backpropagation · iteration 1"
-    button(app, "Previous").click().run()
-    assert phase(app) == "Simulation · iteration 1"
+    # the frames the viewer holds: one per position of the finished run
+    frames = app.session_state["live_frames"]
+    assert len(frames.enc.frames) == len(positions(app.session_state["run"].trace))
+    exp = next(e for e in app.expander if e.label.startswith("Trace file"))
+    assert exp.get("download_button")
     button(app, "Reset").click().run()
     assert "run" not in app.session_state
-    assert any("Press **Next phase**" in i.value for i in app.info)
+    assert any("open an example run" in i.value for i in app.info)
 
 
 def test_invalid_parameters_show_the_input_error(app):
@@ -208,7 +232,6 @@ def test_bad_uploads_show_a_clear_error(app, content, message):
     upload(app, "bad.json", content)
     errors = [e.value for e in app.error]
     assert any(message in e and "bad.json" in e for e in errors), errors
-    assert not app.tabs
 
 
 def test_oversized_upload_is_refused(app, monkeypatch):
@@ -224,13 +247,25 @@ def test_uploaded_trace_is_replayed_without_a_model(app):
     upload(app, "run.json", dumps(trace).encode())
     assert not app.error
     assert phase(app) == "Finished"
-    assert len(app.tabs) == 7   # Tree, Answer, Candidates, Entropy, Order, Inspector, Trace file
-    from medal.viz.timeline import positions
-    replay = app.slider(key="w_position")
-    assert replay.min == 1 and replay.max == len(positions(trace))
-    replay.set_value(2).run()
-    assert phase(app) == "Root evaluation"
+    # the viewer was sent one frame per position of the trace
+    sender = app.session_state["viewer_sender"]
+    key = next(k for k in sender.sent if k.startswith("upload-"))
+    assert sender.sent[key][1] == len(positions(trace))
     assert "run" not in app.session_state           # nothing was run, no model loaded
+
+
+def test_teaching_page_reads_the_open_example(app):
+    """Issue 18: "How MEDAL works" shows the numbers of the example open on the Run page."""
+    from medal.viz.examples import list_examples, load_example
+    ex = list_examples()[0]
+    app.session_state["w_source"] = "Example"
+    app.session_state["example_name"] = ex.name
+    app.run()
+    app.switch_page("pages/how_medal_works.py").run()
+    assert not app.exception
+    prompt = load_example(ex)["run"]["prompt"]
+    assert any(prompt in c.value for c in app.caption)
+    assert any(r"\mathrm{UCB} = " in x.value for x in app.latex)
 
 
 def test_teaching_page_shows_formulas_and_live_numbers(app):
@@ -246,15 +281,16 @@ def test_teaching_page_shows_formulas_and_live_numbers(app):
     assert any(r"r_{\mathrm{IG}} = \frac{" in x and "." in x for x in latex)
     # back on the Run page, the settings are still there
     app.switch_page("pages/run.py").run()
-    assert app.selectbox(key="w_model").value == RANDOM_SPEC
-    assert app.number_input(key="w_lc").value == 2
+    shown = settings_shown(app)          # (fresh widget keys after a page switch)
+    assert shown["w_model"] == RANDOM_SPEC
+    assert shown["w_lc"] == 2
 
 
 def test_teaching_page_without_a_run():
     at = AppTest.from_file(str(Path(APP).parent / "pages" / "how_medal_works.py"),
                            default_timeout=TIMEOUT).run()
     assert not at.exception
-    assert any("Start a run" in i.value for i in at.info)
+    assert any("Open an example" in i.value for i in at.info)
     assert len(at.latex) >= 8
 
 
@@ -264,17 +300,14 @@ SETTING_WIDGETS = ("number_input", "checkbox", "selectbox", "text_input", "text_
 
 
 def settings_shown(at) -> dict:
-    return {w.key: w.value for kind in SETTING_WIDGETS for w in getattr(at, kind)
+    """Every setting drawn, by name (a key's "~generation" suffix -- fresh widget keys
+    when the settings come back, issue 18 #1 -- left out)."""
+    return {w.key.split("~")[0]: w.value for kind in SETTING_WIDGETS for w in getattr(at, kind)
             if w.key and w.key.startswith("w_") and w.key not in ("w_position", "w_inspect")}
 
 
 def all_settings(at) -> dict:
-    """:func:`settings_shown` over the tabs that draw a setting (the Entropy tab's padding
-    toggle, the Tree tab's node cap): only the selected tab is built. Ends on the Tree."""
-    out = {}
-    for name in ("Entropy", "Tree"):
-        out.update(settings_shown(show_tab(at, name)))
-    return out
+    return settings_shown(at)
 
 
 def test_state_survives_page_switches_in_every_mode(app):
@@ -287,9 +320,6 @@ def test_state_survives_page_switches_in_every_mode(app):
     assert want["w_model"] == RANDOM_SPEC and want["w_k1"] == 4 and want["w_c"] == 0.3
     assert len(want) > 25
     button(app, "Next phase").click().run()
-    # settings drawn only once a run exists (the heatmap's padding toggle) survive too
-    show_tab(app, "Entropy").toggle(key="w_padding").set_value(True).run()
-    want["w_padding"] = True
     for _ in range(2):                       # live mode -> teaching page -> back
         app.switch_page("pages/how_medal_works.py").run()
         app.switch_page("pages/run.py").run()
@@ -299,71 +329,33 @@ def test_state_survives_page_switches_in_every_mode(app):
     trace = make_trace(lc=2, candidates=2)
     upload(app, "run.json", dumps(trace).encode())
     assert phase(app) == "Finished"
-    app.slider(key="w_position").set_value(4).run()
-    assert phase(app) == "Expansion · iteration 1"
     app.switch_page("pages/how_medal_works.py").run()
     app.switch_page("pages/run.py").run()
     assert not app.exception
     assert app.radio(key="w_source").value == "Uploaded trace"
-    assert phase(app) == "Expansion · iteration 1", "the uploaded trace or its position was lost"
+    assert phase(app) == "Finished", "the uploaded trace was lost"
     assert any("Loaded run.json" in s.value for s in app.success)
     app.radio(key="w_source").set_value("Live run").run()
     assert all_settings(app) == want
     assert phase(app) == "Start"
     app.radio(key="w_source").set_value("Uploaded trace").run()
-    assert phase(app) == "Expansion · iteration 1"
+    assert phase(app) == "Finished"
 
 
-def progress_text(at) -> str:
-    bars = at.get("progress")
-    assert len(bars) == 1
-    return bars[0].proto.text
-
-
-def test_uploaded_trace_steps_phase_by_phase_like_a_live_run(app):
-    """Issue 10 #2: the four phases of every iteration, the candidate choice and every
-    decoding step are positions; header and progress agree at each."""
-    trace = make_trace(lc=2, candidates=2)
-    upload(app, "run.json", dumps(trace).encode())
-    button(app, "Start of run").click().run()
-    seen = [phase(app)]
-    texts = [progress_text(app)]
-    for _ in range(8):
-        button(app, "Next phase").click().run()
-        seen.append(phase(app))
-        texts.append(progress_text(app))
-    assert seen == ["Start", "Root evaluation", "Selection · iteration 1",
-                    "Expansion · iteration 1", "Simulation · iteration 1",
-                    "Backpropagation · iteration 1", "Selection · iteration 2",
-                    "Expansion · iteration 2", "Simulation · iteration 2"]
-    assert "search: 1 iteration," in texts[5] and "search: 2 iterations" in texts[6]
-    assert texts[8].endswith(f"position 9 of {len(__import__('medal.viz.timeline').viz.timeline.positions(trace))}")
-    button(app, "Previous").click().run()
-    assert phase(app) == "Expansion · iteration 2"
-    button(app, "Next iteration").click().run()
-    assert phase(app) == "Backpropagation · iteration 2"
-    app.slider(key="w_position").set_value(app.slider(key="w_position").max - 1).run()
-    assert phase(app) != "Finished"
-    button(app, "Next phase").click().run()
-    assert phase(app) == "Finished" and button(app, "Next phase").disabled
-    assert not app.exception and not app.error
-
-
-def test_live_run_steps_back_and_on(app):
+def test_live_run_steps_one_engine_step_per_request(app):
+    """A request names how many positions the viewer wants: presses that arrived while the
+    server was busy are one request for several steps, and none is lost."""
     configure(app).run()
     for _ in range(6):
         button(app, "Next phase").click().run()
     assert phase(app) == "Backpropagation · iteration 1"
-    assert any(c.value.startswith("last step:") for c in app.caption)
-    button(app, "Previous").click().run()
-    assert phase(app) == "Simulation · iteration 1"
-    # issue 10 #7: "last step: 13 ms" belongs to the live head, not to a replayed position
-    assert not any(c.value.startswith("last step:") for c in app.caption)
-    button(app, "Next phase").click().run()          # back to the head: no engine step
-    assert phase(app) == "Backpropagation · iteration 1"
+    assert any(c.value.startswith("last step on the server:") for c in app.caption)
     assert app.session_state["events"] == 6
-    button(app, "Next phase").click().run()          # at the head: the engine steps
-    assert phase(app) == "Selection · iteration 2" and app.session_state["events"] == 7
+    run = app.session_state["run"]
+    app.session_state["pending_request"] = {"op": "step", "want": len(positions(run.trace)) + 3,
+                                            "seq": 99}
+    app.run()
+    assert len(positions(run.trace)) == 9 and app.session_state["events"] == 9
 
 
 def test_replay_hides_the_step_time_and_shows_the_prompt_and_parameters(app):
@@ -380,10 +372,8 @@ def test_replay_hides_the_step_time_and_shows_the_prompt_and_parameters(app):
 def test_tables_show_missing_values_one_way(app):
     configure(app).run()
     button(app, "Run to end").click().run()
-    frames = [f for tab in ("Candidates", "Unmasking order", "Inspector")
-              for f in show_tab(app, tab).dataframe]
-    assert len(frames) >= 3
-    assert all(f.proto.placeholder == "—" for f in frames)
+    frames = [f for f in app.dataframe]
+    assert frames and all(f.proto.placeholder == "—" for f in frames)
 
 
 def test_malformed_prompt_is_flagged_before_running(app):
@@ -422,46 +412,10 @@ def test_k1_k2_c_lc_beyond_the_operators_limits_are_refused(app):
         configure(app, **{name: 3}).run()
 
 
-def test_node_click_opens_the_inspector_with_linked_highlights(app):
-    """What a click in the tree does (the browser test clicks for real): the node is
-    the inspector's, and its committed slots are framed in the order strip."""
+def test_a_fresh_live_run_starts_on_the_first_request(app):
+    """Play, Next phase or an animated Run to end on a run not yet started: the first
+    request starts the run and shows its start."""
     configure(app).run()
-    button(app, "Run to end").click().run()
-    trace = app.session_state["run"].trace
-    node = next(n for n in trace["tree"]["nodes"] if n["depth"] == 2)
-    app.session_state["inspect_node"] = node["id"]
-    app.session_state["w_tab"] = "Inspector"
-    app.run()
-    assert f"**Node {node['id']}**" in markdown_text(app)
-    assert app.selectbox(key="w_inspect").value == node["id"]
-    framed = [h for h in app.get("html") if 'data-highlight="1"' in h.proto.body]
-    assert framed and all(h.proto.body.count('data-highlight="1"') in (2, 4) for h in framed)
-    ucb = next(m.value for m in app.markdown if m.value.startswith("**UCB**"))
-    assert f"/ {node['N']})" in ucb
-
-
-@pytest.mark.parametrize("label", ["Run to end", "Play"])
-def test_animate_or_play_from_a_fresh_live_run(app, label):
-    """Found by the browser test: an animated Run to end (or Play) on a run not yet
-    started raised IndexError (a new run has no timeline position before its first
-    step); it now shows the run's start and plays on from there."""
-    configure(app).run()
-    app.radio(key="w_end_mode").set_value("animate").run()
-    button(app, label).click().run()
+    button(app, "Play").click().run()
     assert not app.exception
     assert phase(app) == "Start"
-    assert app.session_state["playing"] is True
-
-
-def test_only_the_selected_tab_is_built(app):
-    """A step rebuilds the tab on screen only: on the Tree tab no heatmap, candidate
-    bars or tables are made (they were, on every rerun: most of a step's server time
-    for a large trace); each is there when its tab is selected."""
-    configure(app).run()
-    button(app, "Run to end").click().run()
-    on_tree = len(show_tab(app, "Tree").dataframe)     # (the sidebar has one)
-    assert not app.get("plotly_chart")
-    assert show_tab(app, "Entropy").get("plotly_chart")
-    assert show_tab(app, "Candidates").get("plotly_chart")
-    assert len(app.dataframe) >= on_tree + 2           # the winner rules and the candidates
-    assert not show_tab(app, "Tree").get("plotly_chart")

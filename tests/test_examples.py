@@ -20,9 +20,10 @@ REL, ABS = 1e-4, 5e-6
 EXAMPLES = list_examples()
 
 
-def test_the_three_examples_are_shipped():
+def test_the_examples_are_shipped():
     names = [e.name for e in EXAMPLES]
-    assert names == ["countdown-medal-fixes-greedy", "countdown-medal-does-not-fix", "sudoku"]
+    assert names == ["countdown-medal-fixes-greedy", "countdown-medal-does-not-fix", "sudoku",
+                     "countdown-longer-search"]
     for e in EXAMPLES:
         assert e.path.is_file(), f"{e.path} is missing: run scripts/make_examples.py"
 
@@ -37,6 +38,18 @@ def test_example_says_what_it_claims(example):
         assert medal is True and greedy is False
     elif example.name == "countdown-medal-does-not-fix":
         assert medal is False and greedy is False
+    elif example.name == "countdown-longer-search":
+        # a lecture's search: >= 8 iterations, UCB choosing a sibling other than the best Q
+        import importlib.util
+        from pathlib import Path
+        spec = importlib.util.spec_from_file_location(
+            "make_examples", Path(__file__).resolve().parents[1] / "scripts" / "make_examples.py")
+        make = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(make)
+        cfg = trace["run"]["config"]
+        assert cfg["lc"] == 4 and cfg["c"] == 0.5
+        assert "L_c = 4" in example.description and "c = 0.5" in example.description
+        assert len(trace["iterations"]) >= 8 and make.explorations(trace) >= 3
     else:
         assert trace["run"]["fixed_slots"] and medal is True
 

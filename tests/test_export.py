@@ -41,25 +41,64 @@ def _data(html: str) -> dict:
     return data
 
 
+def states(bundle: dict) -> list[dict]:
+    """Each position's full state, rebuilt from the shared frames as viewer.js does."""
+    pool, out, cur = bundle["pool"], [], {}
+    for delta in bundle["frames"]:
+        cur = {p: dict(items) for p, items in cur.items()}
+        for part, changes in delta.items():
+            items = cur.setdefault(part, {})
+            for k, i in zip(changes[::2], changes[1::2]):
+                if i < 0:
+                    items.pop(k, None)
+                else:
+                    items[k] = pool[i]
+        out.append(cur)
+    return out
+
+
 def test_a_frame_per_timeline_position(trace):
     pos = positions(trace)
-    frames = [export.frame(trace, i) for i in range(len(pos))]
-    assert [f["kind"] for f in frames] == [p.kind for p in pos]
-    assert frames[0]["title"] == "Start" and frames[-1]["title"] == "Finished"
-    kinds = [f["kind"] for f in frames]
+    frames = states(export.frames(trace))
+    assert [f["h"]["0"]["kind"] for f in frames] == [p.kind for p in pos]
+    assert frames[0]["h"]["0"]["title"] == "Start" and frames[-1]["h"]["0"]["title"] == "Finished"
+    kinds = [f["h"]["0"]["kind"] for f in frames]
     for it in trace["iterations"]:
         k = it["iteration"]
-        at = {f["kind"]: f for f in frames if f["iteration"] == k}
+        at = {f["h"]["0"]["kind"]: f for f in frames if f["h"]["0"]["iteration"] == k}
         assert set(at) == {"selection", "expansion", "simulation", "backpropagation"}
         born_before = sum(n["created_iteration"] < k for n in trace["tree"]["nodes"])
-        assert at["selection"]["tree"]["total"] == born_before
-        assert at["expansion"]["tree"]["total"] == born_before + len(it["expansion"]["children"])
+        assert at["selection"]["h"]["0"]["tree"]["total"] == born_before
+        assert at["expansion"]["h"]["0"]["tree"]["total"] == (born_before
+                                                              + len(it["expansion"]["children"]))
     # the candidate table appears at the choice, the greedy board with the comparison
     first_choice = kinds.index("candidate_chosen")
-    assert all(not f["candidates"] for f in frames[:first_choice])
-    assert all(f["candidates"] for f in frames[first_choice:])
-    assert frames[-1]["task"].count('class="medal-board"') == 2
-    assert frames[first_choice]["task"].count('class="medal-board"') == 1
+    assert all(not f["v"]["cands"] for f in frames[:first_choice])
+    assert all(f["v"]["cands"] for f in frames[first_choice:])
+    assert frames[-1]["v"]["task"].count('class="medal-board"') == 2
+    assert frames[first_choice]["v"]["task"].count('class="medal-board"') == 1
+
+
+def test_frames_share_what_did_not_change(trace):
+    """The bundle grows with the positions, not with positions x nodes: a frame holds only
+    what changed, and every distinct value is stored once."""
+    bundle = export.frames(trace)
+    n_nodes = len(trace["tree"]["nodes"])
+    changed = sum(len(d.get("n", ())) // 2 for d in bundle["frames"])
+    assert changed < 0.5 * n_nodes * len(bundle["frames"])
+    pool = [json.dumps(v, sort_keys=True) for v in bundle["pool"]]
+    assert len(pool) == len(set(pool))
+    # every drawn node and edge carries every style field (an in-place update keeps a
+    # field it is not given: the old path colour stayed on edges that left the path)
+    for st in states(bundle):
+        for node in st.get("n", {}).values():
+            assert {"label", "shape", "size", "color", "borderWidth", "shapeProperties",
+                    "font", "x", "y"} <= set(node)
+            assert {"background", "border", "highlight", "hover"} <= set(node["color"])
+            assert {"size", "background", "color"} <= set(node["font"])
+        for edge in st.get("e", {}).values():
+            assert {"color", "width", "dashes", "arrows"} <= set(edge)
+            assert {"color", "highlight", "hover", "inherit", "opacity"} <= set(edge["color"])
 
 
 def test_export_is_self_contained(trace):
@@ -68,12 +107,21 @@ def test_export_is_self_contained(trace):
     # nothing is fetched: no external script, style sheet, image or frame
     assert not re.search(r'<(script|img|iframe|link)[^>]+(src|href)=', html)
     assert "default-src 'none'" in html          # and the page forbids any request
-    assert "Plotly.react" in html and "vis.Network" in html
-    assert export.plotly_js()[:2000] in html     # plotly.js inlined from the plotly package
+    assert "MedalViewer.mount" in html and "vis.Network" in html
+    from medal.viewer import viewer_js
+    assert viewer_js()[:2000] in html            # the package's own viewer, inlined
+    assert "Plotly" not in html                  # no plotly.js (was 4.6 MB of 6.6)
     data = _data(html)
     assert len(data["frames"]) == len(positions(trace))
-    assert data["frames"][-1]["candidates"] and data["frames"][-1]["task"]
-    assert set(data["inspector"]) == {str(n["id"]) for n in trace["tree"]["nodes"]}
+    last = states(data)[-1]
+    assert last["v"]["cands"] and last["v"]["task"]
+    assert set(last["a"]) == {str(n["id"]) for n in trace["tree"]["nodes"]}
+
+
+def test_shipped_examples_export_under_3_mb():
+    from medal.viz.examples import list_examples, load_example
+    for e in list_examples():
+        assert len(export.export_html(load_example(e)).encode()) <= 3_000_000, e.name
 
 
 def test_every_trace_string_is_escaped(trace):
@@ -94,6 +142,9 @@ def test_every_trace_string_is_escaped(trace):
     assert html.count("</script>") == 4
     data = _data(html)      # and the data still holds the text, intact, for textContent
     assert data["meta"]["prompt"] == bad
+    # the only HTML the viewer takes as HTML (the task view) is escaped
+    for st in states(data):
+        assert "<script" not in (st["v"].get("task") or "") and "<img" not in (st["v"].get("task") or "")
 
 
 def test_baseline_trace_exports():
@@ -102,7 +153,7 @@ def test_baseline_trace_exports():
     run.finish()
     html = export.export_html(run.trace)
     data = _data(html)
-    assert all(f["tree"] is None for f in data["frames"])
+    assert all(not st.get("n") for st in states(data))
     assert len(data["frames"]) == 1 + len(run.trace["decode"]) + 1   # started, steps, finished
 
 
@@ -113,7 +164,7 @@ def test_cli_export(tmp_path, trace):
     proc = subprocess.run([sys.executable, "-m", "medal", "export", str(src), str(out)],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    assert "wrote" in proc.stdout and out.stat().st_size > 1_000_000
+    assert "wrote" in proc.stdout and 200_000 < out.stat().st_size < 3_000_000
     bad = subprocess.run([sys.executable, "-m", "medal", "export", str(tmp_path / "no.json"),
                           str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "no trace file" in bad.stderr and "Traceback" not in bad.stderr

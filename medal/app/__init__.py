@@ -32,7 +32,16 @@ def navigate(page_dir: str = "pages") -> None:
     st.set_page_config(page_title="MEDAL Explorer", layout="wide")
     page = st.navigation([st.Page(f"{page_dir}/{name}", title=title, default=i == 0)
                           for i, (name, title) in enumerate(PAGES)])
+    if getattr(page, "title", "Run") != "Run":
+        left_run_page()
     page.run()
+
+
+def left_run_page() -> None:
+    """Note that another page ran: the Run page's settings were not drawn, and the browser
+    may hold stale states for their widgets (the Run page gives them fresh keys)."""
+    import streamlit as st
+    st.session_state["away_from_run_page"] = True
 
 
 def run_page(name: str) -> None:
@@ -41,4 +50,6 @@ def run_page(name: str) -> None:
     path = PAGES_DIR / f"{name}.py"
     if not path.is_file():
         raise ValueError(f"no page {name!r}; pages: {', '.join(p for p, _ in PAGES)}")
+    if name != "run":
+        left_run_page()
     runpy.run_path(str(path), run_name="__main__")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..tasks import countdown as _cd
 from ..tasks import sudoku as _sd
-from .common import VIRIDIS, esc, lerp_colour, run_config, run_info, text_colour_for
+from .common import STEP_COLOURS, esc, lerp_colour, run_config, run_info, text_colour_for
 from .order import SlotToken, slot_tokens
 
 GIVEN_BG = "#d9d9d9"
@@ -112,7 +112,7 @@ def _cell_html(cell: Cell, given_digit: int, n_steps: int) -> str:
         text = "_" if not cell.given else esc(given_digit)
         return (f'<td title="{esc(title)}" style="{base}background:#f4f4f4;color:#aaa;{style}">'
                 f'{text}</td>')
-    bg = lerp_colour(cell.step / max(1, n_steps - 1), VIRIDIS)
+    bg = lerp_colour(cell.step / max(1, n_steps - 1), STEP_COLOURS)
     fg = text_colour_for(bg)
     mismatch = cell.given and str(given_digit) != cell.digit
     if cell.given and not mismatch:
@@ -159,7 +159,7 @@ def sudoku_boards_html(trace: dict) -> str:
     boards = [sudoku_board_html(trace, "medal")]
     if trace.get("comparison"):
         boards.append(sudoku_board_html(trace, "greedy"))
-    early, late = lerp_colour(0, VIRIDIS), lerp_colour(1, VIRIDIS)
+    early, late = lerp_colour(0, STEP_COLOURS), lerp_colour(1, STEP_COLOURS)
     key = ('<div style="font-size:12px;color:#555;margin-top:4px">'
            f'<span style="background:{GIVEN_BG};padding:0 4px">grey</span>: a given; '
            f'colour: the step the cell was unmasked (<span style="color:{early}">■</span> first '
@@ -219,7 +219,7 @@ def expression_html(trace: dict) -> str:
                 continue
             if st.token is not None and st.token == (run_info(trace, "model") or {}).get("eos_id"):
                 break
-            bg = lerp_colour(st.step / max(1, n_steps - 1), VIRIDIS)
+            bg = lerp_colour(st.step / max(1, n_steps - 1), STEP_COLOURS)
             outline = ("outline:2px dashed #d62728;" if st.tentative
                        else "outline:2px solid #d62728;" if st.by_search else "")
             spans.append(f'<span title="slot {st.slot} · step {st.step}" style="display:'

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .common import (VIRIDIS, esc, lerp_colour, main_phase, run_config, run_info, search_path,
+from .common import (STEP_COLOURS, esc, lerp_colour, main_phase, run_config, run_info, search_path,
                      text_colour_for, winner_id)
 
 
@@ -101,7 +101,7 @@ def _token_span(st: SlotToken, n_steps: int, highlight: bool = False) -> str:
         return (f'<span{mark} title="slot {st.slot}: still masked" style="display:inline-block;'
                 f'min-width:1.1em;margin:1px;padding:2px 3px;border-radius:3px;{ring}'
                 f'background:#eeeeee;color:#999999;text-align:center">_</span>')
-    bg = lerp_colour(st.step / max(1, n_steps - 1), VIRIDIS)
+    bg = lerp_colour(st.step / max(1, n_steps - 1), STEP_COLOURS)
     fg = text_colour_for(bg)
     text = st.text if st.text not in (None, "") else "∅"
     outline = "outline:2px solid #d62728;outline-offset:-2px;" if st.by_search else ""
@@ -132,7 +132,7 @@ def order_html(trace: dict, highlight=()) -> str:
         out.append('<div style="display:flex;align-items:flex-start;margin-bottom:6px">'
                    '<div style="width:7em;flex:none;font-weight:600;padding-top:2px">'
                    f'{esc(name)}</div><div>{tokens}</div></div>')
-    early, late = lerp_colour(0, VIRIDIS), lerp_colour(1, VIRIDIS)
+    early, late = lerp_colour(0, STEP_COLOURS), lerp_colour(1, STEP_COLOURS)
     out.append('<div style="font-size:12px;color:#555">colour: step of unmasking '
                f'(<span style="color:{early}">■</span> first → <span style="color:{late};'
                'text-shadow:0 0 1px #888">■</span> last, the number under each token); '

@@ -43,8 +43,9 @@ PHASES: dict[str, tuple[str, str]] = {
     "backpropagation": (
         "Backpropagation",
         "Each child's reward is added to W, and 1 to N, of the child and of every node on "
-        "the path to the root, so Q = W/N is the mean reward below a node. Children with "
-        "L_c committed slots become candidates."),
+        "the path to the root, so Q = W/N is the mean reward below a node. A child with "
+        "L_c committed slots is terminal; of the terminal nodes, only the top C by reward "
+        "become candidates."),
     "search_finished": (
         "Search finished",
         "The search stopped (C candidates found, the budget spent, or nothing left to "

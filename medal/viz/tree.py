@@ -39,7 +39,7 @@ WINNER_COLOUR = "#d62728"
 UNVISITED = "#d9d9d9"
 
 H_GAP = 104         # px between sibling nodes (a simulation label of 11 characters at 15 px fits)
-V_GAP = 120         # px between depths
+V_GAP = 100         # px between depths (a path of 6 fits a 540 px box at scale 0.8)
 
 # Label sizes (canvas px). The first view is never zoomed out below MIN_LABEL_PX / the
 # smallest of them, so every label is at least MIN_LABEL_PX on screen (issue 10: labels

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_browser import (ARTIFACTS, browser, expect, offline_session, open_tab,  # noqa: E402,F401
+from test_browser import (ARTIFACTS, browser, expect, offline_session,  # noqa: E402,F401
                           server, wait_idle)
 
 SIZES = {"1440x900": {"width": 1440, "height": 900}, "1024x768": {"width": 1024, "height": 768}}
@@ -41,9 +41,13 @@ def shot(pg, name: str, size: str, full_page: bool = False) -> None:
 
 def open_example(pg, title: str) -> None:
     pg.get_by_role("button", name=title, exact=True).click()   # one click
-    expect(pg.get_by_role("heading", name="Phase: Finished", exact=True)).to_be_visible(
-        timeout=60_000)
+    expect(pg.locator(".mv-title")).to_have_text("Phase: Finished", timeout=60_000)
     wait_idle(pg)
+
+
+def open_tab(pg, name: str) -> None:
+    """A tab of the viewer (switched in the browser: no server round trip)."""
+    pg.locator("button.mv-tab", has_text=name).click()
 
 
 def test_examples_open_with_board_expression_and_candidates(app, tmp_path):
@@ -56,17 +60,14 @@ def test_examples_open_with_board_expression_and_candidates(app, tmp_path):
     expect(view.get_by_text("✗ wrong")).to_have_count(1)       # greedy
     shot(pg, "countdown-answer", size)
     open_tab(pg, "Candidates")
-    # (a dataframe is drawn on a canvas; its header cells exist only for screen readers)
-    expect(pg.get_by_text("would pick", exact=True)).to_be_attached()
-    panel = pg.get_by_role("tabpanel", name="Candidates")
-    expect(panel.locator('[data-testid="stDataFrame"]').first).to_be_visible()
-    expect(panel.locator('[data-testid="stPlotlyChart"]').first).to_be_visible()
+    expect(pg.get_by_text("winner by cumulative IG", exact=False)).to_be_visible()
+    expect(pg.locator(".mv-panel .mv-table").first).to_be_visible()
+    expect(pg.locator(".mv-barrow .mv-barfill").first).to_be_visible()     # the bars
     shot(pg, "candidates", size)
     open_tab(pg, "Entropy")
     expect(pg.get_by_text("padding slots hidden", exact=False).first).to_be_visible(timeout=30_000)
     shot(pg, "entropy-trimmed", size)
-    pg.get_by_text("Show the padding after the end of the answer").click()
-    wait_idle(pg)
+    pg.get_by_text("show the padding after the end of the answer").click()
     expect(pg.get_by_text("padding slots hidden", exact=False)).to_have_count(0)
 
     open_example(pg, "Sudoku 4x4: the board, MEDAL beside greedy")
@@ -77,7 +78,7 @@ def test_examples_open_with_board_expression_and_candidates(app, tmp_path):
     shot(pg, "sudoku-board", size)
 
     # the same run as one web page, opened with no server and no network
-    open_tab(pg, "Trace file")
+    pg.get_by_text("Trace file: download", exact=False).click()
     with pg.expect_download(timeout=180_000) as info:
         pg.get_by_role("button", name="Download as a web page (HTML)", exact=True).click()
     saved = tmp_path / "sudoku.html"
@@ -104,26 +105,30 @@ def _check_export(browser, path: Path, size: str) -> None:
     errors: list[str] = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
     pg.goto(path.as_uri())
-    expect(pg.locator("#title")).to_have_text("Finished", timeout=30_000)
-    expect(pg.locator("#tree canvas")).to_have_count(1)
-    expect(pg.locator("#heat .main-svg").first).to_be_attached(timeout=30_000)
-    expect(pg.locator("#task .medal-board")).to_have_count(2)
+    title = pg.locator(".mv-title")
+    expect(title).to_have_text("Phase: Finished", timeout=30_000)
+    expect(pg.locator("#medal-tree canvas")).to_have_count(1)
+    pg.locator("button.mv-tab", has_text="Entropy").click()
+    expect(pg.locator("svg.mv-heat").first).to_be_attached(timeout=30_000)
+    pg.locator("button.mv-tab", has_text="Answer").click()
+    expect(pg.locator(".mv-task .medal-board")).to_have_count(2)
     pg.screenshot(path=str(ARTIFACTS / f"e2e-views-export-finished-{size}.png"))
-    n = pg.evaluate("window.medalExport.frames")
+    pg.locator("button.mv-tab", has_text="Tree").click()
+    n = pg.evaluate("medalViewer.n()")
     pg.keyboard.press("Home")
-    expect(pg.locator("#title")).to_have_text("Start")
-    assert pg.evaluate("window.medalExport.position()") == 0
+    expect(title).to_have_text("Phase: Start")
+    assert pg.evaluate("medalViewer.pos") == 0
     for want in ("Root evaluation", "Selection · iteration 1", "Expansion · iteration 1",
                  "Simulation · iteration 1", "Backpropagation · iteration 1"):
         pg.keyboard.press("ArrowRight")
-        expect(pg.locator("#title")).to_have_text(want)
-    expect(pg.locator("#tree[data-drawn]")).to_have_count(1)
-    assert pg.evaluate("window.medalExport.position()") == 5
+        expect(title).to_have_text("Phase: " + want)
+    expect(pg.locator("#medal-tree[data-drawn]")).to_have_count(1)
+    assert pg.evaluate("medalViewer.pos") == 5
     pg.screenshot(path=str(ARTIFACTS / f"e2e-views-export-step-{size}.png"))
-    pg.get_by_role("button", name="prev").click()
-    expect(pg.locator("#title")).to_have_text("Simulation · iteration 1")
+    pg.locator("button.mv-prev").click()
+    expect(title).to_have_text("Phase: Simulation · iteration 1")
     pg.keyboard.press("End")
-    assert pg.evaluate("window.medalExport.position()") == n - 1
+    assert pg.evaluate("medalViewer.pos") == n - 1
     context.close()
     assert leaked == [] and errors == [], (leaked, errors)
 

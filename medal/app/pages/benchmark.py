@@ -7,12 +7,16 @@ to another page and back.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from medal.serving import upload_mb
 from medal.viz.results import (COSTS, MAX_RESULTS_BYTES, ResultsError, frontier,
                                frontier_figure, loads_results, summary_rows)
 from medal.viz.safe import md
+
+SHIPPED = Path(__file__).resolve().parents[2] / "assets" / "bench-countdown.json"
 
 st.title("Benchmark results")
 st.caption("Open a results file written by `python -m medal bench ... --out results.json` "
@@ -37,6 +41,14 @@ if up is not None and (st.session_state.get("bench_doc") or (None,))[0] != up.fi
             st.session_state["bench_doc"] = (up.file_id, up.name, None, str(exc))
 
 loaded = st.session_state.get("bench_doc")
+if not loaded and SHIPPED.is_file():
+    # until a file is uploaded: the shipped results of the built-in Countdown model
+    try:
+        loaded = (None, "the shipped results of the built-in Countdown model "
+                        f"(medal/assets/{SHIPPED.name})",
+                  loads_results(SHIPPED.read_bytes()), None)
+    except ResultsError as exc:
+        loaded = (None, SHIPPED.name, None, str(exc))
 if not loaded:
     st.info("Upload a results file above. No model is needed to read it.")
     st.stop()
@@ -53,7 +65,16 @@ st.dataframe([{"": k, "value": "—" if v is None else str(v)} for k, v in facts
              hide_index=True)
 
 st.subheader("Strategies")
-st.dataframe(summary_rows(doc), hide_index=True)
+def _one_type_per_column(rows: list[dict]) -> list[dict]:
+    """A column holding numbers shows a missing one as empty, not as "—" (a column of
+    mixed numbers and text cannot be drawn: greedy has no MCTS iterations, MEDAL does)."""
+    numeric = {k for r in rows for k, v in r.items()
+               if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    return [{k: (None if k in numeric and isinstance(v, str) else v) for k, v in r.items()}
+            for r in rows]
+
+
+st.dataframe(_one_type_per_column(summary_rows(doc)), hide_index=True, placeholder="—")
 st.caption("accuracy: share of problems whose answer the task's verifier accepts (Wilson 95% "
            "interval); forward calls: batched model calls per problem; sequences: sequences "
            "those calls evaluated (MEDAL's expansions evaluate several at once); seconds: "

@@ -8,13 +8,20 @@ from __future__ import annotations
 import streamlit as st
 
 from medal.viz import teaching
+from medal.viz.examples import list_examples, load_example
 from medal.viz.safe import md  # trace strings are shown as text, never as Markdown
 
 def current_trace() -> dict | None:
+    """The run open on the Run page: the live run, the uploaded trace or the example."""
     saved = st.session_state.get("saved_widgets", {})
-    if saved.get("w_source") == "Uploaded trace":
+    source = st.session_state.get("w_source", saved.get("w_source"))
+    if source == "Uploaded trace":
         uploaded = st.session_state.get("uploaded")
         return uploaded[1] if uploaded else None
+    if source == "Example":
+        name = st.session_state.get("example_name")
+        shipped = {e.name: e for e in list_examples()}
+        return load_example(shipped[name]) if name in shipped else None
     run = st.session_state.get("run")
     return run.trace if run is not None else None
 
@@ -33,7 +40,8 @@ st.markdown(
     "masks are filled by confidence-guided unmasking. Each formula below is followed by the "
     "same formula with the numbers of the current run.")
 if trace is None:
-    st.info("Start a run on the Run page (or upload a trace there) to see its numbers here.")
+    st.info("Open an example on the Run page (or start a run, or upload a trace there) to "
+            "see its numbers here.")
 else:
     st.caption(md(f"Current run: {trace['run']['strategy']} on "
                   f"{trace['run']['model'].get('name')}, prompt {trace['run']['prompt']!r}"))

@@ -1,0 +1,846 @@
+/* MEDAL Explorer's viewer: one run's frames, stepped in the browser.
+ *
+ * Hosts: the Streamlit app (medal/viz/components.py), the self-contained HTML export and a
+ * Jupyter notebook (medal/viewer/__init__.py). Python computes the frames; this file draws
+ * them: header, tree (vis-network), task view, candidates, entropy heatmaps (SVG), unmasking
+ * order, inspector, timeline, keys and play. Every string from a trace is written with
+ * textContent (or SVG text nodes); the only HTML taken as HTML is the task view, built by
+ * Python from escaped text. No network request is ever made.
+ */
+(function () {
+  "use strict";
+  if (globalThis.MedalViewer) return;
+
+  var TABS = [["tree", "Tree"], ["answer", "Answer"], ["cands", "Candidates"],
+              ["entropy", "Entropy"], ["order", "Unmasking order"], ["inspector", "Inspector"]];
+  var VIRIDIS = ["#440154", "#3b528b", "#21918c", "#5ec962", "#fde725"];
+  // the order strip: a rainbow whose first steps are far apart (purple, blue, cyan...)
+  var STEPS = ["#30123b", "#4662d7", "#36aaf9", "#1ae4b6", "#72fe5e", "#c8ef34", "#faba39",
+               "#f66b19", "#ca2a04", "#7a0403"];
+  var PARTS = ["h", "n", "e", "s", "a", "g", "o", "v"];
+  var MIN_SCALE = 0.8;          // 12 px / 15 px labels: never smaller on screen when stepping
+  var MAX_SCALE = 1.1;
+
+  function lerp(t, stops) {
+    t = Math.max(0, Math.min(1, t));
+    var p = t * (stops.length - 1), i = Math.min(Math.floor(p), stops.length - 2), f = p - i;
+    var a = stops[i], b = stops[i + 1], out = "#";
+    for (var k = 1; k < 7; k += 2) {
+      var v = Math.round(parseInt(a.substr(k, 2), 16) * (1 - f) + parseInt(b.substr(k, 2), 16) * f);
+      out += (v < 16 ? "0" : "") + v.toString(16);
+    }
+    return out;
+  }
+  function ink(bg) {
+    var r = parseInt(bg.substr(1, 2), 16), g = parseInt(bg.substr(3, 2), 16), b = parseInt(bg.substr(5, 2), 16);
+    return 0.299 * r + 0.587 * g + 0.114 * b > 150 ? "#000000" : "#ffffff";
+  }
+  function fmt(v, d) {
+    if (v === null || v === undefined) return "—";
+    if (typeof v === "number") {
+      if (!isFinite(v)) return v > 0 ? "∞" : "-∞";
+      return Number.isInteger(v) ? String(v) : v.toFixed(d === undefined ? 4 : d);
+    }
+    if (v === true) return "yes";
+    if (v === false) return "no";
+    return String(v);
+  }
+  function h(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  function svg(tag, attrs, text) {
+    var e = document.createElementNS("http://www.w3.org/2000/svg", tag);
+    for (var k in attrs) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = String(text);
+    return e;
+  }
+  // UCB = Q + c·√(ln N(parent) / N), worked through with the node's figures
+  function ucbText(st) {
+    if (st.pN === null || st.pN === undefined) return "— the root is never selected (selection starts below it), so it has no UCB.";
+    var f = "Q + c·√(ln N(parent) / N) = " + fmt(st.Q) + " + " + st.c + "·√(ln " + st.pN + " / " + st.N + ")";
+    if (st.N === 0) return f + " = ∞ — unvisited (N = 0): the next selection at its parent tries it before any visited sibling.";
+    var bonus = st.c * Math.sqrt(Math.log(Math.max(st.pN, 1)) / st.N);
+    return f + " = " + fmt(st.Q) + " + " + fmt(bonus) + " = " + fmt(st.Q + bonus);
+  }
+  function table(rows, cols, cls) {
+    var t = h("table", "mv-table" + (cls ? " " + cls : "")), head = h("tr");
+    cols.forEach(function (c) { head.appendChild(h("th", "", c)); });
+    t.appendChild(head);
+    rows.forEach(function (r) {
+      var tr = h("tr");
+      if (r._winner) tr.className = "mv-win";
+      cols.forEach(function (c) { tr.appendChild(h("td", "", fmt(r[c]))); });
+      t.appendChild(tr);
+    });
+    return t;
+  }
+
+  /* ------------------------------------------------------------------ the frames */
+  // A store holds one run: the pool of distinct values and, per position, the full state
+  // (part -> Map key -> pool index), rebuilt from the shared frames as they arrive.
+  function Store(key) {
+    this.key = key; this.pool = []; this.states = []; this.meta = {}; this.options = {};
+    this.live = false; this.done = true; this.cursor = null; this.target = null;
+  }
+  Store.prototype.add = function (data) {
+    if (data.pool_from !== this.pool.length && data.pool_from > this.pool.length) return false;
+    if (data.frames_from > this.states.length) return false;
+    this.pool.length = data.pool_from;
+    for (var i = 0; i < data.pool.length; i++) this.pool.push(data.pool[i]);
+    this.states.length = data.frames_from;
+    for (var f = 0; f < data.frames.length; f++) {
+      var prev = this.states.length ? this.states[this.states.length - 1] : null, st = {};
+      var delta = data.frames[f];
+      PARTS.forEach(function (p) {
+        var ch = delta[p];
+        if (!ch) { st[p] = prev ? prev[p] : new Map(); return; }
+        var m = prev ? new Map(prev[p]) : new Map();
+        for (var k = 0; k < ch.length; k += 2) {
+          if (ch[k + 1] < 0) m.delete(ch[k]); else m.set(ch[k], ch[k + 1]);
+        }
+        st[p] = m;
+      });
+      this.states.push(st);
+    }
+    this.meta = data.meta || this.meta; this.options = data.options || this.options;
+    this.live = !!data.live; this.done = data.done !== false;
+    return true;
+  };
+  Store.prototype.get = function (i, part, key) {
+    var idx = this.states[i][part].get(key);
+    return idx === undefined ? undefined : this.pool[idx];
+  };
+  Store.prototype.items = function (i, part) {
+    var out = [], pool = this.pool;
+    this.states[i][part].forEach(function (idx, k) { out.push([k, pool[idx]]); });
+    return out;
+  };
+
+  var STORES = globalThis.__medalStores || (globalThis.__medalStores = {});
+
+  /* ------------------------------------------------------------------ the viewer */
+  function Viewer(root, opts) {
+    this.root = root; this.opts = opts || {};
+    this.request = this.opts.request || null;
+    this.store = null; this.pos = 0; this.tab = this.opts.tab || globalThis.__medalTab || "tree";
+    this.timer = null; this.playing = false; this.shownTree = {n: new Map(), e: new Map()};
+    this.tips = {}; this.notes = {};
+    this.selected = null; this.drawn = {}; this.seq = 0; this.padding = false;
+    this.build();
+  }
+
+  Viewer.prototype.build = function () {
+    var self = this, r = this.root;
+    r.textContent = "";
+    r.classList.add("mv");
+    r.tabIndex = -1;
+    this.el = {};
+    var E = this.el;
+    E.problem = h("div", "mv-problem");
+    E.controls = h("div", "mv-controls");
+    function button(name, label, title, fn) {
+      var b = h("button", "mv-btn mv-" + name, label);
+      b.type = "button"; b.title = title; b.onclick = function () { ACTIVE = self; fn(); };
+      E[name] = b; E.controls.appendChild(b); return b;
+    }
+    button("first", "|◀ Start", "Back to the first position (Home)", function () { self.stop(); self.go(0); });
+    button("prev", "◀ Previous", "One position back (←)", function () { self.stop(); self.step(-1); });
+    button("next", "Next phase ▶", "One position on (→): an MCTS phase, the candidate choice or a decoding step", function () { self.stop(); self.step(1); });
+    button("iter", "Next iteration ▶▶", "To the end of the next MCTS iteration", function () { self.stop(); self.nextIteration(); });
+    button("play", "▶ Play", "Step on by itself at the chosen speed (Space)", function () { self.toggle(); });
+    button("end", "Run to end ▶|", "To the last position (End); a live run runs to its end", function () { self.stop(); self.toEnd(); });
+    E.speed = h("select", "mv-speed");
+    [["2000", "0.5/s"], ["1000", "1/s"], ["500", "2/s"], ["250", "4/s"], ["100", "10/s"]].forEach(function (o) {
+      var op = h("option", "", o[1]); op.value = o[0]; if (o[0] === "1000") op.selected = true; E.speed.appendChild(op);
+    });
+    E.speed.title = "Play speed (positions per second)";
+    E.speed.onchange = function () { if (self.playing) { self.stop(); self.toggle(); } };
+    E.controls.appendChild(E.speed);
+    if (this.request) {
+      button("stopRun", "Stop", "Stop a live run that is running to its end", function () { self.stop(); self.ask("stop", {}); });
+      button("reset", "Reset", "Discard the live run; the next step starts a new one with the sidebar's settings", function () { self.stop(); self.ask("reset", {}); });
+    }
+    button("presenter", "Presenter", "Full window, large type (Esc leaves)", function () { self.presenter(); });
+    E.status = h("span", "mv-status");
+    E.controls.appendChild(E.status);
+    E.slider = h("input", "mv-slider"); E.slider.type = "range"; E.slider.min = "0"; E.slider.step = "1";
+    E.slider.setAttribute("aria-label", "Timeline: position");
+    E.slider.oninput = function () { ACTIVE = self; self.stop(); self.go(Number(E.slider.value)); };
+    E.progress = h("div", "mv-progress"); E.bar = h("div", "mv-bar"); E.bar.appendChild(h("div"));
+    E.caption = h("span", "mv-caption"); E.progress.append(E.bar, E.caption);
+    E.phase = h("div", "mv-phase"); E.title = h("span", "mv-title"); E.cycle = h("span", "mv-cycle");
+    E.phase.append(E.title, E.cycle);
+    E.expl = h("div", "mv-expl"); E.detail = h("div", "mv-detail");
+    E.tabs = h("div", "mv-tabs"); E.tabs.setAttribute("role", "tablist");
+    E.panels = {};
+    TABS.forEach(function (t) {
+      var b = h("button", "mv-tab", t[1]); b.type = "button"; b.dataset.tab = t[0];
+      b.setAttribute("role", "tab");
+      b.onclick = function () { ACTIVE = self; self.setTab(t[0]); };
+      E.tabs.appendChild(b);
+      var p = h("div", "mv-panel"); p.dataset.tab = t[0]; E.panels[t[0]] = p;
+    });
+    E.nodeLine = h("div", "mv-node-line");
+    E.treeBox = h("div", "mv-tree"); E.treeBox.id = "medal-tree";
+    E.treeBar = h("div", "mv-treebar");
+    E.fit = h("button", "mv-btn mv-fit", "Fit tree"); E.fit.type = "button";
+    E.fit.title = "Show the whole tree";
+    E.fit.onclick = function () { ACTIVE = self; self.fitAll(); };
+    E.legend = h("div", "mv-legend"); E.treeBar.append(E.fit, E.legend);
+    E.panels.tree.append(E.nodeLine, E.treeBox, E.treeBar);
+    var top = h("div", "mv-top");
+    top.append(E.problem, E.controls, E.slider, E.progress, E.phase, E.expl, E.detail);
+    r.append(top, E.tabs);
+    TABS.forEach(function (t) { r.appendChild(E.panels[t[0]]); });
+    r.addEventListener("pointerdown", function () { ACTIVE = self; }, true);
+    r.addEventListener("focusin", function () { ACTIVE = self; });
+    ACTIVE = this;
+  };
+
+  /* -------------------------------------------------------------- data in */
+  Viewer.prototype.load = function (data) {
+    var store = STORES[data.key];
+    if (!store || data.frames_from === 0 && data.pool_from === 0) {
+      var old = store;
+      store = new Store(data.key);
+      if (old) { store.cursor = old.cursor; store.target = old.target; }
+      STORES[data.key] = store;
+    }
+    if (!store.add(data)) return {need: {key: data.key, pool: store.pool.length, frames: store.states.length}};
+    var fresh = this.store !== store;
+    this.store = store;
+    if (fresh) this.resetTree();
+    var n = store.states.length;
+    if (data.ack !== undefined && data.ack !== null && data.ack === this.seq && this.pending) {
+      // the host answered this viewer's request: go where it asked for
+      var p = this.pending; this.pending = null;
+      if (p.op === "end") store.target = n - 1;
+      else if (p.op === "iteration") store.target = this.iterationEnd(p.from);
+      else if (p.op === "step") store.target = Math.max(p.want - 1, store.target === null ? 0 : store.target);
+      else if (p.op === "reset") store.target = 0;
+    }
+    if (store.target === null || store.target === undefined) store.target = (store.cursor === null ? n - 1 : store.cursor);
+    var want = Math.min(store.target, n - 1);
+    this.show(Math.max(0, want), fresh);
+    // presses that arrived while the host was busy: ask again for what is still missing
+    if (store.live && !store.done && store.target > n - 1 && !this.pending) this.ask("step", {want: store.target + 1});
+    if (this.playing && !this.timer) this.schedule();
+    return {};
+  };
+
+  Viewer.prototype.ask = function (op, payload) {
+    if (!this.request) return;
+    this.seq += 1;
+    payload = Object.assign({op: op, seq: this.seq, key: this.store ? this.store.key : null}, payload);
+    this.pending = payload;
+    this.request(payload);
+    this.status("working…");
+    if (this.el.stopRun && op !== "stop" && op !== "reset") this.el.stopRun.disabled = false;   // stop what it started
+  };
+
+  Viewer.prototype.status = function (text) { this.el.status.textContent = text || ""; };
+
+  /* -------------------------------------------------------------- stepping */
+  Viewer.prototype.n = function () { return this.store ? this.store.states.length : 0; };
+  Viewer.prototype.canGrow = function () { return this.store ? (this.store.live && !this.store.done) : !!this.request; };
+
+  Viewer.prototype.step = function (d) {
+    var n = this.n();
+    if (!this.store) { if (d > 0 && this.request) { this.ask("step", {want: 1}); } return; }
+    var s = this.store, t = (s.target === null ? this.pos : s.target) + d;
+    if (t < 0) t = 0;
+    if (t > n - 1) {
+      if (this.canGrow()) { s.target = t; this.ask("step", {want: t + 1}); return; }
+      t = n - 1;
+    }
+    s.target = t;
+    this.show(t);
+  };
+  Viewer.prototype.go = function (i) {
+    if (!this.store) return;
+    i = Math.max(0, Math.min(this.n() - 1, i));
+    this.store.target = i; this.show(i);
+  };
+  Viewer.prototype.iterationEnd = function (from) {
+    var n = this.n();
+    for (var i = from + 1; i < n; i++) {
+      var hd = this.store.get(i, "h", "0");
+      if (hd && hd.iteration_end) return i;
+    }
+    return n - 1;
+  };
+  Viewer.prototype.nextIteration = function () {
+    if (!this.store) { if (this.request) this.ask("iteration", {from: -1}); return; }
+    var cur = this.store.target === null ? this.pos : this.store.target, n = this.n();
+    var i = this.iterationEnd(cur);
+    if (i > cur && (i < n - 1 || !this.canGrow() || this.store.get(i, "h", "0").iteration_end)) { this.go(i); return; }
+    if (this.canGrow()) { this.ask("iteration", {from: cur}); return; }
+    this.go(n - 1);
+  };
+  Viewer.prototype.toEnd = function () {
+    if (this.canGrow()) { this.ask("end", {}); return; }
+    this.go(this.n() - 1);
+  };
+  Viewer.prototype.toggle = function () {
+    if (this.playing) { this.stop(); return; }
+    if (!this.store && !this.request) return;
+    if (this.store && this.pos >= this.n() - 1 && !this.canGrow()) this.go(0);
+    this.playing = true;
+    this.el.play.textContent = "⏸ Pause";
+    this.root.dataset.playing = "1";
+    this.schedule();
+  };
+  Viewer.prototype.schedule = function () {
+    var self = this;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(function () {
+      self.timer = null;
+      if (!self.playing) return;
+      if (self.store && self.pos >= self.n() - 1 && !self.canGrow()) { self.stop(); return; }
+      if (self.pending) return;        // a live step on its way: load() schedules the next
+      self.step(1);
+      if (!self.pending) self.schedule();
+    }, Number(this.el.speed.value));
+  };
+  Viewer.prototype.stop = function () {
+    clearTimeout(this.timer); this.timer = null;
+    if (this.playing) { this.playing = false; this.el.play.textContent = "▶ Play"; delete this.root.dataset.playing; }
+  };
+
+  /* -------------------------------------------------------------- drawing */
+  Viewer.prototype.show = function (i, fresh) {
+    var s = this.store;
+    if (!s || !s.states.length) { this.empty(); return; }
+    i = Math.max(0, Math.min(s.states.length - 1, i));
+    this.pos = i; s.cursor = i;
+    var hd = s.get(i, "h", "0"), E = this.el, n = s.states.length;
+    E.problem.textContent = "";
+    E.problem.append(h("b", "", "Problem: "), h("span", "mv-prompt", s.meta.prompt || ""));
+    var m = s.meta;
+    E.problem.appendChild(h("span", "mv-muted", "  ·  " + (m.strategy || "") + " · " + (m.model || "")
+      + (m.lc !== undefined && m.lc !== null ? " · L_c=" + m.lc + ", C=" + m.C + ", c=" + m.c : "")));
+    E.slider.max = String(n - 1); E.slider.value = String(i);
+    E.bar.firstChild.style.width = Math.round(100 * (hd.progress || 0)) + "%";
+    E.caption.textContent = "position " + (i + 1) + " of " + n + (s.live && !s.done ? "+" : "") + " · " + hd.caption;
+    E.title.textContent = "Phase: " + hd.title + (hd.iteration ? " · iteration " + hd.iteration : "");
+    E.cycle.textContent = "";
+    if (hd.mcts) {
+      ["selection", "expansion", "simulation", "backpropagation"].forEach(function (k, j) {
+        if (j) E.cycle.appendChild(document.createTextNode(" → "));
+        E.cycle.appendChild(h("span", k === hd.phase ? "mv-cur" : "mv-off", k));
+      });
+    }
+    E.expl.textContent = hd.explanation;
+    E.detail.textContent = hd.detail || "";
+    var line = E.nodeLine; line.textContent = "";
+    if (hd.answer) {
+      line.append(h("b", "", "Answer: "), h("code", "mv-seq", hd.answer.text),
+                  h("span", hd.answer.verified ? "mv-ok" : "mv-bad",
+                    hd.answer.verified === true ? " ✓ correct" : hd.answer.verified === false ? " ✗ wrong" : ""));
+    } else if (hd.partial !== null && hd.partial !== undefined) {
+      var what = hd.tree && hd.tree.winner !== null && hd.tree.winner !== undefined && hd.focus === hd.tree.winner ? "winner" : "current node";
+      line.append(h("b", "", "Partial answer of the " + what + " #" + hd.focus + ": "), h("code", "mv-seq", hd.partial));
+    }
+    var atHead = i >= n - 1, grow = this.canGrow();
+    E.prev.disabled = i <= 0; E.first.disabled = i <= 0;
+    E.next.disabled = atHead && !grow; E.iter.disabled = atHead && !grow; E.end.disabled = atHead && !grow;
+    if (E.stopRun) { E.stopRun.disabled = !(s.live && !s.done); E.stopRun.style.display = s.live ? "" : "none"; E.reset.style.display = s.live ? "" : "none"; }
+    if (!this.pending) this.status(s.live ? (s.done ? "live run finished" : "live run") : "");
+    this.drawTree(i, fresh);
+    this.drawn = {};
+    this.drawTab();
+    this.root.dataset.position = String(i);
+    this.root.dataset.frames = String(n);
+    if (this.opts.onShow) this.opts.onShow(i, n);
+  };
+
+  Viewer.prototype.empty = function () {
+    var E = this.el, self = this;
+    E.title.textContent = this.request ? "Not started" : "No run";
+    E.expl.textContent = this.request ? "Press Next phase (→), Next iteration or Run to end to start a run with the settings in the sidebar." : "";
+    E.problem.textContent = ""; E.detail.textContent = ""; E.caption.textContent = "";
+    E.slider.max = "0"; E.slider.value = "0";
+    E.nodeLine.textContent = ""; E.cycle.textContent = ""; E.legend.textContent = "";
+    E.bar.firstChild.style.width = "0";
+    [E.prev, E.first].forEach(function (b) { b.disabled = true; });
+    [E.next, E.iter, E.end].forEach(function (b) { b.disabled = !self.request; });
+    if (E.stopRun) { E.stopRun.disabled = true; E.stopRun.style.display = this.request ? "" : "none"; E.reset.style.display = E.stopRun.style.display; }
+    this.drawn = {};
+    TABS.forEach(function (t) { if (t[0] !== "tree") E.panels[t[0]].textContent = ""; });
+    if (!this.pending) this.status("");
+    this.resetTree();
+    this.root.dataset.position = "-1"; this.root.dataset.frames = "0";
+  };
+
+  Viewer.prototype.setTab = function (name) {
+    this.tab = name; globalThis.__medalTab = name;
+    if (this.opts.onTab) this.opts.onTab(name);
+    this.drawTab();
+    if (name === "tree" && this.network) { this.network.redraw(); }
+  };
+
+  Viewer.prototype.drawTab = function () {
+    var self = this, E = this.el;
+    Array.prototype.forEach.call(E.tabs.children, function (b) {
+      var on = b.dataset.tab === self.tab;
+      b.classList.toggle("mv-on", on); b.setAttribute("aria-selected", on ? "true" : "false");
+    });
+    TABS.forEach(function (t) { E.panels[t[0]].style.display = t[0] === self.tab ? "" : "none"; });
+    if (!this.store || !this.store.states.length || this.drawn[this.tab]) return;
+    this.drawn[this.tab] = true;
+    var i = this.pos, p = E.panels[this.tab];
+    if (this.tab === "answer") this.drawAnswer(i, p);
+    else if (this.tab === "cands") this.drawCandidates(i, p);
+    else if (this.tab === "entropy") this.drawEntropy(i, p);
+    else if (this.tab === "order") this.drawOrder(i, p);
+    else if (this.tab === "inspector") this.drawInspector(i, p);
+  };
+
+  /* ---- the tree */
+  Viewer.prototype.resetTree = function () {
+    if (this.network) { this.network.destroy(); this.network = null; }
+    this.nodes = null; this.edges = null;
+    this.shownTree = {n: new Map(), e: new Map()};
+    this.tips = {}; this.notes = {};
+    this.el.treeBox.textContent = "";
+    this.el.treeBox.removeAttribute("data-drawn");
+  };
+
+  Viewer.prototype.ensureNetwork = function () {
+    if (this.network) return;
+    var self = this;
+    this.nodes = new vis.DataSet([]); this.edges = new vis.DataSet([]);
+    var opts = JSON.parse(JSON.stringify(this.store.options || {}));
+    this.network = new vis.Network(this.el.treeBox, {nodes: this.nodes, edges: this.edges}, opts);
+    this.network.on("click", function (p) {
+      var id = p.nodes && p.nodes.length ? p.nodes[0] : null;
+      if (typeof id === "number") { self.selected = id; self.setTab("inspector"); }
+    });
+    this.network.on("showPopup", function (id) { self.fillTip(id); });
+    this.network.on("afterDrawing", function () {
+      var f = self.toFrame;
+      if (f && self.tab === "tree" && self.el.treeBox.clientWidth > 0) {
+        self.toFrame = null;
+        self.frame(f.info, f.force);
+        self.framedAt = f.pos;
+        self.root.dataset.framed = String(f.pos);
+      }
+      self.el.treeBox.setAttribute("data-drawn", String(self.pos));
+      globalThis.__medalTreeDrawn = {pos: self.pos, t: performance.now()};
+    });
+    globalThis.__medalTreeNetwork = this.network;
+    globalThis.__medalTreeBox = this.el.treeBox;
+    this.framed = false;
+  };
+
+  Viewer.prototype.drawTree = function (i, fresh) {
+    var s = this.store, st = s.states[i];
+    if (!st.n.size) {
+      if (this.network) this.resetTree();
+      this.el.treeBox.classList.add("mv-notree");
+      this.el.treeBox.textContent = "No search tree at this position (or for this strategy).";
+      this.el.legend.textContent = "";
+      return;
+    }
+    if (!this.network) { this.el.treeBox.textContent = ""; this.el.treeBox.classList.remove("mv-notree"); this.ensureNetwork(); }
+    var pool = s.pool, self = this;
+    ["n", "e"].forEach(function (part) {
+      var shown = self.shownTree[part], want = st[part], ds = part === "n" ? self.nodes : self.edges;
+      var gone = [], upd = [];
+      shown.forEach(function (idx, k) { if (!want.has(k)) gone.push(pool[idx].id); });
+      want.forEach(function (idx, k) {
+        if (shown.get(k) !== idx) {
+          var item = Object.assign({}, pool[idx]);     // every style field: see Python
+          if (part === "n") { item.title = self.tipFor(item.id); delete item.note; self.notes[item.id] = pool[idx].note; }
+          upd.push(item);
+        }
+      });
+      if (gone.length) ds.remove(gone);
+      if (upd.length) ds.update(upd);
+      self.shownTree[part] = want;
+    });
+    var hd = s.get(i, "h", "0");
+    this.drawLegend(s.get(i, "v", "legend"));
+    // framed after the next drawing: a label that changed (a UCB line, a reward) has its
+    // new size only once drawn
+    var force = !this.framed || fresh || (this.toFrame && this.toFrame.force);
+    this.toFrame = {info: hd.tree || {}, force: force, pos: i};
+    this.framed = true;
+    this.network.redraw();
+  };
+
+  // One tooltip element per node, written when it opens, from the figures shown now.
+  Viewer.prototype.tipFor = function (id) {
+    var t = this.tips[id];
+    if (!t) { t = this.tips[id] = document.createElement("div"); t.className = "mv-tip"; }
+    return t;
+  };
+  Viewer.prototype.fillTip = function (id) {
+    var t = this.tips[id], s = this.store;
+    if (!t || !s) return;
+    var st = s.get(this.pos, "s", String(id)), card = s.get(this.pos, "a", String(id)), lines = [];
+    if (card) lines.push(card.label);
+    if (st) {
+      lines.push("N = " + st.N + " · W = " + fmt(st.W) + " · Q = " + fmt(st.Q));
+      lines.push("UCB = " + fmt(st.UCB) + " · r_IG = " + fmt(st.r_IG));
+      if (st.badges) lines.push(st.badges);
+      if (st.outlier) lines.push("⚠ " + st.outlier);
+    }
+    if (card) lines.push(card.sequence);
+    if (this.notes[id]) lines.push(this.notes[id]);
+    t.textContent = lines.join("\n");
+  };
+
+  Viewer.prototype.box = function () {
+    var b = this.el.treeBox;
+    return {w: b.clientWidth || 800, h: b.clientHeight || 500};
+  };
+  // A node's box (node and label) from its own data: vis-network updates a box only when
+  // it draws the node, and it does not draw nodes outside the view, so its boxes of
+  // off-screen nodes can be stale (a label that grew a line since).
+  Viewer.prototype.nodeBox = function (id) {
+    var n = this.nodes.get(id);
+    if (!n) return null;
+    var lines = String(n.label || "").split("\n"), f = (n.font && n.font.size) || 16;
+    var w = 0;
+    lines.forEach(function (ln) { w = Math.max(w, Array.from(ln).length); });
+    var half = Math.max(n.size || 10, (w * 0.62 * f + 8) / 2);
+    return {left: n.x - half, right: n.x + half, top: n.y - (n.size || 10) - 2,
+            bottom: n.y + (n.size || 10) + 4 + lines.length * f * 1.2};
+  };
+  Viewer.prototype.bounds = function (ids) {
+    var l = Infinity, r = -Infinity, t = Infinity, b = -Infinity, self = this;
+    ids.forEach(function (id) {
+      var bb = self.nodeBox(id);
+      if (!bb) return;
+      l = Math.min(l, bb.left); r = Math.max(r, bb.right); t = Math.min(t, bb.top); b = Math.max(b, bb.bottom);
+    });
+    return l === Infinity ? null : {left: l, right: r, top: t, bottom: b};
+  };
+  Viewer.prototype.visibleAll = function (bb) {
+    var net = this.network, box = this.box();
+    var a = net.canvasToDOM({x: bb.left, y: bb.top}), z = net.canvasToDOM({x: bb.right, y: bb.bottom});
+    return a.x >= -1 && a.y >= -1 && z.x <= box.w + 1 && z.y <= box.h + 1;
+  };
+  Viewer.prototype.moveTo = function (bb, minScale) {
+    var box = this.box(), pad = 24;
+    var k = Math.min((box.w - pad) / Math.max(1, bb.right - bb.left), (box.h - pad) / Math.max(1, bb.bottom - bb.top), MAX_SCALE);
+    if (minScale !== undefined) k = Math.max(k, minScale);
+    var cy = (bb.top + bb.bottom) / 2;
+    // a small tree sits at the top of the box (its labels on the first screen), not centred
+    if ((bb.bottom - bb.top) * k < box.h - pad) cy = bb.top + (box.h / 2 - pad) / k;
+    this.network.moveTo({position: {x: (bb.left + bb.right) / 2, y: cy}, scale: k, animation: false});
+    return k;
+  };
+  // Stepping frames what matters now: the path, the new children, the candidates and the
+  // winner. The view moves only when one of them is outside it.
+  Viewer.prototype.frame = function (info, force) {
+    if (!this.network) return;
+    var drawn = this.nodes, have = function (id) { return drawn.get(id) !== null; };
+    var win = info.winner !== null && info.winner !== undefined ? [info.winner] : [];
+    // what to frame, most first: everything that matters now; without the candidates and
+    // the siblings weighed by a selection; the newest node of the path and its children
+    var sets = [[].concat(info.path || [], info.new || [], info.candidates || [], win, info.ucb || []),
+                [].concat(info.path || [], info.new || [], info.candidates || [], win),
+                [].concat(info.path || [], info.new || [], win),
+                [].concat((info.path || []).slice(-1), info.new || [], win),
+                // a parent far from its new children (the layout never moves a node): the
+                // children, the event of this phase
+                (info.new && info.new.length ? info.new : (info.path || []).slice(-1)).concat(win)];
+    var box = this.box(), chosen = null;
+    for (var k = 0; k < sets.length; k++) {
+      var ids = sets[k].filter(have);
+      if (!ids.length) continue;
+      var bb = this.bounds(ids);
+      if (!bb) continue;
+      if (!force && this.visibleAll(bb)) return;       // already in view: the view holds still
+      var fits = Math.min((box.w - 24) / Math.max(1, bb.right - bb.left), (box.h - 24) / Math.max(1, bb.bottom - bb.top)) >= MIN_SCALE;
+      chosen = bb;
+      if (fits) break;
+    }
+    if (!chosen) { chosen = this.bounds([info.root].filter(have)); if (!chosen) return; }
+    this.moveTo(chosen, MIN_SCALE);
+  };
+  Viewer.prototype.fitAll = function () {
+    if (!this.network) return;
+    var bb = this.bounds(this.nodes.getIds());
+    if (bb) this.moveTo(bb);       // whole tree, at whatever scale it needs
+  };
+
+  Viewer.prototype.drawLegend = function (lg) {
+    var L = this.el.legend; L.textContent = "";
+    if (!lg) return;
+    function key(el) { var k = h("span", "mv-k"); k.append.apply(k, el); L.appendChild(k); }
+    if (lg.q) {
+      var grad = h("span", "mv-grad"); grad.style.background = "linear-gradient(90deg," + lg.stops.join(",") + ")";
+      key([h("span", "", "Q " + fmt(lg.q[0], 2) + " "), grad, h("span", "", " " + fmt(lg.q[1], 3) + " (fixed for this run)")]);
+    } else key([h("span", "", "colour: Q (from iteration 1's simulation on)")]);
+    function sw(colour, glyph, text, cls) { var g = h("span", cls || "", glyph); g.style.color = colour; key([g, h("span", "", " " + text)]); }
+    sw(lg.colours.unvisited, "●", "unvisited"); key([h("span", "", "size: N")]);
+    sw(lg.colours.path, "━", "current path"); sw(lg.colours.winner, "━", "winner's path");
+    var d = h("span", "mv-dashed", "  "); d.style.borderColor = lg.colours["new"]; key([d, h("span", "", " new in this phase (dashed)")]);
+    sw(lg.colours.candidate, "◆", "candidate"); sw(lg.colours.winner, "★", "winner");
+    var sel = h("span", "mv-selbox", "  "); key([sel, h("span", "", " selected (inspector)")]);
+    key([h("span", "", "#id: node id; UCB shown during a selection")]);
+    if (lg.clipped) key([h("b", "", "⇡⇣ " + lg.clipped + " node" + (lg.clipped > 1 ? "s" : "") + " with Q outside the scale (clipped)")]);
+    if (lg.hidden) key([h("b", "", lg.hidden + " nodes hidden (showing " + (lg.total - lg.hidden) + " of " + lg.total + ")")]);
+  };
+
+  /* ---- answer (task view) */
+  Viewer.prototype.drawAnswer = function (i, p) {
+    p.textContent = "";
+    var html = this.store.get(i, "v", "task");
+    if (!html) { p.appendChild(h("p", "mv-muted", "This task has no dedicated view: see the unmasking order.")); return; }
+    var d = h("div", "mv-task"); d.innerHTML = html;   // built by Python from escaped text
+    p.appendChild(d);
+  };
+
+  /* ---- candidates */
+  Viewer.prototype.drawCandidates = function (i, p) {
+    p.textContent = "";
+    var c = this.store.get(i, "v", "cands");
+    if (!c) { p.appendChild(h("p", "mv-muted", "The candidate comparison appears once the search has chosen a candidate (MEDAL strategies only).")); return; }
+    if (c.tie) p.appendChild(h("p", "mv-warn", c.tie));
+    var ul = h("ul", "mv-winners");
+    Object.keys(c.winners).forEach(function (k) { ul.appendChild(h("li", "", "winner by " + k + ": " + c.winners[k])); });
+    p.appendChild(ul);
+    // bars: cumulative IG and Q on [0, 1]; a value outside is clipped and marked
+    var bars = h("div", "mv-bars");
+    c.rows.forEach(function (r) {
+      var row = h("div", "mv-barrow" + (r._winner ? " mv-win" : ""));
+      row.appendChild(h("span", "mv-barlabel", "node " + r.node + (r._winner ? " ★" : "")));
+      [["cumulative IG", "_ig"], ["Q", "_q"]].forEach(function (kk) {
+        var k = kk[0], v = r[kk[1]]; if (typeof v !== "number") return;
+        var clipped = v > 1 || v < 0, w = Math.max(0, Math.min(1, v));
+        var cell = h("span", "mv-barcell"), b = h("span", "mv-barfill" + (clipped ? " mv-clip" : ""));
+        b.style.width = Math.round(160 * w) + "px";
+        cell.append(h("span", "mv-barname", k + " "), b, h("span", "", " " + fmt(v, 3) + (clipped ? " (clipped)" : "")));
+        row.appendChild(cell);
+      });
+      bars.appendChild(row);
+    });
+    p.appendChild(bars);
+    var cols = Object.keys(c.rows[0] || {}).filter(function (k) { return k.charAt(0) !== "_"; });
+    p.appendChild(table(c.rows, cols));
+    if (c.why) { var w = h("details", "mv-why"); w.appendChild(h("summary", "", "Why the winner won (the engine's account)")); w.appendChild(h("pre", "", c.why)); p.appendChild(w); }
+  };
+
+  /* ---- entropy heatmaps (SVG) */
+  Viewer.prototype.drawEntropy = function (i, p) {
+    var self = this, s = this.store;
+    p.textContent = "";
+    var lab = h("label", "mv-check"), cb = h("input"); cb.type = "checkbox"; cb.checked = this.padding;
+    cb.onchange = function () { self.padding = cb.checked; self.drawn.entropy = false; self.drawTab(); };
+    lab.append(cb, h("span", "", " show the padding after the end of the answer"));
+    p.appendChild(lab);
+    var grids = [], zmax = 0;
+    for (var g = 0; g < 2; g++) {
+      var meta = s.get(i, "g", String(g));
+      if (!meta) continue;
+      var rows = [];
+      for (var r = 0; r < meta.rows; r++) rows.push(s.get(i, "g", g + "/" + r));
+      var keep = (this.padding || meta.end === null || meta.end === undefined) ? meta.x.length : Math.min(meta.x.length, meta.end + 1);
+      rows.forEach(function (row) { row.h.slice(0, keep).forEach(function (v) { if (v !== null && v > zmax) zmax = v; }); });
+      grids.push({meta: meta, rows: rows, keep: keep});
+    }
+    zmax = zmax || 1;
+    var width = Math.max(480, (p.clientWidth || this.root.clientWidth || 900) - 10);
+    grids.forEach(function (G) {
+      var cols = G.keep, left = 130, top = 24, cw = Math.max(16, Math.min(34, Math.floor((width - left - 20) / Math.max(1, cols))));
+      var ch = 20, nrows = Math.max(1, G.rows.length), bottom = 74;
+      var W = left + cw * cols + 20, H = top + ch * nrows + bottom;
+      var el = svg("svg", {width: W, height: H, "class": "mv-heat", "font-family": "sans-serif"});
+      el.appendChild(svg("text", {x: left, y: 16, "font-size": 14, "font-weight": 600}, G.meta.title));
+      if (!G.rows.length) el.appendChild(svg("text", {x: left, y: top + 14, "font-size": 12, fill: "#666"}, "(no step yet)"));
+      G.rows.forEach(function (row, ri) {
+        var y = top + ri * ch;
+        el.appendChild(svg("text", {x: left - 6, y: y + ch / 2 + 4, "font-size": 12, "text-anchor": "end"}, row.y));
+        for (var c = 0; c < cols; c++) {
+          var v = row.h[c], x = left + c * cw;
+          var bg = v === null || v === undefined ? "#f4f4f4" : lerp(v / zmax, VIRIDIS);
+          var rect = svg("rect", {x: x + 0.5, y: y + 0.5, width: cw - 1, height: ch - 1, fill: bg});
+          rect.appendChild(svg("title", {}, row.y + " · slot " + G.meta.x[c] + (v === null || v === undefined ? " · unmasked" : " · H = " + v.toFixed(3))));
+          el.appendChild(rect);
+          var mk = row.m[c];
+          if (mk) el.appendChild(svg("text", {x: x + cw / 2, y: y + ch / 2 + 4, "font-size": 12, "text-anchor": "middle",
+            fill: v === null || v === undefined ? "#222" : ink(bg), "pointer-events": "none"}, mk.length > 3 ? mk.slice(0, 3) : mk));
+        }
+      });
+      var yb = top + ch * nrows;
+      for (var c = 0; c < cols; c++) {
+        var x = left + c * cw + cw / 2;
+        el.appendChild(svg("text", {x: x, y: yb + 14, "font-size": 12, "text-anchor": "end",
+          transform: "rotate(-55 " + x + " " + (yb + 14) + ")"}, G.meta.x[c]));
+      }
+      var hidden = G.meta.x.length - cols;
+      el.appendChild(svg("text", {x: left, y: H - 6, "font-size": 12, fill: "#555"}, "slot / token" + (hidden ? " (" + hidden + " padding slots hidden)" : "")));
+      p.appendChild(el);
+    });
+    var bar = h("div", "mv-colorbar"), grad = h("span", "mv-grad");
+    grad.style.background = "linear-gradient(90deg," + VIRIDIS.join(",") + ")";
+    bar.append(h("span", "", "entropy H: 0 "), grad, h("span", "", " " + zmax.toFixed(2)));
+    p.appendChild(bar);
+    p.appendChild(h("p", "mv-muted", "Entropy of every masked slot before each step (grey: already unmasked); the token in a cell is the one unmasked there. MEDAL's first rows are the search's commitments along the winner's path (during the search: the current path)."));
+  };
+
+  /* ---- unmasking order */
+  Viewer.prototype.drawOrder = function (i, p) {
+    var s = this.store; p.textContent = "";
+    var meta = s.get(i, "o", "0");
+    if (!meta) return;
+    var sel = this.selected, card = sel !== null ? s.get(i, "a", String(sel)) : null, marked = {};
+    if (card) card.cells.forEach(function (c, k) { if (c[1] > 0) marked[k] = true; });
+    ["m", "g"].forEach(function (tag, gi) {
+      if (gi >= meta.names.length) return;
+      var row = h("div", "mv-orow"); row.appendChild(h("div", "mv-oname", meta.names[gi]));
+      var cells = h("div", "mv-ocells");
+      for (var k = 0; ; k++) {
+        var it = s.get(i, "o", tag + "/" + k);
+        if (!it) break;
+        var text = it[0], step = it[1], fl = it[2], sp;
+        if (fl & 8) { sp = h("span", "mv-tok mv-fixed", text); sp.title = "slot " + k + ": fixed by the task's format"; }
+        else if (step === null) { sp = h("span", "mv-tok mv-masked", "_"); sp.title = "slot " + k + ": still masked"; }
+        else {
+          var bg = lerp(step / Math.max(1, meta.steps - 1), STEPS);
+          sp = h("span", "mv-tok", text === "" ? "∅" : text); sp.style.background = bg; sp.style.color = ink(bg);
+          var sub = h("sub", "", step); sp.appendChild(sub);
+          if (fl & 2) sp.classList.add("mv-tentative"); else if (fl & 1) sp.classList.add("mv-search");
+          if (fl & 4) sp.classList.add("mv-after");
+          sp.title = "slot " + k + " · step " + step + " · " + ((fl & 2) ? "current search path (not yet chosen)" : (fl & 1) ? "MCTS initialisation" : "decoding");
+        }
+        if (gi === 0 && marked[k]) sp.classList.add("mv-hl");
+        cells.appendChild(sp);
+      }
+      row.appendChild(cells); p.appendChild(row);
+    });
+    var lg = h("div", "mv-muted"), a = h("span", "mv-tok", "0"), z = h("span", "mv-tok", "n");
+    a.style.background = STEPS[0]; a.style.color = "#fff"; z.style.background = STEPS[STEPS.length - 1]; z.style.color = "#fff";
+    var o = h("span", "mv-tok mv-search", "x"); o.style.background = "#fff";
+    lg.append(h("span", "", "colour: step of unmasking "), a, h("span", "", " first → last "), z,
+              h("span", "", "; "), o, h("span", "", " red outline: committed by the MCTS initialisation (dashed: the path the search is on); faded: after the end of the answer"));
+    p.appendChild(lg);
+    var summary = s.get(i, "v", "summary");
+    if (summary && summary.length) p.appendChild(table(summary, Object.keys(summary[0])));
+  };
+
+  /* ---- inspector */
+  Viewer.prototype.drawInspector = function (i, p) {
+    var self = this, s = this.store; p.textContent = "";
+    var ids = s.items(i, "s").map(function (kv) { return Number(kv[0]); }).sort(function (a, b) { return a - b; });
+    if (!ids.length) { p.appendChild(h("p", "mv-muted", "No search tree to inspect at this position.")); return; }
+    var hd = s.get(i, "h", "0");
+    var nid = this.selected;
+    if (ids.indexOf(nid) < 0) nid = hd.tree && hd.tree.winner !== null && hd.tree.winner !== undefined && ids.indexOf(hd.tree.winner) >= 0 ? hd.tree.winner : (hd.focus !== null && ids.indexOf(hd.focus) >= 0 ? hd.focus : ids[ids.length - 1]);
+    var pick = h("select", "mv-pick");
+    ids.forEach(function (k) { var c = s.get(i, "a", String(k)); var o = h("option", "", c ? c.label : "node " + k); o.value = String(k); if (k === nid) o.selected = true; pick.appendChild(o); });
+    pick.onchange = function () { self.selected = Number(pick.value); self.drawn = {}; self.drawTab(); self.outline(); };
+    var lab = h("label", "", "Node (or click one in the tree): "); lab.appendChild(pick); p.appendChild(lab);
+    var card = s.get(i, "a", String(nid)), st = s.get(i, "s", String(nid));
+    p.appendChild(h("h4", "", "Node " + nid + (st ? ": " + st.badges : "")));
+    if (st) {
+      p.appendChild(table([st], ["N", "W", "Q", "UCB", "r_IG", "depth"]));
+      p.appendChild(h("p", "mv-ucb", "UCB " + ucbText(st)));
+      if (st.last) {
+        var L = st.last, was = L[1] === 0 ? "∞" : fmt(L[2] + st.c * Math.sqrt(Math.log(Math.max(L[3], 1)) / L[1]));
+        p.appendChild(h("p", "mv-muted", "The latest selection that considered it (iteration " + L[0] + ") saw N = " + L[1]
+          + ", Q = " + fmt(L[2]) + ", parent N = " + L[3] + ": UCB " + was + (L[4] ? ", chosen" : "") + "."));
+      }
+      if (st.rig) p.appendChild(h("p", "mv-rig", "r_IG = (" + fmt(st.rig[0], 3) + " − " + fmt(st.rig[1], 3) + ") / " + fmt(st.rig[0], 3) + " = " + fmt(st.rig[2])));
+      if (st.outlier) p.appendChild(h("p", "mv-warn", "⚠ " + st.outlier + "."));
+    }
+    if (card) {
+      var seq = h("div", "mv-cells");
+      seq.appendChild(h("span", "mv-oname", "sequence"));
+      card.cells.forEach(function (c, k) {
+        var sp = h("span", "mv-tok " + (c[1] === 2 ? "mv-own" : c[1] === 1 ? "mv-committed" : "mv-masked"), c[1] ? c[0] : "_");
+        sp.title = "slot " + k + (c[1] === 2 ? ": this node's action" : c[1] === 1 ? ": committed on the path" : ": masked");
+        seq.appendChild(sp);
+      });
+      p.appendChild(seq);
+      if (card.cells.some(function (c) { return c[1] === 0 && c[0]; })) {
+        var comp = h("div", "mv-cells"); comp.appendChild(h("span", "mv-oname", "completion"));
+        card.cells.forEach(function (c) { comp.appendChild(h("span", "mv-tok " + (c[1] ? "mv-committed" : "mv-fill"), c[0] || "?")); });
+        p.appendChild(comp);
+      }
+      p.appendChild(h("h4", "", "Action set (what expanding this node adds)"));
+      if (card.actions.length) p.appendChild(table(card.actions, Object.keys(card.actions[0])));
+      else p.appendChild(h("p", "mv-muted", "Empty: this node is terminal (L_c slots committed, or nothing eligible)."));
+    }
+    var c = s.get(i, "v", "cands");
+    if (c && c.why) { p.appendChild(h("h4", "", "Candidate choice")); p.appendChild(h("p", "", c.why)); }
+    this.outline(nid);
+  };
+  Viewer.prototype.outline = function (nid) {
+    if (!this.network) return;
+    if (nid === undefined) nid = this.selected;
+    try { if (nid !== null && nid !== undefined && this.nodes.get(nid)) this.network.selectNodes([nid]); } catch (e) { /* not drawn */ }
+  };
+
+  /* ---- presenter mode */
+  Viewer.prototype.presenter = function (on) {
+    var r = this.root;
+    on = on === undefined ? !r.classList.contains("mv-presenter") : on;
+    r.classList.toggle("mv-presenter", on);
+    this.el.presenter.textContent = on ? "Leave presenter (Esc)" : "Presenter";
+    var self = this;
+    requestAnimationFrame(function () {
+      if (!self.network || !self.store) return;
+      self.network.setSize("100%", self.el.treeBox.clientHeight + "px");
+      self.toFrame = {info: self.store.get(self.pos, "h", "0").tree || {}, force: true, pos: self.pos};   // afresh
+      self.network.redraw();
+    });
+  };
+
+  /* ------------------------------------------------------------------ keys */
+  var ACTIVE = null;
+  function textField(t) {
+    if (!t) return false;
+    var tag = (t.tagName || "").toLowerCase();
+    if (tag === "textarea" || t.isContentEditable) return true;
+    if (tag === "input") return ["range", "checkbox", "radio", "button", "submit", "reset", "file", "color"].indexOf((t.type || "text").toLowerCase()) < 0;
+    return false;
+  }
+  var KEYS = {ArrowRight: 1, ArrowLeft: -1, " ": "play", Home: "first", End: "last"};
+  function onKey(e) {
+    var v = ACTIVE;
+    if (!v || !v.root.isConnected) return;
+    if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
+    if (e.key === "Escape" && v.root.classList.contains("mv-presenter")) { v.presenter(false); return; }
+    var a = KEYS[e.key];
+    if (a === undefined) return;
+    var t = (e.composedPath && e.composedPath()[0]) || e.target;
+    if (textField(t)) return;
+    e.preventDefault(); e.stopPropagation();
+    if (e.type !== "keydown") return;
+    if (a === 1 || a === -1) { v.stop(); v.step(a); }
+    else if (a === "play") v.toggle();
+    else if (a === "first") { v.stop(); v.go(0); }
+    else if (a === "last") { v.stop(); v.toEnd(); }
+  }
+  if (!globalThis.__medalKeys) {
+    globalThis.__medalKeys = true;
+    window.addEventListener("keydown", function (e) { onKey(e); }, true);
+    // Space on a focused button would click it on key-up: the key is the viewer's
+    window.addEventListener("keyup", function (e) { if (e.key === " ") onKey(e); }, true);
+  }
+
+  function unpack(b64) {
+    var bin = atob(b64.trim()), bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Response(stream).text().then(JSON.parse);
+  }
+
+  function mount(root, data, opts) {
+    var v = new Viewer(root, opts);
+    if (data) v.load(data); else v.empty();
+    globalThis.__medalViewer = v;
+    return v;
+  }
+
+  globalThis.MedalViewer = {mount: mount, unpack: unpack, Viewer: Viewer, stores: STORES,
+                            active: function () { return ACTIVE; }};
+})();

@@ -1,0 +1,198 @@
+"""Measure the viewer's targets in Chromium on this machine (issue 18), and print a table
+for docs/UI.md. A benchmark, not a test: the figures depend on the machine and its load.
+
+    python scripts/bench_viewer.py [--steps 60] [--live-steps 20]
+
+* step: a computed position shown, every visible view redrawn -- ``viewer.go(i)`` to the
+  next ``afterDrawing`` of the tree (Tree tab), or the end of ``go`` (other tabs; they
+  draw synchronously), on a trace with >= 300 tree nodes, in the HTML export;
+* live "Next phase" -> the new frame drawn: in the app, at the head of a live run, the
+  click to the viewer showing the new position;
+* page load -> interactive tree: the app's URL opened to the tree of an example drawn
+  (the example opened by its button as the first click), and the export's file opened
+  to its tree drawn;
+* example click -> tree: a click on an example's button (examples already computed once
+  by the server) to its tree drawn;
+* export size of every shipped example.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT)]
+CHROMIUM = "/usr/bin/chromium"
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
+
+
+def row(name, xs):
+    return (f"| {name} | {len(xs)} | {statistics.median(xs):.0f} ms | {pct(xs, 0.9):.0f} ms | "
+            f"{max(xs):.0f} ms |")
+
+
+def deep_trace(nodes: int) -> dict:
+    from medal.config import GenerationConfig
+    from medal.engine import Run
+    from medal.models import load_model
+    run = Run(load_model("builtin:countdown"), problem={"numbers": [4, 18, 13], "target": 20},
+              trace=True, compare_greedy=True,
+              config=GenerationConfig(lc=6, candidates=4, max_iterations=120, c=0.5))
+    run.finish()
+    trace = json.loads(json.dumps(run.trace))
+    print(f"trace: {len(trace['tree']['nodes'])} nodes", file=sys.stderr)
+    return trace
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=60)
+    ap.add_argument("--live-steps", type=int, default=20)
+    ap.add_argument("--nodes", type=int, default=300)
+    args = ap.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    from medal.viz.examples import list_examples, load_example
+    from medal.viz.export import write_html
+    tmp = Path(tempfile.mkdtemp())
+    out = {}
+    sizes = {}
+    for e in list_examples():
+        p = write_html(load_example(e), tmp / f"{e.name}.html")
+        sizes[e.name] = p.stat().st_size
+    trace = deep_trace(args.nodes)
+    t0 = time.perf_counter()
+    big = write_html(trace, tmp / "big.html")
+    export_s = time.perf_counter() - t0
+    port = free_port()
+    log = open(tmp / "streamlit.log", "w")
+    server = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "e2e" / "serve_app.py"), "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--server.headless", "true",
+         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "MEDAL_TEST_THREADS": "1"})
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(180):
+        try:
+            urllib.request.urlopen(url + "/_stcore/health", timeout=2)
+            break
+        except OSError:
+            time.sleep(0.5)
+    try:
+        with sync_playwright() as p:
+            b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+            pg = b.new_page(viewport={"width": 1440, "height": 900})
+            # export: load, then steps at >= 300 nodes
+            t0 = time.perf_counter()
+            pg.goto(big.as_uri())
+            pg.wait_for_function("window.medalViewer && globalThis.__medalTreeDrawn", timeout=120_000)
+            out["export load"] = [(time.perf_counter() - t0) * 1000]
+            n = pg.evaluate("medalViewer.n()")
+            drawn = pg.evaluate("medalViewer.nodes.length")
+            print(f"export: {n} positions, {drawn} nodes drawn at the end", file=sys.stderr)
+            # k steps through the search (where the tree changes at every step), each from
+            # the call to the second animation frame after it: the tree's canvas and every
+            # visible view are drawn by then
+            steps = pg.evaluate("""([k, n]) => new Promise(done => {
+                const v = medalViewer, out = []; let i = Math.max(0, Math.floor(n / 3));
+                v.go(i);
+                function one() {
+                  if (out.length >= k) { done(out); return; }
+                  i += 1; const t = performance.now();
+                  v.go(i);
+                  requestAnimationFrame(() => requestAnimationFrame(() => {
+                    out.push(performance.now() - t); setTimeout(one, 30); }));
+                }
+                setTimeout(one, 300); })""", [args.steps, n])
+            out[f"step, Tree tab ({drawn} nodes drawn)"] = steps
+            for tab in ("entropy", "inspector", "cands"):
+                pg.evaluate(f"medalViewer.setTab('{tab}')")
+                xs = pg.evaluate("""([k, n, tab]) => new Promise(done => {
+                    const v = medalViewer, out = []; let j = 0;
+                    function one() { if (j >= k) { done(out); return; }
+                      const i = Math.floor(n / 3) + j; j += 1; const t = performance.now(); v.go(i);
+                      requestAnimationFrame(() => requestAnimationFrame(() => {
+                        out.push(performance.now() - t); setTimeout(one, 30); })); }
+                    one(); })""", [args.steps, n, tab])
+                out[f"step, {tab} tab"] = xs
+            # the app: load -> interactive tree (an example's), example click -> tree
+            ctx = b.new_context(viewport={"width": 1440, "height": 900})
+            pg = ctx.new_page()
+            examples = list_examples()
+            t0 = time.perf_counter()
+            pg.goto(url)
+            pg.wait_for_selector(".mv .mv-next", timeout=120_000)
+            out["app load -> viewer up"] = [(time.perf_counter() - t0) * 1000]
+            clicks = []
+            for _round in range(2):
+                for e in examples:
+                    pg.evaluate("globalThis.__medalTreeDrawn = null")
+                    t0 = time.perf_counter()
+                    pg.get_by_role("button", name=e.title, exact=True).click()
+                    pg.wait_for_function(f"globalThis.__medalViewer && __medalViewer.store && "
+                                         f"__medalViewer.store.key === 'example-{e.name}' && globalThis.__medalTreeDrawn",
+                                         timeout=120_000)
+                    clicks.append((time.perf_counter() - t0) * 1000)
+            out["example click -> tree (first round computes the frames)"] = clicks[:len(examples)]
+            out["example click -> tree (frames computed)"] = clicks[len(examples):]
+            ctx.close()
+            ctx = b.new_context(viewport={"width": 1440, "height": 900})
+            pg = ctx.new_page()
+            t0 = time.perf_counter()
+            pg.goto(url)
+            pg.wait_for_selector(".mv .mv-next", timeout=120_000)
+            pg.get_by_role("button", name=examples[0].title, exact=True).click()
+            pg.wait_for_function("globalThis.__medalTreeDrawn", timeout=120_000)
+            out["page load -> interactive tree (load, one example click)"] = [(time.perf_counter() - t0) * 1000]
+            # live: Next phase -> new frame drawn
+            pg.get_by_text("Live run", exact=True).click()
+            pg.wait_for_timeout(2000)
+            pg.click("button.mv-next")
+            pg.wait_for_function("__medalViewer.n() >= 1", timeout=120_000)
+            pg.wait_for_timeout(1000)
+            live = []
+            for _ in range(args.live_steps):
+                n0 = pg.evaluate("__medalViewer.n()")
+                t0 = time.perf_counter()
+                pg.click("button.mv-next")
+                pg.wait_for_function(f"__medalViewer.n() > {n0} && __medalViewer.pos === __medalViewer.n() - 1",
+                                     timeout=120_000, polling=10)
+                live.append((time.perf_counter() - t0) * 1000)
+                pg.wait_for_timeout(150)
+            out["live Next phase -> new frame drawn"] = live
+            b.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    print(f"load average: {os.getloadavg()}")
+    print("| measure | samples | p50 | p90 | max |\n|---|---|---|---|---|")
+    for k, xs in out.items():
+        print(row(k, xs))
+    print(f"\nexport of the {trace and len(trace['tree']['nodes'])}-node trace: "
+          f"{big.stat().st_size / 1e6:.2f} MB, written in {export_s:.1f} s")
+    for k, v in sizes.items():
+        print(f"export {k}: {v / 1e6:.2f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,449 @@
+"""The one viewer (medal/viewer), in Chromium, in its hosts: the HTML export (a file:// page
+with every request blocked) and the Streamlit app (through test_browser.py's server).
+
+* Correct at every position (issue 18 #2): the drawn tree's edge and node styles, read out
+  of vis-network's DataSets, are compared with what the trace says -- the highlighted path
+  is exactly the current path (the winner's once chosen), the candidates and the winner
+  are marked, only new children are dashed -- at every position of every shipped example
+  and of a deep trace (L_c=5, 58 iterations, 291 nodes), stepping forwards, backwards and
+  by jumps. Before this issue an edge that left the path kept its orange colour.
+* No input lost (#4): 10 key presses 50 ms apart advance exactly 10 positions, with the
+  focus on a button, a tab or the timeline slider; Space plays rather than pressing the
+  focused button; in the app the same holds at the head of a live run, where every press
+  makes the engine step.
+* Framing (#3): at 1440x900 and 1024x768 the path, the new children, the candidates and
+  the winner are inside the box at every position of the examples, every label on screen
+  is >= 12 px and no two node labels overlap; "Fit tree" shows the whole tree; presenter
+  mode frames afresh.
+* Lecture content (#6): the problem and the current node's partial answer above the tree
+  (in presenter mode too), the siblings' UCB on the canvas during a selection, node ids on
+  the canvas.
+
+Screenshots go to test-artifacts/.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_browser import (ARTIFACTS, CHROMIUM_ARGS, browser, expect,  # noqa: E402,F401
+                          offline_session, server)
+from viewer_checks import READ, check, expected  # noqa: E402
+
+from medal.config import GenerationConfig  # noqa: E402
+from medal.engine import Run  # noqa: E402
+from medal.models import builtin_names, load_model  # noqa: E402
+from medal.trace import dumps, loads_trace  # noqa: E402
+from medal.viz.examples import list_examples, load_example  # noqa: E402
+from medal.viz.export import write_html  # noqa: E402
+from medal.viz.timeline import positions  # noqa: E402
+
+EXAMPLES = list_examples()
+SIZES = {"1440x900": {"width": 1440, "height": 900}, "1024x768": {"width": 1024, "height": 768}}
+
+
+@pytest.fixture(scope="module")
+def deep_trace():
+    """A deep search: L_c = 5, exploration c = 0.5, up to 60 iterations."""
+    if "countdown" not in builtin_names():
+        pytest.skip("the built-in countdown model is not trained here")
+    run = Run(load_model("builtin:countdown"), problem={"numbers": [4, 18, 13], "target": 20},
+              trace=True, compare_greedy=True,
+              config=GenerationConfig(lc=5, candidates=3, max_iterations=60, c=0.5))
+    run.finish()
+    trace = loads_trace(dumps(run.trace))
+    assert len(trace["tree"]["nodes"]) > 150 and len(trace["iterations"]) > 30
+    return trace
+
+
+def traces(deep):
+    out = {e.name: load_example(e) for e in EXAMPLES}
+    out["deep"] = deep
+    return out
+
+
+def open_export(browser, trace, tmp_path, size="1440x900"):
+    path = write_html(trace, tmp_path / "run.html")
+    ctx = browser.new_context(viewport=SIZES[size])
+    blocked = []
+
+    def route(r):
+        if r.request.url.startswith(("file:", "data:", "blob:")):
+            r.continue_()
+        else:
+            blocked.append(r.request.url)
+            r.abort()
+
+    ctx.route("**/*", route)
+    pg = ctx.new_page()
+    errors = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.goto(path.as_uri())
+    pg.wait_for_function("window.medalViewer && globalThis.__medalTreeDrawn", timeout=60_000)
+    return ctx, pg, blocked, errors
+
+
+def drawn(pg, viewer="medalViewer"):
+    return pg.evaluate(f"({READ})(window.{viewer} || globalThis.__medalViewer)")
+
+
+def step_through(pg, trace, where, viewer="medalViewer"):
+    """Every position forwards, the last 40 backwards with the ← key, then jumps."""
+    n = len(positions(trace))
+    for i in range(n):
+        pg.evaluate(f"(window.{viewer} || globalThis.__medalViewer).go({i})")
+        check(trace, i, drawn(pg, viewer), where)
+    for i in range(n - 2, max(-1, n - 42), -1):
+        pg.keyboard.press("ArrowLeft")
+        check(trace, i, drawn(pg, viewer), where + " (←)")
+    for i in (n - 1, 0, n // 2, n - 1, 3 % n, n - 1):
+        pg.evaluate(f"(window.{viewer} || globalThis.__medalViewer).go({i})")
+        check(trace, i, drawn(pg, viewer), where + " (jump)")
+
+
+@pytest.mark.parametrize("name", [e.name for e in EXAMPLES] + ["deep"])
+def test_export_tree_is_right_at_every_position(browser, deep_trace, tmp_path, name):
+    trace = traces(deep_trace)[name]
+    ctx, pg, blocked, errors = open_export(browser, trace, tmp_path)
+    step_through(pg, trace, f"export {name}")
+    # Play to the end: the winner's path, not the last selection nor every root edge
+    pg.evaluate("medalViewer.go(0)")
+    pg.select_option("select.mv-speed", "100")
+    pg.click("button.mv-play")
+    pg.wait_for_function("medalViewer.pos === medalViewer.n() - 1 && !medalViewer.playing",
+                         timeout=120_000)
+    last = len(positions(trace)) - 1
+    check(trace, last, drawn(pg), f"export {name} after Play")
+    ctx.close()
+    assert blocked == [] and errors == []
+
+
+def test_export_keys_never_lose_a_press(browser, tmp_path):
+    trace = load_example(EXAMPLES[0])
+    ctx, pg, blocked, errors = open_export(browser, trace, tmp_path)
+    pos = lambda: pg.evaluate("medalViewer.pos")  # noqa: E731
+    pg.keyboard.press("Home")
+    for _ in range(10):
+        pg.keyboard.press("ArrowRight")
+        pg.wait_for_timeout(50)
+    assert pos() == 10
+    # focus on a tab: the arrows step, the tab stays
+    pg.click("button.mv-tab:has-text('Entropy')")
+    pg.keyboard.press("ArrowRight")
+    pg.keyboard.press("ArrowRight")
+    assert pos() == 12
+    assert pg.evaluate("medalViewer.tab") == "entropy"
+    # focus on a button: Space plays (it does not press "Previous" again)
+    pg.click("button.mv-prev")
+    assert pos() == 11
+    pg.keyboard.press("Space")
+    assert pg.evaluate("medalViewer.playing") is True and pos() == 11
+    pg.keyboard.press("Space")
+    assert pg.evaluate("medalViewer.playing") is False
+    # focus on the timeline slider: Home, then 10 presses
+    pg.click("input.mv-slider")
+    pg.keyboard.press("Home")
+    for _ in range(10):
+        pg.keyboard.press("ArrowRight")
+        pg.wait_for_timeout(50)
+    assert pos() == 10
+    pg.keyboard.press("End")
+    assert pos() == len(positions(trace)) - 1
+    ctx.close()
+    assert blocked == [] and errors == []
+
+
+def _in_box(pg, ids) -> list:
+    """Those of ``ids`` whose drawn box lies outside the tree's box."""
+    return pg.evaluate("""(ids) => { const v = window.medalViewer || globalThis.__medalViewer, net = v.network;
+      const W = v.el.treeBox.clientWidth, H = v.el.treeBox.clientHeight, out = [];
+      for (const id of ids) { const bb = net.getBoundingBox(id); if (!bb) continue;
+        const a = net.canvasToDOM({x: bb.left, y: bb.top}), z = net.canvasToDOM({x: bb.right, y: bb.bottom});
+        if (a.x < -1 || a.y < -1 || z.x > W + 1 || z.y > H + 1) out.push(id); }
+      return out; }""", list(ids))
+
+
+def framed(pg, want) -> list:
+    """The key nodes outside the box: the path, the new children, the candidates and the
+    winner -- or, when they do not fit at a readable scale, the path, the new children and
+    the winner -- or, failing that, the path's last node, its new children, the winner --
+    or the new children (and the winner) alone."""
+    win = {want["winner"]} if want["winner"] is not None else set()
+    sets = [set(want["path"]) | want["new"] | want["candidates"] | win,
+            set(want["path"]) | want["new"] | win,
+            set(want["path"][-1:]) | want["new"] | win,
+            (want["new"] or set(want["path"][-1:])) | win]
+    for key in sets:
+        outside = _in_box(pg, key)
+        if not outside or fits(pg, key):
+            return outside
+    return outside
+
+
+def fits(pg, ids) -> bool:
+    """Whether ``ids`` fit in the tree's box at scale 0.8 (labels 15 px x 0.8 = 12 px), by
+    the viewer's own measure of a node's box (vis-network's is stale for nodes it has not
+    drawn); whether they are then inside is read from vis-network (``_in_box``)."""
+    return pg.evaluate("""(ids) => { const v = window.medalViewer || globalThis.__medalViewer;
+      const b = v.bounds(ids); if (!b) return true;
+      return (b.right - b.left) * 0.8 <= v.el.treeBox.clientWidth - 24
+          && (b.bottom - b.top) * 0.8 <= v.el.treeBox.clientHeight - 24; }""", list(ids))
+
+
+LABELS = """() => { const v = medalViewer, net = v.network, k = net.getScale();
+  const W = v.el.treeBox.clientWidth, H = v.el.treeBox.clientHeight, boxes = [];
+  for (const n of v.nodes.get()) { const bb = net.getBoundingBox(n.id); if (!bb) continue;
+    const a = net.canvasToDOM({x: bb.left, y: bb.top}), z = net.canvasToDOM({x: bb.right, y: bb.bottom});
+    if (z.x < 0 || z.y < 0 || a.x > W || a.y > H) continue;
+    boxes.push({id: n.id, px: n.font.size * k, l: a.x, t: a.y, r: z.x, b: z.y}); }
+  return {scale: k, boxes: boxes}; }"""
+
+
+def overlaps(boxes):
+    out = []
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            if a["l"] < b["r"] - 1 and b["l"] < a["r"] - 1 and a["t"] < b["b"] - 1 and b["t"] < a["b"] - 1:
+                out.append((a["id"], b["id"]))
+    return out
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+@pytest.mark.parametrize("name", [e.name for e in EXAMPLES])
+def test_export_frames_what_matters_readably(browser, tmp_path, name, size):
+    trace = load_example(next(e for e in EXAMPLES if e.name == name))
+    ctx, pg, blocked, errors = open_export(browser, trace, tmp_path, size)
+    n = len(positions(trace))
+    for i in range(n):
+        pg.evaluate(f"medalViewer.go({i})")
+        want = expected(trace, i)
+        if not want["nodes"]:
+            continue
+        pg.wait_for_function(f"medalViewer.framedAt === {i}", timeout=10_000)
+        outside = framed(pg, want)
+        assert outside == [], f"{name} {size} position {i}: key nodes {outside} outside"
+        seen = pg.evaluate(LABELS)
+        small = [b for b in seen["boxes"] if b["px"] < 12 - 1e-6]
+        assert small == [], f"{name} {size} position {i}: labels under 12 px {small}"
+        assert overlaps(seen["boxes"]) == [], f"{name} {size} position {i}: labels overlap"
+    pg.screenshot(path=str(ARTIFACTS / f"e2e-viewer-export-{name}-{size}.png"))
+    # Fit shows the whole tree
+    pg.click("button.mv-fit")
+    assert _in_box(pg, [x for x in pg.evaluate("medalViewer.nodes.getIds()")]) == []
+    # presenter mode frames afresh: after zooming far in, the key nodes come back
+    pg.evaluate("medalViewer.network.moveTo({scale: 3, position: {x: 5000, y: 5000}})")
+    pg.evaluate("medalViewer.framedAt = null")
+    pg.click("button.mv-presenter")
+    pg.wait_for_function(f"medalViewer.framedAt === {n - 1}", timeout=10_000)
+    assert framed(pg, expected(trace, n - 1)) == []
+    assert pg.locator(".mv-problem").is_visible() and pg.locator(".mv-node-line").is_visible()
+    pg.screenshot(path=str(ARTIFACTS / f"e2e-viewer-presenter-{name}-{size}.png"))
+    ctx.close()
+    assert blocked == [] and errors == []
+
+
+def test_export_lecture_content(browser, tmp_path):
+    trace = load_example(EXAMPLES[0])
+    ctx, pg, blocked, errors = open_export(browser, trace, tmp_path)
+    pos = positions(trace)
+    sel = next(i for i, p in enumerate(pos) if p.kind == "selection" and p.iteration == 2)
+    pg.evaluate(f"medalViewer.go({sel})")
+    assert trace["run"]["prompt"] in pg.locator(".mv-problem").inner_text()
+    leaf = trace["iterations"][1]["selection"]["path"][-1]
+    node = next(n for n in trace["tree"]["nodes"] if n["id"] == leaf)
+    assert node["sequence"] in pg.locator(".mv-node-line").inner_text()
+    labels = {n["id"]: n["label"] for n in drawn(pg)["nodes"]}
+    siblings = [r["node"] for lv in trace["iterations"][1]["selection"]["levels"] for r in lv]
+    for s in siblings:
+        assert "UCB" in labels[s], labels[s]
+    # the detail names node ids; each is on the canvas
+    detail = pg.locator(".mv-detail").inner_text()
+    for nid in trace["iterations"][1]["selection"]["path"]:
+        assert str(nid) in detail and labels[nid].lstrip("★ ").startswith(f"#{nid}")
+    back = next(i for i, p in enumerate(pos) if p.kind == "backpropagation")
+    pg.evaluate(f"medalViewer.go({back})")
+    assert "only the top C" in pg.locator(".mv-expl").inner_text()
+    pg.screenshot(path=str(ARTIFACTS / "e2e-viewer-selection-1440x900.png"))
+    ctx.close()
+    assert blocked == [] and errors == []
+
+
+# ---------------------------------------------------------------------- the app
+
+def app_session(browser, server, size="1440x900"):
+    return offline_session(browser, server, SIZES[size])
+
+
+def open_example_in_app(pg, title):
+    pg.get_by_role("button", name=title, exact=True).click()
+    pg.wait_for_function("globalThis.__medalViewer && __medalViewer.store && "
+                         f"__medalViewer.store.key.startsWith('example-')", timeout=60_000)
+
+
+def test_app_tree_is_right_at_every_position(browser, server, deep_trace, tmp_path):
+    ctx, pg, offline = app_session(browser, server)
+    for ex in EXAMPLES:
+        open_example_in_app(pg, ex.title)
+        pg.wait_for_function(f"__medalViewer.store.key === 'example-{ex.name}'", timeout=60_000)
+        step_through(pg, load_example(ex), f"app {ex.name}", viewer="__medalViewer")
+    # an uploaded deep trace
+    path = tmp_path / "deep.json"
+    path.write_text(dumps(deep_trace))
+    pg.get_by_text("Uploaded trace", exact=True).click()
+    pg.locator('[data-testid="stSidebar"] input[type=file]').set_input_files(str(path))
+    pg.wait_for_function("__medalViewer.store && __medalViewer.store.key.startsWith('upload-')",
+                         timeout=120_000)
+    step_through(pg, deep_trace, "app deep upload", viewer="__medalViewer")
+    pg.screenshot(path=str(ARTIFACTS / "e2e-viewer-app-deep-1440x900.png"))
+    ctx.close()
+    assert offline.blocked == []
+
+
+def test_app_live_run_loses_no_press(browser, server):
+    ctx, pg, offline = app_session(browser, server)
+    pg.click("button.mv-next")
+    pg.wait_for_function("__medalViewer.n() >= 1", timeout=120_000)
+    n = lambda: pg.evaluate("[__medalViewer.pos, __medalViewer.n()]")  # noqa: E731
+    for _ in range(10):                      # at the head: each press steps the engine
+        pg.click("button.mv-next")
+        pg.wait_for_timeout(50)
+    pg.wait_for_function("__medalViewer.pos === 10", timeout=120_000)
+    pg.wait_for_timeout(1500)
+    assert n() == [10, 11]
+    for _ in range(10):                      # the keys, 50 ms apart
+        pg.keyboard.press("ArrowRight")
+        pg.wait_for_timeout(50)
+    pg.wait_for_function("__medalViewer.pos === 20", timeout=120_000)
+    pg.wait_for_timeout(1500)
+    assert n() == [20, 21]
+    for _ in range(5):                       # back, then on again: no server involved
+        pg.keyboard.press("ArrowLeft")
+    assert n() == [15, 21]
+    pg.click("button.mv-tab:has-text('Inspector')")
+    pg.keyboard.press("ArrowRight")
+    assert n() == [16, 21]
+    # the live frames are the trace's: compare with the run the server holds at its end
+    pg.click("button.mv-end")
+    pg.wait_for_function("!__medalViewer.canGrow() && __medalViewer.pos === __medalViewer.n() - 1",
+                         timeout=300_000)
+    pg.screenshot(path=str(ARTIFACTS / "e2e-viewer-app-live-1440x900.png"))
+    ctx.close()
+    assert offline.blocked == []
+
+
+DEFAULTS = {"K1: tokens kept per masked slot": "3", "K2: actions per expansion": "5",
+            "C: candidates to collect": "3", "γ: margin scale": "5.000",
+            "c: UCB exploration constant": "0.100", "Max iterations": "200",
+            "Verifier bonus": "1.000"}
+
+
+def wait_idle(pg) -> None:
+    pg.wait_for_timeout(300)
+    expect(pg.locator('[data-testid="stStatusWidget"]')).to_have_count(0, timeout=120_000)
+
+
+def settings_shown(pg) -> None:
+    wait_idle(pg)
+    pg.get_by_role("spinbutton", name="K1: tokens kept per masked slot").wait_for(timeout=60_000)
+    wait_idle(pg)
+
+
+def sidebar_values(pg) -> dict:
+    return dict(pg.evaluate("""() => Array.from(document.querySelectorAll(
+        'section[data-testid=stSidebar] input, section[data-testid=stSidebar] textarea'))
+        .map(e => [e.getAttribute('aria-label'), e.value])"""))
+
+
+@pytest.mark.parametrize("page", ["How MEDAL works", "Benchmark"])
+@pytest.mark.parametrize("via", ["Example", "Uploaded trace"])
+def test_no_navigation_changes_a_setting(browser, server, page, via):
+    """Issue 18 #1: example -> another page -> back -> Live run kept every setting (the
+    browser showed K1=1, C=1, c=0 ... and an empty prompt, and ran with them)."""
+    ctx, pg, offline = app_session(browser, server)
+    settings_shown(pg)
+    before = sidebar_values(pg)
+    assert {k: before[k] for k in DEFAULTS} == DEFAULTS and before["Prompt"]
+    for ex in EXAMPLES[:2]:
+        if via == "Example":
+            open_example_in_app(pg, ex.title)
+        else:
+            pg.get_by_text("Uploaded trace", exact=True).click()
+        wait_idle(pg)
+        pg.get_by_role("link", name=page).click()
+        wait_idle(pg)
+        pg.get_by_role("link", name="Run").click()
+        wait_idle(pg)
+        pg.get_by_text("Live run", exact=True).click()
+        settings_shown(pg)
+        after = sidebar_values(pg)
+        # (a collapsed expander's fields may not be in the page: compare those that are,
+        # and every search parameter and the prompt, which always are)
+        common = (set(before) & set(after)) - {None, "file upload"}
+        assert set(DEFAULTS) | {"Prompt"} <= common
+        assert {k: after[k] for k in common} == {k: before[k] for k in common}, {
+            k: (before[k], after[k]) for k in common if before[k] != after[k]}
+    # and a run started now runs with them
+    pg.click("button.mv-next")
+    pg.wait_for_function("__medalViewer.n() >= 1 && __medalViewer.store.meta.config",
+                         timeout=120_000)
+    assert pg.evaluate("__medalViewer.store.meta.config.k1") == 3
+    assert pg.evaluate("__medalViewer.store.meta.config.k2") == 5
+    assert pg.evaluate("__medalViewer.store.meta.config.c") == 0.1
+    assert pg.evaluate("__medalViewer.store.meta.prompt") == before["Prompt"]
+    ctx.close()
+    assert offline.blocked == []
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_app_screens(browser, server, size):
+    ctx, pg, offline = app_session(browser, server, size)
+    pg.screenshot(path=str(ARTIFACTS / f"e2e-viewer-app-landing-{size}.png"))
+    assert "open an example" in pg.locator('[data-testid="stAlert"]').first.inner_text()
+    for ex in EXAMPLES:
+        t0 = time.perf_counter()
+        open_example_in_app(pg, ex.title)
+        pg.wait_for_function(f"__medalViewer.store.key === 'example-{ex.name}' && "
+                             "__medalViewer.framedAt === __medalViewer.n() - 1", timeout=60_000)
+        pg.screenshot(path=str(ARTIFACTS / f"e2e-viewer-app-{ex.name}-{size}.png"))
+        trace = load_example(ex)
+        want = expected(trace, len(positions(trace)) - 1)
+        outside = framed(pg, want)
+        assert outside == [], f"{ex.name} at {size}: {outside} outside the box"
+        for tab in ("Answer", "Candidates", "Entropy", "Unmasking order", "Inspector"):
+            pg.click(f"button.mv-tab:has-text('{tab}')")
+            pg.screenshot(path=str(ARTIFACTS / f"e2e-viewer-app-{ex.name}-{tab.split()[0].lower()}-{size}.png"))
+        pg.click("button.mv-tab:has-text('Tree')")
+    ctx.close()
+    assert offline.blocked == []
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_app_tree_on_the_first_screen_and_node_click_inspects(browser, server, size):
+    """The tree's box starts on the first screen (at least 250 px of it visible with the
+    page at its top), and a click on a node opens it in the inspector, its committed slots
+    framed in the order strip."""
+    ctx, pg, offline = app_session(browser, server, size)
+    ex = EXAMPLES[0]
+    open_example_in_app(pg, ex.title)
+    pg.wait_for_function("globalThis.__medalTreeDrawn", timeout=60_000)
+    top = pg.evaluate("__medalViewer.el.treeBox.getBoundingClientRect().top")
+    assert SIZES[size]["height"] - top >= 250, f"the tree starts at {top} px"
+    trace = load_example(ex)
+    node = next(n for n in trace["tree"]["nodes"] if n["depth"] == 2)
+    x, y = pg.evaluate("""nid => { const v = __medalViewer, net = v.network;
+        const p = net.canvasToDOM(net.getPositions([nid])[nid]);
+        const b = v.el.treeBox.getBoundingClientRect(); return [b.left + p.x, b.top + p.y]; }""",
+                       node["id"])
+    pg.mouse.click(x, y)
+    expect(pg.locator(".mv-panel h4").first).to_contain_text(f"Node {node['id']}", timeout=10_000)
+    assert pg.evaluate("__medalViewer.tab") == "inspector"
+    assert f"/ {node['N']})" in pg.locator(".mv-ucb").inner_text()
+    pg.locator("button.mv-tab", has_text="Unmasking order").click()
+    assert pg.locator(".mv-hl").count() == node["depth"]        # its two commitments
+    ctx.close()
+    assert offline.blocked == []

@@ -1,0 +1,60 @@
+"""What the tree must show at a position, computed from the trace alone (not from the
+viewer's frames), and the reading of what vis-network actually holds."""
+from __future__ import annotations
+
+from medal.viz.common import candidate_ids, current_path, node_path, nodes_by_id, winner_id
+from medal.viz.timeline import positions, trace_at
+from medal.viz.tree import CANDIDATE_COLOUR, NEW_COLOUR, PATH_COLOUR, WINNER_COLOUR
+
+#: reads every drawn node's and edge's style out of the viewer's vis DataSets
+READ = """(v) => ({pos: v.pos,
+  nodes: v.nodes ? v.nodes.get().map(n => ({id: n.id, shape: n.shape, border: n.color.border,
+      dashes: n.shapeProperties.borderDashes, label: n.label, font: n.font.size})) : [],
+  edges: v.edges ? v.edges.get().map(e => ({from: e.from, to: e.to, colour: e.color.color,
+      width: e.width})) : []})"""
+
+
+def expected(trace: dict, index: int) -> dict:
+    t = trace_at(trace, index)
+    kind = positions(trace)[index].kind
+    nodes = nodes_by_id(t)
+    win = winner_id(t)
+    path = node_path(nodes, win) if win is not None else current_path(t)
+    its = t.get("iterations") or []
+    new = set(its[-1]["expansion"]["children"]) if (
+        kind in ("expansion", "simulation") and its and its[-1].get("expansion")) else set()
+    return {"nodes": set(nodes), "path_edges": set(zip(path, path[1:])), "path": path,
+            "colour": WINNER_COLOUR if win is not None else PATH_COLOUR, "winner": win,
+            "candidates": set(candidate_ids(t)), "new": new}
+
+
+def check(trace: dict, index: int, drawn: dict, where: str = "") -> None:
+    """The drawn tree at ``index`` says exactly what the trace says."""
+    want = expected(trace, index)
+    at = f"{where} position {index}"
+    assert drawn["pos"] == index, at
+    real = {n["id"]: n for n in drawn["nodes"] if isinstance(n["id"], int)}
+    assert set(real) == want["nodes"], at
+    marked = {(e["from"], e["to"]) for e in drawn["edges"]
+              if e["colour"] in (PATH_COLOUR, WINNER_COLOUR)}
+    assert marked == want["path_edges"], f"{at}: highlighted edges {sorted(marked)}, path {want['path']}"
+    for e in drawn["edges"]:
+        if (e["from"], e["to"]) in want["path_edges"]:
+            assert e["colour"] == want["colour"] and e["width"] == 4, at
+        else:
+            assert e["width"] < 2, at
+    for nid, n in real.items():
+        if nid == want["winner"]:
+            assert n["shape"] == "star" and n["border"] == WINNER_COLOUR, at
+        elif nid in want["candidates"]:
+            assert n["shape"] == "diamond", at
+        else:
+            assert n["shape"] == "dot", at
+        if nid in want["path"] and nid != want["winner"]:
+            assert n["border"] == want["colour"], at
+        assert bool(n["dashes"]) == (nid in want["new"]), at
+        if nid in want["new"] and nid not in want["path"]:
+            assert n["border"] == NEW_COLOUR, at
+        elif nid in want["candidates"] and nid not in want["path"] and nid != want["winner"]:
+            assert n["border"] == CANDIDATE_COLOUR, at
+        assert n["label"].startswith(("#", "★ #")), at          # node ids on the canvas
