@@ -83,6 +83,25 @@ MIN_TEMPERATURE = 1e-3
 MIN_PAIR_TEMPERATURE = 1e-6
 
 
+#: Named search modes (``--search NAME``): settings applied on top of the defaults, each
+#: only where the user left that setting at its default.
+#:
+#: * ``paper``: the defaults. With L_c = 2 and C <= K2 the search expands the root, then
+#:   its best child, and every candidate is a grandchild through that ONE first
+#:   commitment: UCB, c and the budget never act (issue 20; docs/RESULTS.md reports the
+#:   iterations, depth and distinct first commitments per run).
+#: * ``explore``: the tree really branches. At most one candidate per expanded parent
+#:   (``one_per_parent``), so the C candidates come from C different depth-(L_c-1)
+#:   nodes -- with L_c = 2, C different first commitments -- and a larger UCB constant
+#:   (c = 1) that spreads the later expansions over the root's children. It costs about
+#:   C + 1 expansions instead of L_c. Measured against ``paper`` in docs/RESULTS.md; it
+#:   becomes the default only if the evidence there says so.
+SEARCH_MODES: dict[str, dict] = {
+    "paper": {},
+    "explore": {"one_per_parent": True, "c": 1.0},
+}
+
+
 @dataclass(frozen=True)
 class GenerationConfig:
     # --- search (MEDAL) ---
@@ -175,11 +194,14 @@ class GenerationConfig:
         return self.scoring if self.scoring_scope == "all" else "confidence"
 
     def resolved(self, gen_length: int, default_lc: int, max_gen_length: int | None,
-                 default_block: int | None = None) -> "GenerationConfig":
+                 default_block: int | None = None,
+                 default_steps: int | None = None) -> "GenerationConfig":
         """Fill the unset lengths and check them against each other and the model.
 
         ``default_block``: the task's semi-autoregressive block length for its built-in
-        model, used when the user sets none and it divides the answer length."""
+        model, used when the user sets none and it divides the answer length.
+        ``default_steps``: the task's denoising steps for its built-in model, used when the
+        user sets none and it fits the answer (a multiple of the blocks, at most L)."""
         L = self.gen_length or gen_length
         if max_gen_length is not None and L > max_gen_length:
             raise InputError(f"gen_length {L} exceeds what this model can fill ({max_gen_length})")
@@ -190,7 +212,11 @@ class GenerationConfig:
         if block > L or L % block:
             raise InputError(f"block_length must divide gen_length ({L}); got {block}")
         n_blocks = L // block
-        steps = self.steps or L
+        if self.steps is None and default_steps and default_steps <= L \
+                and default_steps % n_blocks == 0:
+            steps = default_steps
+        else:
+            steps = self.steps or L
         if steps % n_blocks:
             raise InputError(f"steps ({steps}) must be a multiple of the number of blocks "
                              f"({n_blocks} = gen_length {L} / block_length {block})")
@@ -204,6 +230,17 @@ class GenerationConfig:
             raise InputError(f"lc ({lc}) must fit in the first block (block_length {block}): "
                              "the search initialises the first block")
         return replace(self, gen_length=L, steps=steps, block_length=block, lc=lc)
+
+    def with_search_mode(self, mode: str, explicit: tuple[str, ...] = ()) -> "GenerationConfig":
+        """This config in the named search mode (:data:`SEARCH_MODES`): each of the mode's
+        settings replaces this config's value unless that setting is in ``explicit`` (set
+        by the user) or differs from the default."""
+        if mode not in SEARCH_MODES:
+            raise InputError(f"search mode must be one of {tuple(SEARCH_MODES)}, got {mode!r}")
+        defaults = GenerationConfig()
+        changes = {k: v for k, v in SEARCH_MODES[mode].items()
+                   if k not in explicit and getattr(self, k) == getattr(defaults, k)}
+        return replace(self, **changes)
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 from ..errors import InputError
 from . import countdown as _cd
+from . import pick as _pk
 from . import sudoku as _sd
 from .decomposition import decompose_prompt
 
@@ -38,6 +39,10 @@ class Task:
     #: (the built-in ones) these slots start filled instead of masked, so neither the
     #: search nor the decoder spends a step on them. None: every slot starts masked.
     answer_template: Callable[[int], dict[int, str]] | None = None
+    #: denoising steps used with the built-in model when the user sets none (None: one
+    #: slot per step). Pick decodes 2 slots per step: where parallel decoding can mix
+    #: its answers (see :mod:`medal.tasks.pick`)
+    default_steps: int | None = None
 
     def prompt(self, problem, decompose: bool = False, n_subtasks: int = 3,
                builtin: bool = True) -> str:
@@ -96,7 +101,30 @@ SUDOKU = Task(
     answer_template=_sd.answer_template,
 )
 
-TASKS = {t.name: t for t in (COUNTDOWN, SUDOKU)}
+PICK = Task(
+    name="pick",
+    description="Write any one of the listed words (8 letters a-h). The words agree on "
+                "some letters and differ on others: a decoder that writes several letters "
+                "per step can mix two words. A positive control for search over the order.",
+    problem_type=_pk.PickProblem,
+    parse_problem=_pk.parse_problem,
+    format_prompt=_pk.format_prompt,
+    problem_from_prompt=_pk.problem_from_prompt,
+    verify=_pk.verify,
+    extract_answer=_pk.extract_answer,
+    generate=_pk.generate_problems,
+    load_problems=_pk.load_problems,
+    save_problems=_pk.save_problems,
+    example_problems=tuple(_pk.parse_problem(w) for w in (
+        "abcdefgh abcdhfgc", "hagbcead hagfcebd hbgbcdad", "ddcafbge dhcafage",
+        "cbbhgaef cbehgafe ebbhgaed", "fgabhcdd fgabecdh")),
+    default_gen_length=_pk.ANSWER_LENGTH,
+    default_lc=2,
+    default_decompose=False,
+    default_steps=_pk.DEFAULT_STEPS,
+)
+
+TASKS = {t.name: t for t in (COUNTDOWN, SUDOKU, PICK)}
 
 
 def get_task(name: str) -> Task:
@@ -136,6 +164,16 @@ def countdown_training_example(rng: random.Random, p_four: float = 0.1,
         answer = steps if decompose else expr
         if len(answer) <= max_answer:
             return COUNTDOWN.prompt(problem, decompose=decompose), answer
+
+
+def pick_training_example(rng: random.Random, max_answer: int = _pk.ANSWER_LENGTH) -> tuple[str, str]:
+    """A (prompt, answer) pair for training the built-in Pick model: a problem and one of
+    its words, drawn uniformly, so the model learns the mixture over the right answers."""
+    if max_answer < _pk.ANSWER_LENGTH:
+        raise InputError(f"a Pick answer is {_pk.ANSWER_LENGTH} letters; "
+                         f"the model allows {max_answer}")
+    problem, word = _pk.training_example(rng)
+    return PICK.format_prompt(problem), word
 
 
 def sudoku_training_example(rng: random.Random, max_answer: int = _sd.ANSWER_LENGTH,
