@@ -6,9 +6,11 @@ does not:
 
 * ``gamma`` = 5: margins lie in [0, 1], so sigmoid(5 * margin) spans 0.5 (a tie) to 0.99
   (a certain slot) -- the margin factor matters without swamping p and exp(-H).
-* ``c`` = 0.1: rewards are fractions of the parent's total entropy, typically 0.02-0.3
-  on the built-in model; c = 0.1 keeps the exploration bonus on that scale, so the
-  search goes deep enough to reach L_c within a small budget yet still branches.
+* ``c`` = 0.1: rewards are fractions of the parent's total entropy, so c = 0.1 keeps the
+  exploration bonus on their scale. With the default L_c = 2 and C <= K2, c does not act:
+  the search expands the root, then its best child, whose K2 children already make the C
+  candidates (every run stops after L_c iterations; docs/RESULTS.md, "What the search
+  did"). ``--search explore`` (:data:`SEARCH_MODES`) makes the tree branch.
 * ``reward`` = "ig": the paper's information gain. "ig+verifier" goes BEYOND the paper
   (off by default, labelled so everywhere): for tasks with a verifier, a simulation whose
   completion verifies earns ``verifier_bonus`` on top of r_IG, and so does a candidate in
@@ -33,17 +35,16 @@ does not:
 
   The defaults stay as they were (deterministic phase C, the search's IG for the
   choice, the one-fill simulation) and the margin-only scope follows the paper
-  ("search"). Evidence (previous built-in Countdown model, 100 fresh problems, seed
-  10000; ``bash scripts/results.sh`` measures it again): pair sampling at T = 1 5% vs
-  23% (a softmax of scores in [0, 1] is nearly uniform); the rollout choice 22% at 96
-  sequences vs 23% at 75; the 3-step rollout simulation 23% at 136 sequences; the two
-  margin scopes gave the same answer on all 100 problems.
+  ("search"). The evidence is docs/RESULTS.md's table "The paper's own choices"
+  (``bash scripts/results.sh`` regenerates it with the shipped model): pair sampling at
+  T = 1 wrecks the answers (a softmax of scores in [0, 1] is nearly uniform), and the
+  rollout choice and the rollout simulation cost more sequences without a significant
+  gain.
 
   ``candidate_choice`` = "vote" goes BEYOND the paper (off by default, labelled): roll
   out every candidate and take the answer most rollouts agree on (ties: rollout IG).
 * ``lc``: the paper's 20 is for 256-slot answers (8%); short answers take a task default
-  (Countdown: 2 of 28 slots, measured best with the shipped model) -- see
-  ``Task.default_lc``.
+  (Countdown and Pick: 2; Sudoku: 3) -- see ``Task.default_lc``.
 * ``logits_eos_inf`` / ``confidence_eos_eot_inf``: the options of LLaDA's ``generate.py``
   of the same names, for every model. The first sets the model's EOS logit to -inf before
   anything is computed from the logits (LLaDA used it for code: answers run to their full
