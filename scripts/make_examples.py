@@ -1,7 +1,7 @@
 """Regenerate the example traces shipped in medal/assets/examples/ (opened in one click from the
 Run page; checked to reproduce by tests/test_examples.py).
 
-    python scripts/make_examples.py            # all three, with the shipped built-in models
+    python scripts/make_examples.py            # all four, with the shipped built-in models
 
 Each example is a MEDAL run with the greedy comparison, found by scanning a fixed list
 of problems (generated from a fixed seed) with the shipped model, in order:
@@ -11,6 +11,10 @@ of problems (generated from a fixed seed) with the shipped model, in order:
   (the search does not rescue every problem);
 * ``sudoku``: a Sudoku puzzle, preferring one where MEDAL and greedy unmask differently
   and both are shown on the board.
+* ``pick-medal-fixes-greedy``: the positive control (issue 20): greedy, writing 2
+  letters per step, mixes two of the listed words; MEDAL's search first commits a letter
+  where the words differ (the highest information gain) and writes one word. The first
+  such problem where greedy's answer is a mix and MEDAL's verifies.
 
 The scan is deterministic (same model, same seed: same examples). Re-run this after the
 built-in models or the trace format change, and commit the new files.
@@ -62,6 +66,7 @@ def _differs(trace: dict) -> bool:
 def main() -> int:
     EXAMPLES_DIR.mkdir(parents=True, exist_ok=True)
     countdown, sudoku = load_model("builtin:countdown"), load_model("builtin:sudoku")
+    pick = load_model("builtin:pick")
     specs = [
         ("countdown-medal-fixes-greedy", "countdown", countdown,
          lambda t, m, g: m is True and g is False,
@@ -78,10 +83,17 @@ def main() -> int:
          "Sudoku 4x4: the board, MEDAL beside greedy",
          "A 4x4 puzzle: each cell coloured by the step it was unmasked; the row separators "
          "are fixed, so the search commits only digits."),
+        ("pick-medal-fixes-greedy", "pick", pick,
+         lambda t, m, g: m is True and g is False,
+         "Pick: MEDAL beats greedy where the order matters",
+         "Any one of the listed words is right. Greedy writes 2 letters per step, the "
+         "certain shared ones first, then mixes letters of different words; MEDAL's search "
+         "first commits a letter where the words differ (the highest information gain), "
+         "and phase C then writes that one word."),
     ]
     index = []
     for name, task, model, want, title, description in specs:
-        trace, i = find(model, task, want, seed=2026, greedy_wrong=task == "countdown")
+        trace, i = find(model, task, want, seed=2026, greedy_wrong=task in ("countdown", "pick"))
         write_trace(trace, EXAMPLES_DIR / f"{name}.json")
         res, comp = trace["result"], trace["comparison"]["result"]
         print(f"{name}: problem #{i} {trace['run']['prompt']!r}: MEDAL {res['text']!r} "

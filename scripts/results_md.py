@@ -248,7 +248,7 @@ def main(results_dir="results", out="docs/RESULTS.md"):
                 ("chance_when_mixed", "…chance (a random candidate)", pct)):
             d.add(f"| {label} | {cell('countdown', k, fmt)} | {cell('sudoku', k, fmt)} | "
                   f"{cell('pick', k, fmt)} |")
-        d.add("", *CANDIDATE_PROSE, "")
+        d.add("", *candidate_prose(ca), "")
 
     # ------------------------------------------------------------- research
     d.add("## Research: a search that beats greedy without a verifier?", "")
@@ -470,13 +470,23 @@ OPTIONS_PROSE = [
     "behaviour); the two scopes measure alike.",
 ]
 
-CANDIDATE_PROSE = [
-    "The candidates are siblings that differ in one commitment, so phase C mostly writes "
-    "the same answer from each; even a perfect chooser among them gains little, and where "
-    "they differ the information gain is a weak signal of correctness: it tracks the "
-    "model's confidence, and a confidently wrong commitment also lowers the entropy of "
-    "the rest.",
-]
+def candidate_prose(ca: dict) -> list[str]:
+    """What the candidate table says, task by task, computed from it."""
+    out = ["At the defaults the candidates are siblings through one first commitment (see "
+           "\"What the search did\"), so phase C often writes the same answer from each. "
+           "Per task:", ""]
+    for t, a in ca.items():
+        if not a:
+            continue
+        line = (f"- {TASK_TITLES[t]}: {a['distinct_final_answers']:.2f} distinct final answers "
+                f"among the candidates; an oracle over them {pct(a['oracle_accuracy'])} against "
+                f"the winner's {pct(a['winner_accuracy'])}")
+        if a.get("ig_picks_a_right_one_when_mixed") is not None:
+            line += (f"; where some but not all are right ({a['mixed_problems']} problems) the "
+                     f"highest-IG candidate is right {pct(a['ig_picks_a_right_one_when_mixed'])}"
+                     f" of the time, chance {pct(a['chance_when_mixed'])}")
+        out.append(line + ".")
+    return out
 
 def research_prose(results: Path, cd, budget) -> list[str]:
     """What the research table says, computed from it."""
