@@ -11,10 +11,10 @@ of problems (generated from a fixed seed) with the shipped model, in order:
   (the search does not rescue every problem);
 * ``sudoku``: a Sudoku puzzle, preferring one where MEDAL and greedy unmask differently
   and both are shown on the board.
-* ``pick-medal-fixes-greedy``: the positive control (issue 20): greedy, writing 2
-  letters per step, mixes two of the listed words; MEDAL's search first commits a letter
-  where the words differ (the highest information gain) and writes one word. The first
-  such problem where greedy's answer is a mix and MEDAL's verifies.
+* ``pick-medal-fixes-greedy``: the positive control (issue 20): greedy writes letters
+  before the word's number and mixes the two words; MEDAL's search commits the number
+  first (the highest information gain) and phase C copies that word. The first such
+  problem where greedy's answer is a mix and MEDAL's verifies.
 
 The scan is deterministic (same model, same seed: same examples). Re-run this after the
 built-in models or the trace format change, and commit the new files.
@@ -86,10 +86,10 @@ def main() -> int:
         ("pick-medal-fixes-greedy", "pick", pick,
          lambda t, m, g: m is True and g is False,
          "Pick: MEDAL beats greedy where the order matters",
-         "Any one of the listed words is right. Greedy writes 2 letters per step, the "
-         "certain shared ones first, then mixes letters of different words; MEDAL's search "
-         "first commits a letter where the words differ (the highest information gain), "
-         "and phase C then writes that one word."),
+         "Write a word's number, then the word. Greedy writes letters before the number "
+         "and mixes the two words; MEDAL's search commits the number first (it has the "
+         "highest information gain: every other slot then becomes a copy), and phase C "
+         "writes that word."),
     ]
     index = []
     for name, task, model, want, title, description in specs:

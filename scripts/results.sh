@@ -101,13 +101,13 @@ lane_pick() {
   bench pick $PK/explore.json "$NP" --strategies medal,medal-margin-only --search explore
   bench pick $PK/verifier.json "$NP" --strategies medal --reward ig+verifier
   bench pick $PK/verifier_explore.json "$NP" --strategies medal --reward ig+verifier --search explore
-  # Best-of-N at matched cost: N samples of 4 steps each
+  # the confidence filter's part: every slot's best token in the action set (K2 = 10 > 9 slots)
+  bench pick $PK/k2_10.json "$NP" --strategies medal --k2 10
+  # Best-of-N at matched cost: N sampled decodes of 9 steps each
   bench pick $PK/bst3.json "$NP" --strategies bst5 --samples 3
   bench pick $PK/bst8.json "$NP" --strategies bst5 --samples 8
-  # how many slots per step: 1 (8 steps), 2 (the task's default, 4 steps), 4 (2 steps)
-  bench pick $PK/steps8.json "$NP" --strategies greedy,medal --steps 8
-  bench pick $PK/steps2.json "$NP" --strategies greedy,medal --steps 2
-  bench pick $PK/explore_steps2.json "$NP" --strategies medal --steps 2 --search explore
+  # parallel decoding: 3 slots per step
+  bench pick $PK/steps3.json "$NP" --strategies greedy,medal --steps 3
   bench pick $PK/sweeps.json "$MP" --strategies medal \
       --sweep lc=1,2,4,6 --sweep k2=1,3,5,10 --sweep max_iterations=1,2,4,8,32
 }
