@@ -1,6 +1,7 @@
-"""The Pick task (issue 20's positive control): generator, verifier, prompt round trip,
-the default of 2 slots per step, the shipped model's recorded command, and -- on the real
-shipped model -- that parallel decoding mixes words where an early commitment does not."""
+"""The Pick task (issue 20's attempted positive control): generator, verifier, prompt round
+trip, the default of 2 slots per step, the shipped model's recorded command, and -- on the
+real shipped model -- why it is not a positive control: the model does not stay with the
+word a written letter belongs to, so MEDAL does not beat greedy."""
 from __future__ import annotations
 
 import json
@@ -22,23 +23,21 @@ ROOT = Path(__file__).resolve().parents[1]
 ASSET = ROOT / "medal" / "assets" / "pick"
 
 
-def test_generator_draws_two_distinct_words():
+def test_generator_draws_two_or_three_related_words():
     problems = PICK.generate(200, seed=3)
     assert problems == PICK.generate(200, seed=3)           # reproducible
     for p in problems:
-        assert len(p.words) == 2 and p.words[0] != p.words[1]
+        assert 2 <= len(p.words) <= 3 and len(set(p.words)) == len(p.words)
         assert all(len(w) == 8 and set(w) <= set(pk.LETTERS) for w in p.words)
-        assert p.answers() == ("1" + p.words[0], "2" + p.words[1])
-    assert sum(p.differing for p in problems) / len(problems) > 6   # mostly different
+        assert 2 <= p.differing <= 8
+    assert {len(p.words) for p in problems} == {2, 3}
 
 
-def test_verifier_accepts_a_number_and_its_word():
-    p = pk.parse_problem("abcdefgh hbgcedfa")
-    assert PICK.verify("1abcdefgh", p) and PICK.verify("2hbgcedfa", p)
-    assert PICK.verify(" 1abcd efgh", p)                   # spaces are not characters
-    assert not PICK.verify("2abcdefgh", p)                 # the other word's number
-    assert not PICK.verify("1abgcedfa", p)                 # a mix of the two words
-    assert not PICK.verify("abcdefgh", p)                  # no number
+def test_verifier_accepts_exactly_the_listed_words():
+    p = pk.parse_problem("abcdefgh abcdhfgc")
+    assert PICK.verify("abcdefgh", p) and PICK.verify("abcdhfgc", p)
+    assert PICK.verify(" abcd efgh", p)                    # spaces are not letters
+    assert not PICK.verify("abcdefgc", p)                  # a mix of the two
     assert not PICK.verify("", p) and not PICK.verify(None, p)
 
 
@@ -49,29 +48,28 @@ def test_prompt_round_trip_and_parsing():
         assert pk.parse_problem(p.to_json()) == p
         assert pk.parse_problem(json.dumps(p.to_json())) == p
     for bad in ("abc", "abcdefgh", '{"words": ["abcdefgh", "abcdefgh"]}',
-                "abcdefgh abcdefgz", '{"x": 1}', "abcdefgh bbcdefgh cbcdefgh"):
+                "abcdefgh abcdefgz", '{"x": 1}'):
         with pytest.raises(InputError):
             pk.parse_problem(bad)
     assert PICK.problem_from_prompt("Use 1, 2, 3 to make 6.") is None
 
 
-def test_training_examples_answer_with_either_word():
+def test_training_examples_answer_with_one_of_the_words():
     rng = random.Random(0)
     seen = set()
     for _ in range(200):
         prompt, answer = pick_training_example(rng)
         problem = PICK.problem_from_prompt(prompt)
-        assert answer in problem.answers()
-        seen.add(answer[0])
-    assert seen == {"1", "2"}
+        assert answer in problem.words
+        seen.add(problem.words.index(answer))
+    assert seen == {0, 1, 2}                                # any word, not always the first
     with pytest.raises(InputError):
         pick_training_example(rng, max_answer=4)
 
 
-def test_default_steps_apply_only_when_set_and_unset_by_the_user():
-    cfg = GenerationConfig().resolved(9, PICK.default_lc, None, None, PICK.default_steps)
-    assert cfg.steps == 9 and cfg.gen_length == 9            # Pick: one slot per step
-    assert GenerationConfig().resolved(8, 2, None, None, 4).steps == 4
+def test_default_steps_apply_only_when_unset():
+    cfg = GenerationConfig().resolved(8, PICK.default_lc, None, None, PICK.default_steps)
+    assert cfg.steps == 4 and cfg.gen_length == 8            # Pick: 2 slots per step
     assert GenerationConfig(steps=8).resolved(8, 2, None, None, 4).steps == 8
     # a default that does not fit the answer falls back to one slot per step
     assert GenerationConfig().resolved(3, 1, None, None, 4).steps == 3
@@ -99,7 +97,7 @@ def test_recorded_command_is_the_one_that_ran():
     assert args.bf16 == tr["bf16"]
     arch = meta["config"]
     assert (args.layers, args.width) == (arch["n_layer"], arch["n_embd"])
-    assert (args.prompt_length or 22, args.answer_length or 9) == (
+    assert (args.prompt_length, args.answer_length) == (
         arch["prompt_length"], arch["answer_length"])
     assert Path(args.out) == Path("medal/assets/pick")
     assert tr["seconds"] <= 3600, "the issue's budget: at most 60 minutes of training"
@@ -121,42 +119,41 @@ def _accuracy(model, problems, strategy, **cfg):
     return right / len(problems)
 
 
-def test_the_number_first_makes_the_rest_a_copy(model):
-    """The premise on the real model: with the number committed first, the model writes
-    that word; with a differing letter committed first it cannot follow (it mixes)."""
-    from medal.runner import ModelRunner
-    problems = PICK.generate(30, seed=77)
-    by_number = by_letter = 0
+def _after_commitment(model, problem, slot, letter, seed, steps):
+    """Decode greedily after writing ``letter`` at ``slot`` first."""
+    from medal.decoding import decode
+    run = Run(model, task="pick", problem=problem, strategy="greedy",
+              config=GenerationConfig(seed=seed, steps=steps))
+    state = run.new_state()
+    state.answer[slot] = model.tokenizer.encode(letter)[0]
+    state.order[slot], state.step, state.steps_in_block = 0, 1, {0: 1}
+    for _ in decode(run.runner, state, run.config, "low_confidence", "decode"):
+        pass
+    return model.decode_masked(state.answer)
+
+
+def test_the_shipped_model_does_not_stay_with_one_word(model):
+    """Why the positive control failed (docs/MODELS.md, docs/RESULTS.md): after one
+    differing letter of the first word is written, one slot per step, the model still
+    writes the other differing letters from their marginals -- it finishes that word on
+    far fewer problems than a model that conditioned on the letter would (all of them)."""
+    problems = [p for p in PICK.generate(40, seed=77) if len(p.words) == 2]
+    stayed = 0
     for i, p in enumerate(problems):
-        for first in ("number", "letter"):
-            run = Run(model, task="pick", problem=p, strategy="greedy",
-                      config=GenerationConfig(seed=i))
-            state = run.new_state()
-            slot = 0 if first == "number" else next(
-                j + 1 for j in range(8) if p.words[0][j] != p.words[1][j])
-            token = model.tokenizer.encode("1" if first == "number" else p.words[0][slot - 1])[0]
-            state.answer[slot] = token
-            state.order[slot] = 0
-            state.step = 1
-            state.steps_in_block = {0: 1}
-            from medal.decoding import decode
-            for _ in decode(run.runner, state, run.config, "low_confidence", "decode"):
-                pass
-            text = model.decode_masked(state.answer)
-            ok = PICK.verify(text, p) and text.startswith("1")
-            if first == "number":
-                by_number += ok
-            else:
-                by_letter += ok
-    assert by_number >= 0.9 * len(problems)
-    assert by_letter <= by_number - 0.3 * len(problems)
+        a, b = p.words
+        slot = next(j for j in range(8) if a[j] != b[j])
+        stayed += _after_commitment(model, p, slot, a[slot], i, steps=8) == a
+    assert stayed <= 0.8 * len(problems)
 
 
-def test_medal_beats_greedy_on_the_positive_control(model):
+def test_medal_does_not_beat_greedy_on_this_model(model):
+    """The measured outcome (docs/RESULTS.md): on fresh problems MEDAL and greedy are right
+    on nearly the same problems."""
     problems = PICK.generate(40, seed=78)
     greedy = _accuracy(model, problems, "greedy")
     medal = _accuracy(model, problems, "medal")
-    assert medal >= greedy + 0.1
+    assert abs(medal - greedy) <= 0.1
+    assert greedy < 0.6
 
 
 def test_pick_runs_render_as_an_expression_view(model):
@@ -170,7 +167,7 @@ def test_pick_runs_render_as_an_expression_view(model):
     html = board.task_view_html(trace)
     assert "words: " + "  ".join(problem.words) in html
     for which, res in (("medal", trace["result"]), ("greedy", trace["comparison"]["result"])):
-        expected = ("= word " if res["verified"] else "(not a number and its word")
+        expected = ("= word " if res["verified"] else "(not one of the words: a mix)")
         assert expected in html
     # the prompt alone is enough to tell the task
     assert board.task_of({"run": {"prompt": trace["run"]["prompt"]}}) == "pick"

@@ -104,9 +104,9 @@ SUDOKU = Task(
 
 PICK = Task(
     name="pick",
-    description="Choose one of the two listed words: write its number (1 or 2), then the "
-                "word. Writing the number first makes the rest a copy; writing letters "
-                "first mixes the words. A positive control for search over the order.",
+    description="Write any one of the listed words (8 letters a-h). The words agree on "
+                "some letters and differ on others: a decoder that writes several letters "
+                "per step can mix two words. A positive control for search over the order.",
     problem_type=_pk.PickProblem,
     parse_problem=_pk.parse_problem,
     format_prompt=_pk.format_prompt,
@@ -117,8 +117,8 @@ PICK = Task(
     load_problems=_pk.load_problems,
     save_problems=_pk.save_problems,
     example_problems=tuple(_pk.parse_problem(w) for w in (
-        "abcdefgh hbgcedfa", "ddcafbge gcahdfbe", "cbbhgaef efhgacbd",
-        "fgabhcdd hdecbagf", "aecgbdhf bhdfagce")),
+        "abcdefgh abcdhfgc", "hagbcead hagfcebd hbgbcdad", "ddcafbge dhcafage",
+        "cbbhgaef cbehgafe ebbhgaed", "fgabhcdd fgabecdh")),
     default_gen_length=_pk.ANSWER_LENGTH,
     default_lc=2,
     default_decompose=False,
@@ -169,9 +169,9 @@ def countdown_training_example(rng: random.Random, p_four: float = 0.1,
 
 def pick_training_example(rng: random.Random, max_answer: int = _pk.ANSWER_LENGTH) -> tuple[str, str]:
     """A (prompt, answer) pair for training the built-in Pick model: a problem and one of
-    its answers (number + word), drawn uniformly, so the model learns the mixture."""
+    its words, drawn uniformly, so the model learns the mixture over the right answers."""
     if max_answer < _pk.ANSWER_LENGTH:
-        raise InputError(f"a Pick answer is {_pk.ANSWER_LENGTH} characters; "
+        raise InputError(f"a Pick answer is {_pk.ANSWER_LENGTH} letters; "
                          f"the model allows {max_answer}")
     problem, word = _pk.training_example(rng)
     return PICK.format_prompt(problem), word

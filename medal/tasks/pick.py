@@ -1,27 +1,23 @@
-"""Pick: choose one of two listed words, and write its number, then the word.
+"""Pick: write any ONE of the listed words -- a task where the unmasking order matters.
 
-The prompt lists two random 8-letter words (letters a-h); the answer is the number of
-one of them (1 or 2) followed by that word, and either is right::
+The prompt lists two or three 8-letter words (letters a-h) that agree on some positions
+and differ on others; any one of them is a right answer::
 
-    prompt:  Pick abcdefgh hbgcedfa
-    answers: 1abcdefgh  or  2hbgcedfa      (1abgcedfa mixes them: wrong)
+    prompt:  Pick abcdefgh abcdhfgc
+    answers: abcdefgh  or  abcdhfgc          (abcdefgc mixes them: wrong)
 
-A masked diffusion model trained on it learns, for each slot, the MIXTURE over the two
-answers: the number and every letter where the words differ split about 50/50. Once the
-number is written, each letter is a copy from that word -- two attention hops (read the
-number, read the word's letter), which a 2-layer model can learn. Once only a LETTER is
-written, staying consistent means working out which word has that letter at that
-position, then copying the rest of it -- a third hop that the built-in 2-layer model does
-not learn: it keeps writing each letter from its own marginal and mixes the words.
+A masked diffusion model trained on it learns, for each slot, the MIXTURE over the words:
+the shared positions are certain, the differing ones split between the words. Decoding
+one slot per step is safe (after one differing letter is written, the model's
+conditionals point at that word), but a decoder that unmasks several slots per step
+writes each differing slot from its own marginal and can mix letters of different words.
+The confident-first order makes it worse: it writes the certain shared letters first (no
+information) and leaves the differing ones to be written together at the end.
 
-So the unmasking order decides the answer: writing the number first (the one "hard"
-slot that every other slot should wait for) gives a right answer; writing letters first
-mixes them. Greedy's confident-first order has no reason to pick the number first (it is
-no more confident than a differing letter). The information-gain reward does: committing
-the number collapses the entropy of every other slot, a letter does not (the model
-cannot use it). That makes the task a positive control for MEDAL's premise -- committing
-dependent slots in the wrong order causes errors that a better early order avoids --
-provided the number enters the search's confidence-filtered action set (top K2).
+An early commitment to one differing letter -- which is what the information-gain reward
+favours: it collapses the entropy of every other differing slot -- avoids the mix. That
+makes the task a positive control for MEDAL's premise: committing dependent slots in
+the wrong order, or several at once, causes errors that a better early order avoids.
 
 The verifier needs only the problem (no reference answer) and never raises.
 """
@@ -39,14 +35,16 @@ from .jsonl import load_jsonl, save_jsonl
 
 LETTERS = "abcdefgh"
 WORD_LENGTH = 8
-MIN_WORDS, MAX_WORDS = 2, 2
+MIN_WORDS, MAX_WORDS = 2, 3
+#: how many positions each further word changes from the first (drawn uniformly)
+MIN_CHANGES, MAX_CHANGES = 2, 4
 PROMPT_PREFIX = "Pick "
-#: the answer: the chosen word's number (1 or 2), then the word
-ANSWER_LENGTH = 1 + WORD_LENGTH
-#: the task's default decoding: one slot per step (None); docs/RESULTS.md also measures
-#: 3 slots per step
-DEFAULT_STEPS = None
-_EXAMPLE = '{"words": ["abcdefgh", "hgfedcba"]}'
+ANSWER_LENGTH = WORD_LENGTH
+#: the task's default decoding: 8 slots in 4 steps (2 slots per step). One slot per step
+#: leaves little for an order to fix; several per step is where parallel decoding mixes
+#: the words (docs/RESULTS.md measures 1, 2 and 4 slots per step).
+DEFAULT_STEPS = 4
+_EXAMPLE = '{"words": ["abcdefgh", "abcdhfgc"]}'
 
 
 @dataclass(frozen=True)
@@ -58,12 +56,8 @@ class PickProblem:
 
     @property
     def differing(self) -> int:
-        """Positions at which the words differ."""
+        """Positions at which not all the words agree."""
         return sum(len({w[i] for w in self.words}) > 1 for i in range(WORD_LENGTH))
-
-    def answers(self) -> tuple[str, ...]:
-        """Every right answer: each word's number, then the word."""
-        return tuple(f"{k}{w}" for k, w in enumerate(self.words, 1))
 
     def __str__(self) -> str:
         return " ".join(self.words)
@@ -72,13 +66,20 @@ class PickProblem:
 # ------------------------------------------------------------------ generator
 
 def random_problem(rng: random.Random) -> PickProblem:
-    """Two distinct random words of 8 letters a-h (independent: they share about one
-    position in eight by chance)."""
-    while True:
-        words = tuple("".join(rng.choice(LETTERS) for _ in range(WORD_LENGTH))
-                      for _ in range(MAX_WORDS))
-        if len(set(words)) == len(words):
-            return PickProblem(words)
+    """Two or three distinct words: a random first word, each other one that word with
+    2-4 positions changed to other letters."""
+    n = rng.randint(MIN_WORDS, MAX_WORDS)
+    base = "".join(rng.choice(LETTERS) for _ in range(WORD_LENGTH))
+    words = [base]
+    while len(words) < n:
+        w = list(base)
+        for i in rng.sample(range(WORD_LENGTH), rng.randint(MIN_CHANGES, MAX_CHANGES)):
+            w[i] = rng.choice([c for c in LETTERS if c != base[i]])
+        w = "".join(w)
+        if w not in words:
+            words.append(w)
+    rng.shuffle(words)
+    return PickProblem(tuple(words))
 
 
 def generate_problems(n: int, seed: int = 0) -> list[PickProblem]:
@@ -111,7 +112,7 @@ def parse_problem(obj) -> PickProblem:
     if not isinstance(obj, (list, tuple)):
         raise InputError(f"a Pick problem is a list of words, e.g. {_EXAMPLE}")
     if not MIN_WORDS <= len(obj) <= MAX_WORDS:
-        raise InputError(f"a Pick problem lists {MAX_WORDS} words, got {len(obj)}")
+        raise InputError(f"a Pick problem lists {MIN_WORDS} to {MAX_WORDS} words, got {len(obj)}")
     for w in obj:
         if not isinstance(w, str) or len(w) != WORD_LENGTH or any(c not in LETTERS for c in w):
             raise InputError(f"each word is {WORD_LENGTH} letters from {LETTERS!r}; got {w!r}")
@@ -124,7 +125,7 @@ def format_prompt(problem: PickProblem) -> str:
     return PROMPT_PREFIX + " ".join(problem.words)
 
 
-_PROMPT_RE = re.compile(r"pick((?:\s+[a-h]{8}){2})\s*$", re.IGNORECASE)
+_PROMPT_RE = re.compile(r"pick((?:\s+[a-h]{8}){2,3})\s*$", re.IGNORECASE)
 
 
 def problem_from_prompt(prompt: str) -> PickProblem | None:
@@ -139,22 +140,22 @@ def problem_from_prompt(prompt: str) -> PickProblem | None:
 
 
 def extract_answer(text: str) -> str:
-    """The completion's first line without spaces, e.g. ``2hbgcedfa``."""
+    """The completion's first line without spaces."""
     return str(text).split("\n", 1)[0].replace(" ", "").strip()
 
 
 def verify(answer: str, problem: PickProblem) -> bool:
-    """True when the answer is a word's number followed by that word. Never raises."""
+    """True when the answer is exactly one of the listed words. Never raises."""
     try:
-        return extract_answer(answer) in problem.answers()
+        return extract_answer(answer) in problem.words
     except Exception:  # a verifier must never raise on model output
         return False
 
 
 def training_example(rng: random.Random) -> tuple[PickProblem, str]:
-    """A problem and one of its answers, drawn uniformly (so the model learns the mixture)."""
+    """A problem and one of its words, drawn uniformly (so the model learns the mixture)."""
     problem = random_problem(rng)
-    return problem, rng.choice(problem.answers())
+    return problem, rng.choice(problem.words)
 
 
 # ---------------------------------------------------------------------------- JSONL

@@ -200,12 +200,11 @@ def _answer_text(trace: dict, which: str) -> str | None:
 
 
 def pick_value(text: str, words) -> str:
-    """For a Pick answer: which word it writes, or that it mixes them."""
+    """For a Pick answer: which listed word it is, or that it mixes them."""
     answer = _pk.extract_answer(text)
-    answers = [f"{k}{w}" for k, w in enumerate(words or (), 1)]
-    if answer in answers:
-        return f"= word {answers.index(answer) + 1}"
-    return "(not a number and its word: a mix)" if answer else "(empty)"
+    if answer in (words or ()):
+        return f"= word {list(words).index(answer) + 1}"
+    return "(not one of the words: a mix)" if answer else "(empty)"
 
 
 def expression_html(trace: dict) -> str:
