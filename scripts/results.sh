@@ -5,7 +5,7 @@
 #      the research runs (default 300)
 #   M: problems for the paper's options, the parameter sweeps and the decomposition and
 #      verifier checks (default N)
-#   NP / MP (environment): problems for the Pick task's runs / its sweeps (1000 / 500)
+#   NP / MP (environment): problems for the Pick task's runs / its sweeps (1000 / 300)
 # The runs go in two lanes side by side (two processes, one thread each: the machine has 2
 # cores), most important first; LANE=a / LANE=b / LANE=sudoku / LANE=pick runs one lane only. A run whose output file exists is skipped, so an
 # interrupted script resumes where it stopped; delete results/ (or a task's folder, e.g.
@@ -23,7 +23,7 @@ CD=results/countdown SD=results/sudoku R=results/countdown/research O=results/co
 PK=results/pick
 # the positive control's sizes: its tiny model makes 1000+ problems cheap
 NP=${NP:-1000}
-MP=${MP:-500}
+MP=${MP:-300}
 
 bench() {  # bench TASK OUT N ARGS...
   local task=$1 out=$2 n=$3
@@ -37,7 +37,7 @@ meta() {  # meta TASK: what ran for it
   NP=$NP MP=$MP python - "$1" "$N" "$M" <<'EOF'
 import json, os, platform, sys
 t, n, m = sys.argv[1:]
-np_, mp = os.environ.get("NP", "1000"), os.environ.get("MP", "500")
+np_, mp = os.environ.get("NP", "1000"), os.environ.get("MP", "300")
 what = (f"{np_} fresh problems for every strategy, mode and reward; {mp} for the parameter "
         "sweeps; one thread per process" if t == "pick" else
         f"{n} fresh problems for the headline table, the candidate analysis and the "
@@ -94,20 +94,21 @@ lane_b() {
   bench sudoku $SD/verifier.json "$M" --strategies medal --reward ig+verifier
   bench sudoku $SD/explore.json "$N" --strategies medal --search explore
 }
-# the positive control (issue 20): Pick, where parallel decoding can mix right answers
+# the attempted positive control (issue 20): Pick, where parallel decoding can mix right
+# answers
 lane_pick() {
   [ -f $PK/headroom.json ] || python scripts/headroom.py pick "$NP" 8 $PK/headroom.json
   bench pick $PK/results.json "$NP" --strategies $ALL
   bench pick $PK/explore.json "$NP" --strategies medal,medal-margin-only --search explore
   bench pick $PK/verifier.json "$NP" --strategies medal --reward ig+verifier
   bench pick $PK/verifier_explore.json "$NP" --strategies medal --reward ig+verifier --search explore
-  # the confidence filter's part: every slot's best token in the action set (K2 = 10 > 9 slots)
+  # the confidence filter's part: every slot's best token in the action set (K2 = 10 > 8)
   bench pick $PK/k2_10.json "$NP" --strategies medal --k2 10
-  # Best-of-N at matched cost: N sampled decodes of 9 steps each
+  # Best-of-N at matched cost: N sampled decodes of 4 steps each (Best-of-5 is in $ALL)
   bench pick $PK/bst3.json "$NP" --strategies bst5 --samples 3
-  bench pick $PK/bst8.json "$NP" --strategies bst5 --samples 8
-  # parallel decoding: 3 slots per step
-  bench pick $PK/steps3.json "$NP" --strategies greedy,medal --steps 3
+  # slots per step: 1 (8 steps) and 4 (2 steps), beside the default 2 (4 steps)
+  bench pick $PK/steps8.json "$NP" --strategies greedy,medal --steps 8
+  bench pick $PK/steps2.json "$NP" --strategies greedy,medal --steps 2
   bench pick $PK/sweeps.json "$MP" --strategies medal \
       --sweep lc=1,2,4,6 --sweep k2=1,3,5,10 --sweep max_iterations=1,2,4,8,32
 }

@@ -810,22 +810,19 @@ def verifier_section(results: Path, docs: dict) -> list[str]:
 
 def pick_section(results: Path, pk) -> list[str]:
     """The positive control: headroom first, then every strategy, mode and budget."""
-    out = ["## The positive control: Pick, where the order matters", ""]
+    out = ["## The attempted positive control: Pick", ""]
     if pk is None:
         return out + ["(not run)"]
     out.append(
-        "Each prompt lists two random 8-letter words (a–h); the answer is a word's number "
-        "(1 or 2), then that word (`medal/tasks/pick.py`). The model learns a 50/50 mixture "
-        "on the number and on every letter where the words differ. Once the number is "
-        "written, every letter is a copy from that word, which the 2-layer model has "
-        "learnt; once only a letter is written, staying with that word needs one more "
-        "inference step (which word has this letter here?), which it has not: it keeps "
-        "writing letters from their marginals and mixes the words. So the order decides: "
-        "the number first — the one hard slot the others should wait for — and the answer "
-        "is right. Greedy's confident-first order has no reason to write the number first "
-        "(it is no more confident than a differing letter); the information-gain reward "
-        "prefers it, since committing it collapses the entropy of every other slot, but "
-        "only if the number is among the K2 most confident actions the search may take.")
+        "Each prompt lists 2–3 words of 8 letters (a–h) that agree on some positions and "
+        "differ on others; any one of them is right, so the model learns a mixture "
+        "(`medal/tasks/pick.py`). The premise: writing several letters per step from their "
+        "own marginals mixes the words, the confident-first order makes it likely (the "
+        "shared, certain letters first, the differing ones together at the end), and one "
+        "early commitment to a differing letter — what the information-gain reward "
+        "prefers — prevents it, PROVIDED the model then stays with that word. The task "
+        "decodes 2 slots per step by default. The tables below test that premise with the "
+        "shipped model before anything else.")
     out.append("")
     hr = load(results / "pick" / "headroom.json")
     if hr:
@@ -877,20 +874,51 @@ def pick_section(results: Path, pk) -> list[str]:
                        f"{m['mean_sequence_forwards']:.1f} | +{w}/−{lo_}, {_p(p)} | "
                        f"{'better' if p < ALPHA and w > lo_ else 'worse' if p < ALPHA and lo_ > w else 'no significant difference'} |")
         out.append("")
-    st3 = load(results / "pick" / "steps3.json")
-    if st3 and g:
-        gg, mm = st3["summary"]["greedy"], st3["summary"]["medal"]
-        w, lo_, p = mcnemar(verdicts(st3, "medal"), verdicts(st3, "greedy"))
-        out += [f"Decoding 3 slots per step (3 steps) instead of one: greedy "
-                f"{pct(gg['accuracy'])} ({ci(gg)}), MEDAL {pct(mm['accuracy'])} ({ci(mm)}) at "
-                f"{mm['mean_sequence_forwards']:.1f} seqs: +{w}/−{lo_} for MEDAL, {_p(p)}.", ""]
+    steps_rows = []
+    for name, label in (("steps8", "8 steps (1 slot per step)"),
+                        ("steps2", "2 steps (4 slots per step)")):
+        dd = load(results / "pick" / f"{name}.json")
+        if dd:
+            steps_rows.append((label, dd))
+    if steps_rows and g and "medal" in pk["summary"]:
+        out += ["How many slots per step (the same problems):", "",
+                "| decoding | greedy | MEDAL default | MEDAL vs greedy (+/−, p) | seqs greedy / MEDAL |",
+                "|---|---|---|---|---|"]
+        m = pk["summary"]["medal"]
+        w, lo_, p = mcnemar(verdicts(pk, "medal"), gv)
+        out.append(f"| 4 steps (2 slots per step, the default) | {pct(g['accuracy'])} | "
+                   f"{pct(m['accuracy'])} | +{w}/−{lo_}, {_p(p)} | "
+                   f"{g['mean_sequence_forwards']:.1f} / {m['mean_sequence_forwards']:.1f} |")
+        for label, dd in steps_rows:
+            gg, mm = dd["summary"]["greedy"], dd["summary"]["medal"]
+            w, lo_, p = mcnemar(verdicts(dd, "medal"), verdicts(dd, "greedy"))
+            out.append(f"| {label} | {pct(gg['accuracy'])} | {pct(mm['accuracy'])} | "
+                       f"+{w}/−{lo_}, {_p(p)} | {gg['mean_sequence_forwards']:.1f} / "
+                       f"{mm['mean_sequence_forwards']:.1f} |")
+        out.append("")
     m = pk["summary"].get("medal")
     if m and g:
-        out.append(f"Cost: greedy spends {g['mean_sequence_forwards']:.1f} sequences per "
-                   f"problem, MEDAL {m['mean_sequence_forwards']:.1f}; Best-of-N at matched "
-                   "cost is in the table above (Best-of-3 ≈ 27 sequences).")
+        w, lo_, p = mcnemar(verdicts(pk, "medal"), gv)
+        hr_ok = hr and hr["summary"]["best_of_orders"] >= g["accuracy"] + 0.1
+        out.append(
+            "**What this says.** " + (
+                f"The order leaves headroom (best of {hr['summary']['orders']} orders "
+                f"{pct(hr['summary']['best_of_orders'])} against greedy {pct(g['accuracy'])})"
+                if hr_ok else
+                "The order leaves little headroom: the best of several random orders is "
+                "barely above greedy")
+            + f"; MEDAL against greedy: +{w}/−{lo_}, {_p(p)}. "
+            + ("MEDAL beats greedy here." if p < ALPHA and w > lo_ else
+               "MEDAL does not beat greedy even here. The shipped model writes each letter "
+               "from its own marginal whatever was written before (tests/test_pick.py "
+               "measures it: after one differing letter is written, it finishes that word "
+               "on far fewer problems than a model that conditioned would), so the search's "
+               "first commitment does not carry to the other letters, and one slot per "
+               "step is no safer than two. The premise needs a model that conditions on "
+               "what is written; this tiny one, trained within the 60-minute budget, does "
+               "not (docs/MODELS.md). The shipped example `pick-medal-does-not-fix` shows "
+               "it: greedy and MEDAL write the same mix."))
         out.append("")
-    return out
     return out
 
 
