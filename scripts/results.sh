@@ -5,7 +5,8 @@
 #      the research runs (default 300)
 #   M: problems for the paper's options, the parameter sweeps and the decomposition and
 #      verifier checks (default N)
-#   NP / MP (environment): problems for the Pick task's runs / its sweeps (1000 / 300)
+#   NP / MP (environment): problems for the Pick task's runs / its sweeps (1000 / 200); NH for its
+#      headroom (300)
 # The runs go in two lanes side by side (two processes, one thread each: the machine has 2
 # cores), most important first; LANE=a / LANE=b / LANE=sudoku / LANE=pick runs one lane only. A run whose output file exists is skipped, so an
 # interrupted script resumes where it stopped; delete results/ (or a task's folder, e.g.
@@ -23,7 +24,8 @@ CD=results/countdown SD=results/sudoku R=results/countdown/research O=results/co
 PK=results/pick
 # the positive control's sizes: its tiny model makes 1000+ problems cheap
 NP=${NP:-1000}
-MP=${MP:-300}
+MP=${MP:-200}
+NH=${NH:-300}   # problems for the headroom (8 random orders each)
 
 bench() {  # bench TASK OUT N ARGS...
   local task=$1 out=$2 n=$3
@@ -97,14 +99,14 @@ lane_b() {
 # the attempted positive control (issue 20): Pick, where parallel decoding can mix right
 # answers
 lane_pick() {
-  [ -f $PK/headroom.json ] || python scripts/headroom.py pick "$NP" 8 $PK/headroom.json
-  bench pick $PK/results.json "$NP" --strategies $ALL
-  bench pick $PK/explore.json "$NP" --strategies medal,medal-margin-only --search explore
+  [ -f $PK/headroom.json ] || python scripts/headroom.py pick "$NH" 8 $PK/headroom.json
+  bench pick $PK/results.json "$NP" --strategies greedy,bst5,medal,medal-no-mcts,medal-margin-only
+  bench pick $PK/explore.json "$NP" --strategies medal --search explore
   bench pick $PK/verifier.json "$NP" --strategies medal --reward ig+verifier
   bench pick $PK/verifier_explore.json "$NP" --strategies medal --reward ig+verifier --search explore
   # the confidence filter's part: every slot's best token in the action set (K2 = 10 > 8)
   bench pick $PK/k2_10.json "$NP" --strategies medal --k2 10
-  # Best-of-N at matched cost: N sampled decodes of 4 steps each (Best-of-5 is in $ALL)
+  # Best-of-N at matched cost: N sampled decodes of 4 steps each (Best-of-5 is above)
   bench pick $PK/bst3.json "$NP" --strategies bst5 --samples 3
   # slots per step: 1 (8 steps) and 4 (2 steps), beside the default 2 (4 steps)
   bench pick $PK/steps8.json "$NP" --strategies greedy,medal --steps 8

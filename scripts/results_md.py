@@ -763,9 +763,10 @@ def explore_section(results: Path, docs: dict) -> list[str]:
         if worse:
             parts.append("significantly worse on " + ", ".join(TASK_TITLES[t] for t in worse))
         if same:
-            parts.append("no significant difference on " + ", ".join(TASK_TITLES[t] for t in same))
+            parts.append("not significantly different on "
+                         + ", ".join(TASK_TITLES[t] for t in same))
         default_ok = better and not worse and len(verdicts_) == len([d for d in docs.values() if d])
-        out.append("The exploring mode is " + "; ".join(parts) + ". "
+        out.append("Against the default, the exploring mode is " + "; ".join(parts) + ". "
                    + ("It is better on every task measured, at a higher cost in sequences; "
                       "the default stays the paper's search so that `medal` means what the "
                       "paper describes, and `--search explore` is one flag away."
