@@ -455,6 +455,15 @@ def claims(results: Path, docs: dict) -> list[str]:
     return out
 
 
+def _subset_note(ref: dict, other: dict) -> str:
+    """' (the reference on these 100: 39.0%)' when ``other`` covers fewer problems."""
+    common = set(ref) & set(other)
+    if len(common) == len(ref):
+        return ""
+    return (f" (on these {len(common)} problems the reference has "
+            f"{pct(sum(ref[i] for i in common) / len(common))})")
+
+
 def _wl(doc, a, b):
     w, lo_, _ = mcnemar(verdicts(doc, a), verdicts(doc, b))
     return w, lo_
@@ -603,7 +612,8 @@ def research_prose(results: Path, cd, budget) -> list[str]:
         out.append(f"For contrast, a signal that tracks correctness: with the task's verifier "
                        f"in the reward (beyond the paper, not verifier-free) MEDAL reaches "
                        f"{pct(m['accuracy'])} ({ci(m)}, {m['n']} problems) at "
-                       f"{m['mean_sequence_forwards']:.1f} sequences.")
+                       f"{m['mean_sequence_forwards']:.1f} sequences"
+                       f"{_subset_note(verdicts(cd, 'medal'), verdicts(vf, vf['strategies'][0]))}.")
     return out
 
 def same_search_groups(rows) -> list[list]:
@@ -748,9 +758,10 @@ def explore_section(results: Path, docs: dict) -> list[str]:
         w, lo_, p = mcnemar(ev, verdicts(doc, "medal"))
         wg, lg, pg = mcnemar(ev, verdicts(doc, "greedy"))
         verdicts_[t] = (w, lo_, p)
-        out.append(f"| {TASK_TITLES[t]} | explore | {pct(me['accuracy'])} | {ci(me)} | "
-                   f"{me['mean_sequence_forwards']:.1f} | {_search_cells(me)} | "
-                   f"+{w}/−{lo_}, {_p(p)} | +{wg}/−{lg}, {_p(pg)} |")
+        out.append(f"| {TASK_TITLES[t]} | explore ({me['n']} problems) | {pct(me['accuracy'])} | "
+                   f"{ci(me)} | {me['mean_sequence_forwards']:.1f} | {_search_cells(me)} | "
+                   f"+{w}/−{lo_}, {_p(p)}{_subset_note(verdicts(doc, 'medal'), ev)} | "
+                   f"+{wg}/−{lg}, {_p(pg)}{_subset_note(verdicts(doc, 'greedy'), ev)} |")
     out.append("")
     if verdicts_:
         better = [t for t, (w, lo_, p) in verdicts_.items() if p < ALPHA and w > lo_]
@@ -802,10 +813,12 @@ def verifier_section(results: Path, docs: dict) -> list[str]:
                            "| | | |")
                 continue
             mv = first_summary(vf)
-            w, lo_, p = mcnemar(verdicts(vf, vf["strategies"][0]), verdicts(ref_doc, "medal"))
+            vv = verdicts(vf, vf["strategies"][0])
+            w, lo_, p = mcnemar(vv, verdicts(ref_doc, "medal"))
             out.append(f"| {TASK_TITLES[t]} | {mode} | IG + verifier (*beyond*) ({mv['n']} "
                        f"problems) | {pct(mv['accuracy'])} | {ci(mv)} | "
-                       f"{mv['mean_sequence_forwards']:.1f} | +{w}/−{lo_}, {_p(p)} |")
+                       f"{mv['mean_sequence_forwards']:.1f} | +{w}/−{lo_}, {_p(p)}"
+                       f"{_subset_note(verdicts(ref_doc, 'medal'), vv)} |")
     return out
 
 
