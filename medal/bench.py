@@ -61,7 +61,7 @@ def run_one(model, task, problem, strategy: str, config: GenerationConfig) -> di
            "standalone_sequences": res.standalone_sequences, "seconds": res.seconds,
            "model_seconds": res.model_seconds, "seed": config.seed}
     for key in ("iterations", "stop_reason", "search_seconds", "search_model_seconds",
-                "search_forwards"):
+                "search_forwards", "search_stats"):
         if key in res.extra:
             rec[key] = res.extra[key]
     if "candidates" in res.extra:
@@ -127,8 +127,32 @@ def summarise(records: list[dict], strategies: list[str]) -> dict:
                 bookkeeping_share=(search_s - model_s) / search_s if search_s else 0.0,
                 stop_reasons={k: sum(r["stop_reason"] == k for r in searched)
                               for k in ("candidates", "budget", "exhausted")})
+            stats = [r["search_stats"] for r in searched if r.get("search_stats")]
+            if stats:
+                summary["search"] = {
+                    f"mean_{k}": statistics.fmean(st[k] for st in stats)
+                    for k in ("iterations", "depth_reached", "nodes", "branch_expansions",
+                              "candidates", "distinct_candidate_states",
+                              "distinct_first_commitments")}
+                summary["search"]["share_branching"] = statistics.fmean(
+                    st["branch_expansions"] > 0 for st in stats)
+                # the search's fingerprint: two settings with the same fingerprints on
+                # every problem ran the same computation
+                summary["search"]["fingerprint"] = _fingerprint(searched)
         out[s] = summary
     return out
+
+
+def _fingerprint(rows: list[dict]) -> str:
+    """A short hash of what the search chose on each problem (its candidates' nodes and
+    final answers, the winner, iterations): equal fingerprints mean the same search."""
+    import hashlib
+    h = hashlib.sha256()
+    for r in sorted(rows, key=lambda r: r.get("index", 0)):
+        h.update(json.dumps([r.get("index"), r.get("iterations"), r.get("winner"),
+                             [(c["node"], c["final_answer"]) for c in r.get("candidates") or []],
+                             r.get("answer")]).encode())
+    return h.hexdigest()[:12]
 
 
 def format_table(summary: dict) -> str:
@@ -253,6 +277,8 @@ def sweep(model, task_name, problems, param: str, values: list, base: Generation
         cfg = replace(base, **{param: v})
         recs = bench(model, task_name, problems, [strategy], cfg, progress=progress)
         m = summarise(recs, [strategy])[strategy]
+        # per problem (by index), for paired tests between the settings
+        m["verified"] = [bool(r["verified"]) for r in sorted(recs, key=lambda r: r["index"])]
         rows.append({"param": param, "value": v, **m})
     return rows
 

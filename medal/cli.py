@@ -186,7 +186,8 @@ def _config_from_args(args, **override):
         slot_temperature=args.slot_temperature, eb_threshold=args.eb_threshold,
         samples=args.samples, logits_eos_inf=args.logits_eos_inf,
         confidence_eos_eot_inf=args.confidence_eos_eot_inf,
-        decompose=args.decompose, n_subtasks=args.subtasks, seed=args.seed)
+        decompose=args.decompose, n_subtasks=args.subtasks,
+        seed=args.seed).with_search_mode(getattr(args, "search", None) or "paper")
 
 
 SWEEPABLE = {"lc": int, "k2": int, "k1": int, "max_iterations": int, "candidates": int,
@@ -360,6 +361,10 @@ def add_config_arguments(g) -> None:
             action.help = f"{action.help}; range {extra}"
         return action
     s_ = g.add_argument_group("search (MEDAL)")
+    s_.add_argument("--search", default="paper", choices=["paper", "explore"],
+                    help="search mode: paper (the defaults: with L_c=2 every candidate shares "
+                         "one first commitment) or explore (the tree branches: one candidate "
+                         "per parent, c=1; a setting changed from its default wins)")
     s_.add_argument("--k1", type=int, default=3, help="K1: tokens kept per masked slot")
     s_.add_argument("--k2", type=int, default=5, help="K2: actions kept = children per expansion")
     s_.add_argument("--lc", type=int, default=None,

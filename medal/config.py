@@ -6,9 +6,11 @@ does not:
 
 * ``gamma`` = 5: margins lie in [0, 1], so sigmoid(5 * margin) spans 0.5 (a tie) to 0.99
   (a certain slot) -- the margin factor matters without swamping p and exp(-H).
-* ``c`` = 0.1: rewards are fractions of the parent's total entropy, typically 0.02-0.3
-  on the built-in model; c = 0.1 keeps the exploration bonus on that scale, so the
-  search goes deep enough to reach L_c within a small budget yet still branches.
+* ``c`` = 0.1: rewards are fractions of the parent's total entropy, so c = 0.1 keeps the
+  exploration bonus on their scale. With the default L_c = 2 and C <= K2, c does not act:
+  the search expands the root, then its best child, whose K2 children already make the C
+  candidates (every run stops after L_c iterations; docs/RESULTS.md, "What the search
+  did"). ``--search explore`` (:data:`SEARCH_MODES`) makes the tree branch.
 * ``reward`` = "ig": the paper's information gain. "ig+verifier" goes BEYOND the paper
   (off by default, labelled so everywhere): for tasks with a verifier, a simulation whose
   completion verifies earns ``verifier_bonus`` on top of r_IG, and so does a candidate in
@@ -33,17 +35,16 @@ does not:
 
   The defaults stay as they were (deterministic phase C, the search's IG for the
   choice, the one-fill simulation) and the margin-only scope follows the paper
-  ("search"). Evidence (previous built-in Countdown model, 100 fresh problems, seed
-  10000; ``bash scripts/results.sh`` measures it again): pair sampling at T = 1 5% vs
-  23% (a softmax of scores in [0, 1] is nearly uniform); the rollout choice 22% at 96
-  sequences vs 23% at 75; the 3-step rollout simulation 23% at 136 sequences; the two
-  margin scopes gave the same answer on all 100 problems.
+  ("search"). The evidence is docs/RESULTS.md's table "The paper's own choices"
+  (``bash scripts/results.sh`` regenerates it with the shipped model): pair sampling at
+  T = 1 wrecks the answers (a softmax of scores in [0, 1] is nearly uniform), and the
+  rollout choice and the rollout simulation cost more sequences without a significant
+  gain.
 
   ``candidate_choice`` = "vote" goes BEYOND the paper (off by default, labelled): roll
   out every candidate and take the answer most rollouts agree on (ties: rollout IG).
 * ``lc``: the paper's 20 is for 256-slot answers (8%); short answers take a task default
-  (Countdown: 2 of 28 slots, measured best with the shipped model) -- see
-  ``Task.default_lc``.
+  (Countdown and Pick: 2; Sudoku: 3) -- see ``Task.default_lc``.
 * ``logits_eos_inf`` / ``confidence_eos_eot_inf``: the options of LLaDA's ``generate.py``
   of the same names, for every model. The first sets the model's EOS logit to -inf before
   anything is computed from the logits (LLaDA used it for code: answers run to their full
@@ -81,6 +82,25 @@ MIN_TEMPERATURE = 1e-3
 #: phase C's pair sampling takes softmax(s / T) with s in [0, 1]: stable for any T down to
 #: this; below it s / T overflows
 MIN_PAIR_TEMPERATURE = 1e-6
+
+
+#: Named search modes (``--search NAME``): settings applied on top of the defaults, each
+#: only where the user left that setting at its default.
+#:
+#: * ``paper``: the defaults. With L_c = 2 and C <= K2 the search expands the root, then
+#:   its best child, and every candidate is a grandchild through that ONE first
+#:   commitment: UCB, c and the budget never act (issue 20; docs/RESULTS.md reports the
+#:   iterations, depth and distinct first commitments per run).
+#: * ``explore``: the tree really branches. At most one candidate per expanded parent
+#:   (``one_per_parent``), so the C candidates come from C different depth-(L_c-1)
+#:   nodes -- with L_c = 2, C different first commitments -- and a larger UCB constant
+#:   (c = 1) that spreads the later expansions over the root's children. It costs about
+#:   C + 1 expansions instead of L_c. Measured against ``paper`` in docs/RESULTS.md; it
+#:   becomes the default only if the evidence there says so.
+SEARCH_MODES: dict[str, dict] = {
+    "paper": {},
+    "explore": {"one_per_parent": True, "c": 1.0},
+}
 
 
 @dataclass(frozen=True)
@@ -175,11 +195,14 @@ class GenerationConfig:
         return self.scoring if self.scoring_scope == "all" else "confidence"
 
     def resolved(self, gen_length: int, default_lc: int, max_gen_length: int | None,
-                 default_block: int | None = None) -> "GenerationConfig":
+                 default_block: int | None = None,
+                 default_steps: int | None = None) -> "GenerationConfig":
         """Fill the unset lengths and check them against each other and the model.
 
         ``default_block``: the task's semi-autoregressive block length for its built-in
-        model, used when the user sets none and it divides the answer length."""
+        model, used when the user sets none and it divides the answer length.
+        ``default_steps``: the task's denoising steps for its built-in model, used when the
+        user sets none and it fits the answer (a multiple of the blocks, at most L)."""
         L = self.gen_length or gen_length
         if max_gen_length is not None and L > max_gen_length:
             raise InputError(f"gen_length {L} exceeds what this model can fill ({max_gen_length})")
@@ -190,7 +213,11 @@ class GenerationConfig:
         if block > L or L % block:
             raise InputError(f"block_length must divide gen_length ({L}); got {block}")
         n_blocks = L // block
-        steps = self.steps or L
+        if self.steps is None and default_steps and default_steps <= L \
+                and default_steps % n_blocks == 0:
+            steps = default_steps
+        else:
+            steps = self.steps or L
         if steps % n_blocks:
             raise InputError(f"steps ({steps}) must be a multiple of the number of blocks "
                              f"({n_blocks} = gen_length {L} / block_length {block})")
@@ -204,6 +231,17 @@ class GenerationConfig:
             raise InputError(f"lc ({lc}) must fit in the first block (block_length {block}): "
                              "the search initialises the first block")
         return replace(self, gen_length=L, steps=steps, block_length=block, lc=lc)
+
+    def with_search_mode(self, mode: str, explicit: tuple[str, ...] = ()) -> "GenerationConfig":
+        """This config in the named search mode (:data:`SEARCH_MODES`): each of the mode's
+        settings replaces this config's value unless that setting is in ``explicit`` (set
+        by the user) or differs from the default."""
+        if mode not in SEARCH_MODES:
+            raise InputError(f"search mode must be one of {tuple(SEARCH_MODES)}, got {mode!r}")
+        defaults = GenerationConfig()
+        changes = {k: v for k, v in SEARCH_MODES[mode].items()
+                   if k not in explicit and getattr(self, k) == getattr(defaults, k)}
+        return replace(self, **changes)
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -135,7 +135,8 @@ class Run:
             cfg = replace(cfg, scoring="margin")
         self.config = cfg.resolved(model.default_gen_length, self.task.default_lc,
                                    model.max_gen_length,
-                                   self.task.default_block_length if model.builtin else None)
+                                   self.task.default_block_length if model.builtin else None,
+                                   self.task.default_steps if model.builtin else None)
         self.fixed = fixed_slots(model, self.task, self.config.gen_length)
         suppress = ((model.eos_id,) if self.config.logits_eos_inf and model.eos_id is not None
                     else ())
@@ -348,8 +349,9 @@ def _medal(run: Run):
     search_model_seconds = run.runner.model_seconds - model_before
     search_forwards = run.runner.forwards
     candidates = mcts.candidates if mcts.candidates else mcts.fallback_candidates()
+    search_stats = mcts.stats(candidates)
     yield SearchFinished(reason=mcts.stop_reason, iterations=mcts.iteration,
-                         candidates=[c.id for c in candidates])
+                         candidates=[c.id for c in candidates], stats=search_stats)
     root = mcts.root.evaluation
     decode_masked = run.model.decode_masked
     verify = run.verifier()
@@ -461,6 +463,7 @@ def _medal(run: Run):
                     "iterations": mcts.iteration, "why": why, "entropy_rows": state.entropy_rows,
                     "search_seconds": search_seconds, "search_model_seconds": search_model_seconds,
                     "search_forwards": search_forwards,
+                    "search_stats": search_stats,
                     "candidate_choice": cfg.candidate_choice}
     return result
 

@@ -120,6 +120,8 @@ class SearchFinished(Event):
     reason: str                # "candidates" | "budget" | "exhausted"
     iterations: int
     candidates: list[int]
+    #: what the search did (MCTS.stats(): depth reached, distinct candidates, ...)
+    stats: dict | None = None
 
     def __post_init__(self):
         self.kind = "search_finished"

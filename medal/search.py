@@ -387,6 +387,31 @@ class MCTS:
             node = node.parent
         return False
 
+    def stats(self, candidates: list[Node] | None = None) -> dict:
+        """What the search did (issue 20: does the tree branch?): iterations run, why it
+        stopped, nodes made, the deepest depth reached, how many expansions were not on
+        the first-expanded path (``branch_expansions``: 0 means the search only ever went
+        down one line), and of the candidates: how many, how many distinct answer states
+        (two orders of the same commitments are one state) and how many distinct first
+        commitments (subtrees of the root) they come from."""
+        cands = self.candidates if candidates is None else candidates
+        expanded = [n for n in self.nodes if n.children]
+        # the first line: the root, then each time the first-expanded child
+        line, node = set(), self.root
+        while node is not None and node.children:
+            line.add(node.id)
+            node = min((ch for ch in node.children if ch.children), key=lambda ch: ch.id,
+                       default=None)
+        firsts = {n.path()[1].id for n in cands if n.depth >= 1}
+        return {"iterations": self.iteration, "stop_reason": self.stop_reason,
+                "nodes": len(self.nodes),
+                "depth_reached": max((n.depth for n in self.nodes), default=0),
+                "expanded": len(expanded),
+                "branch_expansions": sum(n.id not in line for n in expanded),
+                "candidates": len(cands),
+                "distinct_candidate_states": len({n.answer_array().tobytes() for n in cands}),
+                "distinct_first_commitments": len(firsts)}
+
     def fallback_candidates(self) -> list[Node]:
         """When the budget ends before C candidates: the deepest nodes, best Q first
         (below a fork's focus, if any)."""

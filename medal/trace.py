@@ -179,7 +179,7 @@ class TraceRecorder:
     def _on_search_finished(self, e):
         self.trace["search"] = {"stop_reason": e.reason, "iterations": e.iterations,
                                 "candidates": e.candidates, "winner": None, "why": None,
-                                "candidate_scores": []}
+                                "candidate_scores": [], "stats": e.stats}
         for node in self._nodes.values():
             self._sync(node)
 

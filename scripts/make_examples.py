@@ -1,7 +1,8 @@
 """Regenerate the example traces shipped in medal/assets/examples/ (opened in one click from the
 Run page; checked to reproduce by tests/test_examples.py).
 
-    python scripts/make_examples.py            # all three, with the shipped built-in models
+    python scripts/make_examples.py            # all five, with the shipped built-in models
+    python scripts/make_examples.py --only countdown-longer-search   # one example
 
 Each example is a MEDAL run with the greedy comparison, found by scanning a fixed list
 of problems (generated from a fixed seed) with the shipped model, in order:
@@ -13,9 +14,12 @@ of problems (generated from a fixed seed) with the shipped model, in order:
   and both are shown on the board;
 * ``countdown-longer-search``: not the default settings -- L_c = 4 and c = 0.5 -- so the
   search runs at least 8 iterations and UCB visibly weighs siblings (a selection that
-  does not take the child with the best Q).
-
-    python scripts/make_examples.py --only countdown-longer-search   # one example
+  does not take the child with the best Q);
+* ``pick-medal-does-not-fix``: the attempted positive control (issue 20), where MEDAL
+  does not beat greedy: both write letters of the two words mixed. The shipped Pick model
+  writes each letter from its own marginal whatever was written before (it never learnt to
+  stay with one word), so no early commitment helps: the first problem where greedy's
+  answer is a mix and MEDAL's is too, with the search's tree and candidates to show it.
 
 The scan is deterministic (same model, same seed: same examples). Re-run this after the
 built-in models or the trace format change, and commit the new files.
@@ -82,6 +86,7 @@ def _differs(trace: dict) -> bool:
 def main() -> int:
     EXAMPLES_DIR.mkdir(parents=True, exist_ok=True)
     countdown, sudoku = load_model("builtin:countdown"), load_model("builtin:sudoku")
+    pick = load_model("builtin:pick")
     specs = [
         ("countdown-medal-fixes-greedy", "countdown", countdown,
          lambda t, m, g: m is True and g is False,
@@ -104,6 +109,13 @@ def main() -> int:
          "Not the default settings: L_c = 4 (default 2) and c = 0.5 (default 0.1), so the "
          "search goes four levels deep over 20+ iterations and UCB = Q + c·√(ln N / n) "
          "often picks a sibling other than the one with the best Q."),
+        ("pick-medal-does-not-fix", "pick", pick,
+         lambda t, m, g: m is False and g is False,
+         "Pick: where the order should matter, MEDAL does not fix it",
+         "Write any one of the listed words. Greedy mixes letters of different words; so "
+         "does MEDAL: its search commits a letter where the words differ, but this model "
+         "writes every other letter from its own marginal anyway (it never learnt to stay "
+         "with one word), so no early order helps. docs/RESULTS.md has the figures."),
     ]
     only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
     index = []
@@ -114,7 +126,7 @@ def main() -> int:
             continue
         config = LONGER if name == "countdown-longer-search" else None
         trace, i = find(model, task, want, seed=2026,
-                        greedy_wrong=task == "countdown" and config is None, config=config)
+                        greedy_wrong=task in ("countdown", "pick") and config is None, config=config)
         write_trace(trace, EXAMPLES_DIR / f"{name}.json")
         res, comp = trace["result"], trace["comparison"]["result"]
         print(f"{name}: problem #{i} {trace['run']['prompt']!r}: MEDAL {res['text']!r} "

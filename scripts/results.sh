@@ -5,8 +5,10 @@
 #      the research runs (default 300)
 #   M: problems for the paper's options, the parameter sweeps and the decomposition and
 #      verifier checks (default N)
+#   NP / MP (environment): problems for the Pick task's runs / its sweeps (1000 / 200); NH for its
+#      headroom (300)
 # The runs go in two lanes side by side (two processes, one thread each: the machine has 2
-# cores), most important first; LANE=a / LANE=b / LANE=sudoku runs one lane only. A run whose output file exists is skipped, so an
+# cores), most important first; LANE=a / LANE=b / LANE=sudoku / LANE=pick runs one lane only. A run whose output file exists is skipped, so an
 # interrupted script resumes where it stopped; delete results/ (or a task's folder, e.g.
 # after retraining its model) to measure again. docs/RESULTS.md is regenerated from
 # whatever results/ holds and marks anything missing "not run".
@@ -19,6 +21,11 @@ export OMP_NUM_THREADS=1
 # default for them) it is medal exactly; the decomposition check below measures it
 ALL=greedy,random,entropy,margin,eb,bst5,medal,medal-no-mcts,medal-margin-only
 CD=results/countdown SD=results/sudoku R=results/countdown/research O=results/countdown/options
+PK=results/pick
+# the positive control's sizes: its tiny model makes 1000+ problems cheap
+NP=${NP:-1000}
+MP=${MP:-200}
+NH=${NH:-300}   # problems for the headroom (8 random orders each)
 
 bench() {  # bench TASK OUT N ARGS...
   local task=$1 out=$2 n=$3
@@ -29,71 +36,94 @@ bench() {  # bench TASK OUT N ARGS...
 }
 
 meta() {  # meta TASK: what ran for it
-  python - "$1" "$N" "$M" <<'EOF'
+  NP=$NP MP=$MP python - "$1" "$N" "$M" <<'EOF'
 import json, os, platform, sys
 t, n, m = sys.argv[1:]
-json.dump({"command": f"bash scripts/results.sh {n} {m}",
-           "what": f"{n} fresh problems for the headline table, the candidate analysis and the "
-                   f"research runs; {m} for the paper's options, the parameter sweeps and the "
-                   "decomposition and verifier checks; two processes side by side, one thread each.",
+np_, mp = os.environ.get("NP", "1000"), os.environ.get("MP", "300")
+what = (f"{np_} fresh problems for every strategy, mode and reward; {mp} for the parameter "
+        "sweeps; one thread per process" if t == "pick" else
+        f"{n} fresh problems for the headline table, the candidate analysis and the "
+        f"research runs; {m} for the paper's options, the parameter sweeps and the "
+        "decomposition and verifier checks; two processes side by side, one thread each.")
+json.dump({"command": f"NP={np_} MP={mp} bash scripts/results.sh {n} {m}",
+           "what": what,
            "machine": f"{os.cpu_count()} CPU cores shared with other work, no GPU, Python "
                       f"{platform.python_version()}"},
           open(f"results/{t}/meta.json", "w"), indent=1)
 EOF
 }
 
-mkdir -p $CD $SD $R $O
+mkdir -p $CD $SD $R $O $PK
 meta countdown
 meta sudoku
+meta pick
 
 # Two lanes, one thread each, run side by side (the machine has 2 cores); LANE=a or LANE=b
 # runs only one of them (e.g. the Sudoku runs while the Countdown model is retrained).
 lane_a() {
-  # headline table
+  # Countdown, most important first
   bench countdown $CD/results.json "$N" --strategies $ALL --frontier
-  # research: a search that beats greedy without a verifier? (issue 11, item 4)
-  bench countdown $R/vote_lc1_s8.json "$N" --strategies medal --candidate-choice vote --lc 1 --steps 8
-  bench countdown $R/paper_t0.json "$N" --strategies medal --candidate-choice rollout \
-      --simulation rollout --rollout-steps 3
-  bench countdown $R/vote_lc1.json "$N" --strategies medal --candidate-choice vote --lc 1
+  bench countdown $CD/sweeps.json "$M" --strategies medal \
+      --sweep lc=1,2,4,6 --sweep k2=1,3,5,10 --sweep max_iterations=1,2,4,8,32
+  # beyond the paper: the verifier-aware reward (off by default), beside the paper's
+  bench countdown $CD/verifier.json "$M" --strategies medal --reward ig+verifier
+  # the exploring search mode (issue 20) against the default, on the headline's problems
+  bench countdown $CD/explore.json "$N" --strategies medal --search explore
+  # the paper's full setting: MEDAL with task decomposition on
+  bench countdown $CD/decomposition.json "$M" --strategies medal --decompose
   # the paper's own choices, each against the default (issue 11, item 2)
   bench countdown $O/pair.json "$M" --strategies medal --pair-temperature 1
   bench countdown $O/rollout_choice.json "$M" --strategies medal --candidate-choice rollout
   bench countdown $O/sim_rollout.json "$M" --strategies medal --simulation rollout --rollout-steps 3
   bench countdown $O/margin_all.json "$M" --strategies medal-margin-only --scoring-scope all
+  # research: a search that beats greedy without a verifier? (issue 11, item 4)
+  bench countdown $R/lc1.json "$N" --strategies medal --lc 1
+  bench countdown $R/lc4.json "$N" --strategies medal --lc 4
+  bench countdown $R/greedy_s16.json "$N" --strategies greedy --steps 16
+  bench countdown $R/greedy_s8.json "$N" --strategies greedy --steps 8
+  bench countdown $R/lc2_s12.json "$N" --strategies medal --steps 12
+  bench countdown $R/vote_lc1_s8.json "$N" --strategies medal --candidate-choice vote --lc 1 --steps 8
+  bench countdown $R/paper_t0.json "$N" --strategies medal --candidate-choice rollout \
+      --simulation rollout --rollout-steps 3
+  bench countdown $R/vote_lc1.json "$N" --strategies medal --candidate-choice vote --lc 1
+  bench countdown $R/paper.json "$M" --strategies medal --pair-temperature 1 \
+      --candidate-choice rollout --simulation rollout --rollout-steps 3
 }
 lane_b() {
   bench sudoku $SD/results.json "$N" --strategies $ALL --frontier
   bench sudoku $SD/sweeps.json "$M" --strategies medal \
       --sweep lc=1,2,4,6 --sweep k2=1,3,5,10 --sweep max_iterations=1,2,4,8,32
-  [ "${LANE:-}" = sudoku ] && return
-  # the parameter sweeps (the paper's figures)
-  bench countdown $CD/sweeps.json "$M" --strategies medal \
-      --sweep lc=1,2,4,6 --sweep k2=1,3,5,10 --sweep max_iterations=1,2,4,8,32
-  # the paper's full setting: MEDAL with task decomposition on
-  bench countdown $CD/decomposition.json "$M" --strategies medal --decompose
-  # beyond the paper: the verifier-aware reward (off by default)
-  bench countdown $CD/verifier.json "$M" --strategies medal --reward ig+verifier
-  bench countdown $R/paper.json "$M" --strategies medal --pair-temperature 1 \
-      --candidate-choice rollout --simulation rollout --rollout-steps 3
-  # the budget's arithmetic: what decoding in fewer steps (to free forwards for search) costs
-  bench countdown $R/greedy_s16.json "$N" --strategies greedy --steps 16
-  bench countdown $R/greedy_s8.json "$N" --strategies greedy --steps 8
-  # the L_c sweep's best settings for this model, on the full problem set
-  bench countdown $R/lc1.json "$N" --strategies medal --lc 1
-  bench countdown $R/lc4.json "$N" --strategies medal --lc 4
-  # the default search with phase C in 12 steps: within a third of Best-of-5's sequences
-  bench countdown $R/lc2_s12.json "$N" --strategies medal --steps 12
+  bench sudoku $SD/verifier.json "$M" --strategies medal --reward ig+verifier
+  bench sudoku $SD/explore.json "$N" --strategies medal --search explore
 }
-case "${LANE:-both}" in
+# the attempted positive control (issue 20): Pick, where parallel decoding can mix right
+# answers
+lane_pick() {
+  [ -f $PK/headroom.json ] || python scripts/headroom.py pick "$NH" 8 $PK/headroom.json
+  bench pick $PK/results.json "$NP" --strategies greedy,bst5,medal,medal-no-mcts,medal-margin-only
+  bench pick $PK/explore.json "$NP" --strategies medal --search explore
+  bench pick $PK/verifier.json "$NP" --strategies medal --reward ig+verifier
+  bench pick $PK/verifier_explore.json "$NP" --strategies medal --reward ig+verifier --search explore
+  # the confidence filter's part: every slot's best token in the action set (K2 = 10 > 8)
+  bench pick $PK/k2_10.json "$NP" --strategies medal --k2 10
+  # Best-of-N at matched cost: N sampled decodes of 4 steps each (Best-of-5 is above)
+  bench pick $PK/bst3.json "$NP" --strategies bst5 --samples 3
+  # slots per step: 1 (8 steps) and 4 (2 steps), beside the default 2 (4 steps)
+  bench pick $PK/steps8.json "$NP" --strategies greedy,medal --steps 8
+  bench pick $PK/steps2.json "$NP" --strategies greedy,medal --steps 2
+  bench pick $PK/sweeps.json "$MP" --strategies medal \
+      --sweep lc=1,2,4,6 --sweep k2=1,3,5,10 --sweep max_iterations=1,2,4,8,32
+}
+case "${LANE:-all}" in
   a) lane_a 2>&1 | tee -a results/results-a.log ;;
   b|sudoku) lane_b 2>&1 | tee -a results/results-b.log ;;
+  pick) lane_pick 2>&1 | tee -a results/results-pick.log ;;
   *) lane_a > results/results-a.log 2>&1 &
-     lane_b 2>&1 | tee -a results/results-b.log
+     (lane_b; lane_pick) 2>&1 | tee -a results/results-b.log
      wait
      cat results/results-a.log ;;
 esac
-case "${LANE:-both}" in a|b|sudoku) exit 0 ;; esac   # one lane: no document yet
+case "${LANE:-all}" in a|b|sudoku|pick) exit 0 ;; esac   # one lane: no document yet
 if [ ! -f results/ui.log ]; then
   python -m medal bench --task countdown --n 5 --strategies medal --out results/ui.json \
       --ui --no-progress > results/ui.log 2>&1

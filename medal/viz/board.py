@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..tasks import countdown as _cd
+from ..tasks import pick as _pk
 from ..tasks import sudoku as _sd
 from .common import STEP_COLOURS, esc, lerp_colour, run_config, run_info, text_colour_for
 from .order import SlotToken, slot_tokens
@@ -20,18 +21,23 @@ GIVEN_BG = "#d9d9d9"
 
 
 def task_of(trace: dict) -> str | None:
-    """``"sudoku"``, ``"countdown"`` or None, from the run's problem (or its prompt)."""
+    """``"sudoku"``, ``"countdown"``, ``"pick"`` or None, from the run's problem (or its
+    prompt)."""
     problem = run_info(trace, "problem")
     if isinstance(problem, dict):
         if "grid" in problem:
             return "sudoku"
         if "numbers" in problem and "target" in problem:
             return "countdown"
+        if "words" in problem:
+            return "pick"
     prompt = run_info(trace, "prompt") or ""
     if _sd.problem_from_prompt(prompt) is not None:
         return "sudoku"
     if _cd.problem_from_prompt(prompt) is not None:
         return "countdown"
+    if _pk.problem_from_prompt(prompt) is not None:
+        return "pick"
     return None
 
 
@@ -193,12 +199,22 @@ def _answer_text(trace: dict, which: str) -> str | None:
     return (res or {}).get("text")
 
 
+def pick_value(text: str, words) -> str:
+    """For a Pick answer: which listed word it is, or that it mixes them."""
+    answer = _pk.extract_answer(text)
+    if answer in (words or ()):
+        return f"= word {list(words).index(answer) + 1}"
+    return "(not one of the words: a mix)" if answer else "(empty)"
+
+
 def expression_html(trace: dict) -> str:
-    """The Countdown answer of MEDAL (and greedy): its tokens up to the end of the answer,
-    each coloured by its unmasking step, then its value and the verifier's verdict."""
+    """The Countdown (or Pick) answer of MEDAL (and greedy): its tokens up to the end of
+    the answer, each coloured by its unmasking step, then its value (Pick: which word) and
+    the verifier's verdict."""
     problem = run_info(trace, "problem") or {}
     target = problem.get("target") if isinstance(problem, dict) else None
     numbers = problem.get("numbers") if isinstance(problem, dict) else None
+    words = problem.get("words") if isinstance(problem, dict) else None
     n_steps = _steps_total(trace)
     rows = [("medal", run_info(trace, "strategy", ""))]
     if trace.get("comparison"):
@@ -207,6 +223,9 @@ def expression_html(trace: dict) -> str:
     if numbers is not None and target is not None:
         out.append('<div style="font-size:14px;color:#555">numbers '
                    + esc(", ".join(str(n) for n in numbers)) + f" → target {esc(target)}</div>")
+    if words:
+        out.append('<div style="font-size:14px;color:#555;font-family:monospace">words: '
+                   + esc("  ".join(str(w) for w in words)) + " (any one is right)</div>")
     for which, name in rows:
         spans = []
         for st in slot_tokens(trace, which):
@@ -229,7 +248,8 @@ def expression_html(trace: dict) -> str:
                          f'{outline}outline-offset:-2px">{esc(st.text)}</span>')
         text = _answer_text(trace, which)
         done = text is not None
-        value = esc(expression_value(text)) if done else ""
+        value = (esc(pick_value(text, words) if words else expression_value(text))
+                 if done else "")
         out.append('<div style="display:flex;align-items:center;gap:12px;flex-wrap:wrap">'
                    f'<div style="width:6em;font-size:14px;font-weight:600">{esc(name)}</div>'
                    f'<div>{"".join(spans) or "<i>nothing yet</i>"}</div>'
@@ -247,6 +267,6 @@ def task_view_html(trace: dict) -> str | None:
     task = task_of(trace)
     if task == "sudoku" and (run_config(trace).get("gen_length") or 0) >= _sd.ANSWER_LENGTH:
         return sudoku_boards_html(trace)
-    if task == "countdown":
+    if task in ("countdown", "pick"):
         return expression_html(trace)
     return None

@@ -1,0 +1,168 @@
+"""Pick: write any ONE of the listed words -- a task where the unmasking order matters.
+
+The prompt lists two or three 8-letter words (letters a-h) that agree on some positions
+and differ on others; any one of them is a right answer::
+
+    prompt:  Pick abcdefgh abcdhfgc
+    answers: abcdefgh  or  abcdhfgc          (abcdefgc mixes them: wrong)
+
+A masked diffusion model trained on it learns, for each slot, the MIXTURE over the words:
+the shared positions are certain, the differing ones split between the words. Decoding
+one slot per step is safe (after one differing letter is written, the model's
+conditionals point at that word), but a decoder that unmasks several slots per step
+writes each differing slot from its own marginal and can mix letters of different words.
+The confident-first order makes it worse: it writes the certain shared letters first (no
+information) and leaves the differing ones to be written together at the end.
+
+An early commitment to one differing letter -- which is what the information-gain reward
+favours: it collapses the entropy of every other differing slot -- avoids the mix. That
+makes the task a positive control for MEDAL's premise: committing dependent slots in
+the wrong order, or several at once, causes errors that a better early order avoids.
+
+The verifier needs only the problem (no reference answer) and never raises.
+"""
+from __future__ import annotations
+
+import json
+import random
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from ..errors import InputError
+from .jsonl import load_jsonl, save_jsonl
+
+LETTERS = "abcdefgh"
+WORD_LENGTH = 8
+MIN_WORDS, MAX_WORDS = 2, 3
+#: how many positions each further word changes from the first (drawn uniformly)
+MIN_CHANGES, MAX_CHANGES = 2, 4
+PROMPT_PREFIX = "Pick "
+ANSWER_LENGTH = WORD_LENGTH
+#: the task's default decoding: 8 slots in 4 steps (2 slots per step). One slot per step
+#: leaves little for an order to fix; several per step is where parallel decoding mixes
+#: the words (docs/RESULTS.md measures 1, 2 and 4 slots per step).
+DEFAULT_STEPS = 4
+_EXAMPLE = '{"words": ["abcdefgh", "abcdhfgc"]}'
+
+
+@dataclass(frozen=True)
+class PickProblem:
+    words: tuple[str, ...]
+
+    def to_json(self) -> dict:
+        return {"words": list(self.words)}
+
+    @property
+    def differing(self) -> int:
+        """Positions at which not all the words agree."""
+        return sum(len({w[i] for w in self.words}) > 1 for i in range(WORD_LENGTH))
+
+    def __str__(self) -> str:
+        return " ".join(self.words)
+
+
+# ------------------------------------------------------------------ generator
+
+def random_problem(rng: random.Random) -> PickProblem:
+    """Two or three distinct words: a random first word, each other one that word with
+    2-4 positions changed to other letters."""
+    n = rng.randint(MIN_WORDS, MAX_WORDS)
+    base = "".join(rng.choice(LETTERS) for _ in range(WORD_LENGTH))
+    words = [base]
+    while len(words) < n:
+        w = list(base)
+        for i in rng.sample(range(WORD_LENGTH), rng.randint(MIN_CHANGES, MAX_CHANGES)):
+            w[i] = rng.choice([c for c in LETTERS if c != base[i]])
+        w = "".join(w)
+        if w not in words:
+            words.append(w)
+    rng.shuffle(words)
+    return PickProblem(tuple(words))
+
+
+def generate_problems(n: int, seed: int = 0) -> list[PickProblem]:
+    rng = random.Random(seed)
+    return [random_problem(rng) for _ in range(n)]
+
+
+# ------------------------------------------------------------------ parsing
+
+def parse_problem(obj) -> PickProblem:
+    """A problem from ``{"words": [...]}``, a list of words, or ``"w1 w2 ..."``."""
+    if isinstance(obj, PickProblem):
+        return obj
+    if isinstance(obj, str):
+        text = obj.strip()
+        if text[:1] in "{[":
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"problem is not valid JSON ({exc.msg}); expected {_EXAMPLE}") from None
+        else:
+            if text.lower().startswith(PROMPT_PREFIX.strip().lower()):
+                text = text[len(PROMPT_PREFIX.strip()):]
+            obj = text.split()
+    if isinstance(obj, dict):
+        if set(obj) != {"words"}:
+            raise InputError(f'a Pick problem is an object with exactly the key "words", '
+                             f"e.g. {_EXAMPLE}")
+        obj = obj["words"]
+    if not isinstance(obj, (list, tuple)):
+        raise InputError(f"a Pick problem is a list of words, e.g. {_EXAMPLE}")
+    if not MIN_WORDS <= len(obj) <= MAX_WORDS:
+        raise InputError(f"a Pick problem lists {MIN_WORDS} to {MAX_WORDS} words, got {len(obj)}")
+    for w in obj:
+        if not isinstance(w, str) or len(w) != WORD_LENGTH or any(c not in LETTERS for c in w):
+            raise InputError(f"each word is {WORD_LENGTH} letters from {LETTERS!r}; got {w!r}")
+    if len(set(obj)) != len(obj):
+        raise InputError("the words must differ from each other")
+    return PickProblem(tuple(obj))
+
+
+def format_prompt(problem: PickProblem) -> str:
+    return PROMPT_PREFIX + " ".join(problem.words)
+
+
+_PROMPT_RE = re.compile(r"pick((?:\s+[a-h]{8}){2,3})\s*$", re.IGNORECASE)
+
+
+def problem_from_prompt(prompt: str) -> PickProblem | None:
+    """Recover the problem from a prompt in :func:`format_prompt`'s form, else None."""
+    m = _PROMPT_RE.search(prompt.strip())
+    if not m:
+        return None
+    try:
+        return parse_problem(m.group(1).split())
+    except InputError:
+        return None
+
+
+def extract_answer(text: str) -> str:
+    """The completion's first line without spaces."""
+    return str(text).split("\n", 1)[0].replace(" ", "").strip()
+
+
+def verify(answer: str, problem: PickProblem) -> bool:
+    """True when the answer is exactly one of the listed words. Never raises."""
+    try:
+        return extract_answer(answer) in problem.words
+    except Exception:  # a verifier must never raise on model output
+        return False
+
+
+def training_example(rng: random.Random) -> tuple[PickProblem, str]:
+    """A problem and one of its words, drawn uniformly (so the model learns the mixture)."""
+    problem = random_problem(rng)
+    return problem, rng.choice(problem.words)
+
+
+# ---------------------------------------------------------------------------- JSONL
+
+def save_problems(problems: Iterable[PickProblem], path: str | Path) -> None:
+    save_jsonl(problems, path)
+
+
+def load_problems(path: str | Path) -> list[PickProblem]:
+    return load_jsonl(path, parse_problem, _EXAMPLE)
