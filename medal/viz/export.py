@@ -28,6 +28,7 @@ def frames(trace: dict) -> dict:
 
 
 def write_html(trace: dict, path: str | Path) -> Path:
-    path = Path(path)
-    path.write_text(export_html(trace), encoding="utf-8")
-    return path
+    """Write the page atomically (a temporary file renamed over ``path``): a kill or a full
+    disk mid-write leaves any earlier file whole."""
+    from ..files import write_atomic
+    return write_atomic(path, export_html(trace))

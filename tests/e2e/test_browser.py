@@ -50,7 +50,10 @@ def server():
     ARTIFACTS.mkdir(exist_ok=True)
     port = _free_port()
     log = open(ARTIFACTS / "e2e-streamlit.log", "w")
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "MEDAL_TEST_THREADS": "1"}
+    # an operator who allows C = 500 (issue 21's default limit is 20): the Stop test needs a
+    # search that cannot collect its candidates quickly
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "MEDAL_TEST_THREADS": "1",
+           "MEDAL_MAX_CANDIDATES": "500"}
     proc = subprocess.Popen(
         [sys.executable, str(ROOT / "tests" / "e2e" / "serve_app.py"),
          "--server.port", str(port), "--server.address", "127.0.0.1",
@@ -174,8 +177,12 @@ def assert_tree_drawn(pg) -> None:
     expect(box).to_have_attribute("data-drawn", re.compile(r"\d+"), timeout=60_000)
     canvas = box.locator("canvas")
     expect(canvas).to_have_count(1)
-    pg.wait_for_function("() => { const c = document.querySelector('#medal-tree canvas');"
-                         " return c && c.width > 0 && c.height > 0; }", timeout=60_000)
+    # the viewer draws inside its component's shadow root, which document.querySelector
+    # does not enter: ask the canvas itself (Playwright's locators do enter it)
+    deadline = time.monotonic() + 60
+    while not canvas.evaluate("c => c.width > 0 && c.height > 0"):
+        assert time.monotonic() < deadline, "the tree canvas never got a size"
+        pg.wait_for_timeout(200)
     pg.wait_for_timeout(300)
     inked = canvas.evaluate("""c => {
         const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
@@ -257,6 +264,8 @@ def test_step_by_step_download_upload_teach(page, tmp_path):
     expect(pg.get_by_text("Loaded e2e-trace.json", exact=False)).to_be_visible(timeout=30_000)
     phase_is(pg, "Finished")
     wait_idle(pg)
+    # the viewer keeps the tab the visitor had open (the Inspector, above): back to the tree
+    open_tab(pg, "Tree")
     assert_tree_drawn(pg)
     shot(pg, "8-uploaded")
     replay = pg.locator("input.mv-slider")
