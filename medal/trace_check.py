@@ -903,11 +903,16 @@ def check_bounds(data: dict) -> None:
     search = data["search"]
     if search is not None:
         cands = set(search["candidates"])
-        if search["winner"] is not None and search["winner"] not in cands:
+        # a fork that decodes from a forced node (medal fork --node ID --then decode): that
+        # node is the run's winner without being one of the search's candidates; check_fork
+        # checks the forced chain itself
+        fork = data.get("fork") if isinstance(data.get("fork"), dict) else {}
+        forced = set(fork.get("forced_nodes") or []) if fork.get("then") == "decode" else set()
+        if search["winner"] is not None and search["winner"] not in cands | forced:
             _fail(["search", "winner"], f"node {search['winner']} is not one of the "
                                         f"candidates {_short(search['candidates'])}")
         for j, rec in enumerate(search["candidate_scores"]):
-            if rec["node"] not in cands:
+            if rec["node"] not in cands | forced:
                 _fail(["search", "candidate_scores", j, "node"],
                       f"node {rec['node']} is not one of the candidates")
             for key in ("root_entropy_sum", "remaining_entropy_sum"):

@@ -55,7 +55,7 @@ def add_model_arguments(parser) -> None:
                         f"--trust-remote-code); default also from {IMPLEMENTATION_ENV}")
     g.add_argument("--mask-id", type=int, default=None,
                    help="the mask token's id, when the checkpoint declares none or "
-                        "declares conflicting ones")
+                        "declares conflicting ones; range 0..vocabulary size - 1")
     g.add_argument("--skip-memory-check", action="store_true",
                    help="load even if the memory estimate says the device is too small")
 
