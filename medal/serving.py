@@ -256,6 +256,8 @@ class ModelCache:
 
 
 MODEL_CACHE = ModelCache()
+#: the frames of uploaded traces the viewer replays (same reason: out of visitors' reach)
+FRAMES_CACHE = ModelCache(max_entries=8)
 
 
 def run_budget(settings: Settings):

@@ -47,7 +47,10 @@ def at_the_limits(at: AppTest) -> AppTest:
 
 
 def button(at, label):
-    return next(b for b in at.button if b.label == label)
+    """A press of one of the viewer's controls that reach the server (the viewer steps in
+    the browser and asks the page only to grow a live run): as tests/test_app.py sends it."""
+    from test_app import Press
+    return Press(at, label)
 
 
 @pytest.fixture

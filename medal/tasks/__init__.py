@@ -131,7 +131,6 @@ TEXT = Task(
     has_verifier=False,
 )
 
-TASKS = {t.name: t for t in (COUNTDOWN, SUDOKU, TEXT)}
 PICK = Task(
     name="pick",
     description="Write any one of the listed words (8 letters a-h). The words agree on "
@@ -155,7 +154,7 @@ PICK = Task(
     default_steps=_pk.DEFAULT_STEPS,
 )
 
-TASKS = {t.name: t for t in (COUNTDOWN, SUDOKU, PICK)}
+TASKS = {t.name: t for t in (COUNTDOWN, SUDOKU, PICK, TEXT)}
 
 
 def get_task(name: str) -> Task:

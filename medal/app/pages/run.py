@@ -493,12 +493,14 @@ def live_frames(run, trace: dict) -> Frames:
     return frames
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
 def replay_frames(key: str, _trace: dict) -> Frames:
-    """An example's or an upload's frames (computed once per server for an example)."""
-    frames = Frames(key)
-    frames.update(_trace)
-    return frames
+    """An upload's frames, computed once per server process: in the server's own cache
+    (serving.FRAMES_CACHE), which a visitor's ``clear_cache`` message does not reach."""
+    def make():
+        frames = Frames(key)
+        frames.update(_trace)
+        return frames
+    return serving.FRAMES_CACHE.get(key, make)
 
 
 def landing(live: bool) -> None:
