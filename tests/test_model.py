@@ -13,7 +13,11 @@ ASSETS = Path(__file__).resolve().parents[1] / "medal" / "assets"
 
 
 def test_checkpoints_are_safetensors_only():
-    shipped = [p for p in ASSETS.rglob("*") if p.is_file()]
+    # the checkpoint folders (medal/assets/ also holds examples, a results file and the
+    # lm-eval task, which are data, not weights)
+    shipped = [p for d in {m.parent for m in ASSETS.glob("*/model.safetensors")}
+               for p in d.iterdir() if p.is_file()]
+    assert not list(ASSETS.rglob("*.bin")) and not list(ASSETS.rglob("*.pt"))
     assert shipped, "no built-in checkpoints shipped"
     assert {p.suffix for p in shipped} <= {".safetensors", ".json"}
     for cfg in ASSETS.glob("*/config.json"):

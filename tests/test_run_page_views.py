@@ -24,6 +24,9 @@ def _phase(at) -> str:
 
 @pytest.mark.parametrize("example", list_examples(), ids=lambda e: e.name)
 def test_an_example_opens_in_one_click(example):
+    """One click opens the example as the source. (Its views -- phase header, candidates,
+    heatmap -- are drawn by the browser viewer since issue 18: tests/e2e/test_viewer.py
+    checks them at every position.)"""
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
     assert at.radio(key="w_source").value == "Live run"
@@ -31,23 +34,14 @@ def test_an_example_opens_in_one_click(example):
     assert not at.exception and not at.error
     assert at.radio(key="w_source").value == "Example"
     assert at.session_state["example_name"] == example.name
-    assert _phase(at) == "Finished"
     assert any(example.title in s.value for s in at.sidebar.success)
-    # the candidate comparison: who would win by which rule, a table per candidate
-    frames = [d.value for d in show_tab(at, "Candidates").dataframe]
-    rules = next(f for f in frames if "would pick" in f.columns)
-    assert list(rules["rule"]) == ["cumulative IG ← this run's rule", "Q (mean reward in the tree)",
-                                   "the verifier"]
-    table = next(f for f in frames if "final answer" in f.columns)
-    assert table["final answer"].notna().all() and "None" not in set(table["final answer"])
-    # the heatmap toggle exists and is off by default
-    assert show_tab(at, "Entropy").toggle(key="w_padding").value is False
-    at.toggle(key="w_padding").set_value(True).run()
-    assert not at.exception
 
 
-def test_benchmark_page_starts_empty():
+def test_benchmark_page_opens_the_shipped_results():
+    """Issue 18: the Benchmark page is not empty on arrival; it opens the built-in models'
+    shipped results file until a visitor uploads one."""
     at = AppTest.from_file(str(ROOT / "pages" / "benchmark.py"), default_timeout=60)
     at.run()
-    assert not at.exception
-    assert any("Upload a results file" in i.value for i in at.info)
+    assert not at.exception and not at.error
+    tables = " ".join(d.value.to_string() for d in at.dataframe)
+    assert "greedy" in tables and "medal" in tables
