@@ -19,7 +19,9 @@ import importlib.util
 import os
 from pathlib import Path
 
+import pytest
 import torch
+import transformers
 from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,6 +90,11 @@ def save_checkpoint(directory, family: str, source: str = "standin", seed: int =
 
     The folder's name should be unique per code: transformers caches remote code by the
     folder's name."""
+    if source != "native" and int(transformers.__version__.split(".")[0]) >= 5:
+        # the checkpoints' own code (and the stand-ins, which use transformers as it does)
+        # fails on 5.x by design; the test extra pins 4.x (docs/REAL_MODELS.md)
+        pytest.skip(f"the {family} checkpoint's own code needs transformers 4.x "
+                    f"(this is {transformers.__version__}); pip install -e '.[test]' pins it")
     code = code_folder(family, source)
     overrides = dict(overrides or {})
     if max_positions:
