@@ -42,7 +42,7 @@ from ..viz.common import (VIRIDIS, action_label, candidate_ids, current_path, fm
                           run_info, visible_token, winner_id)
 from ..viz.heatmap import entropy_grid
 from ..viz.inspector import (_completion_text, _slot_texts, action_table, candidate_report,
-                             ucb_text)
+                             ucb_card, ucb_text)
 from ..viz.order import answer_end, order_summary, slot_tokens
 from ..viz.phases import MCTS_PHASES, current_phase, progress
 from ..viz.timeline import ITERATION_ENDS, positions, trace_at
@@ -362,28 +362,6 @@ def _node_card(trace: dict, nid: int) -> dict:
                                                  "s (recomputed)", "child")} for r in rows]}
 
 
-def _ucb_card(node: dict, parent: dict | None, c: float, last) -> dict:
-    """:func:`medal.viz.inspector.ucb_breakdown` from figures at hand (no search over the
-    trace: the frames ask for it for every node at every position)."""
-    out = {"node": node["id"], "c": c, "N": node["N"], "Q": node["Q"],
-           "parent_N": parent["N"] if parent else None, "last selection": None}
-    if last is not None:
-        it, row = last
-        value = (math.inf if row["N"] == 0 else
-                 row["Q"] + c * math.sqrt(math.log(max(row["parent_N"], 1)) / row["N"]))
-        out["last selection"] = {"iteration": it, "N": row["N"], "Q": row["Q"],
-                                 "parent_N": row["parent_N"], "ucb (recorded)": row["ucb"],
-                                 "ucb (recomputed)": value, "chosen": row["chosen"]}
-    if parent is None:
-        out.update(state="root", bonus=None, ucb=None)
-    elif node["N"] == 0:
-        out.update(state="unvisited", bonus=math.inf, ucb=math.inf)
-    else:
-        bonus = c * math.sqrt(math.log(max(parent["N"], 1)) / node["N"])
-        out.update(state="visited", bonus=bonus, ucb=node["Q"] + bonus)
-    return out
-
-
 def stats_parts(t: dict, info: dict, memo: dict) -> dict:
     """Every node's figures at this position (``memo``: shared across the positions of
     one run, keyed by what the figures depend on)."""
@@ -412,7 +390,7 @@ def stats_parts(t: dict, info: dict, memo: dict) -> dict:
 
 def _node_stats(t, n, parent, nodes, c, last, win, cands) -> dict:
     nid = n["id"]
-    card = _ucb_card(n, parent, c, last)
+    card = ucb_card(n, parent, c, last)
     r = None
     if n.get("r_ig") is not None and parent is not None and n.get("action"):
         slot = n["action"]["slot"]

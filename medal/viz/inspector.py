@@ -158,19 +158,25 @@ def ucb_breakdown(trace: dict, nid: int) -> dict | None:
         for level in it["selection"]["levels"]:
             for row in level:
                 if row["node"] == nid and last is None:
-                    if row["N"] == 0:
-                        value = math.inf
-                    else:
-                        value = row["Q"] + c * math.sqrt(math.log(max(row["parent_N"], 1))
-                                                         / row["N"])
-                    last = {"iteration": it["iteration"], "N": row["N"], "Q": row["Q"],
-                            "parent_N": row["parent_N"], "ucb (recorded)": row["ucb"],
-                            "ucb (recomputed)": value, "chosen": row["chosen"]}
+                    last = (it["iteration"], row)
         if last is not None:
             break
-    parent = nodes.get(node.get("parent"))
-    out = {"node": nid, "c": c, "N": node["N"], "Q": node["Q"],
-           "parent_N": parent["N"] if parent else None, "last selection": last}
+    return ucb_card(node, nodes.get(node.get("parent")), c, last)
+
+
+def ucb_card(node: dict, parent: dict | None, c: float, last: tuple | None) -> dict:
+    """The card of :func:`ucb_breakdown` from figures at hand: the node, its parent (None
+    for the root), c, and ``last`` = (iteration, selection row) of the latest selection
+    that considered the node, or None."""
+    out = {"node": node["id"], "c": c, "N": node["N"], "Q": node["Q"],
+           "parent_N": parent["N"] if parent else None, "last selection": None}
+    if last is not None:
+        it, row = last
+        value = (math.inf if row["N"] == 0 else
+                 row["Q"] + c * math.sqrt(math.log(max(row["parent_N"], 1)) / row["N"]))
+        out["last selection"] = {"iteration": it, "N": row["N"], "Q": row["Q"],
+                                 "parent_N": row["parent_N"], "ucb (recorded)": row["ucb"],
+                                 "ucb (recomputed)": value, "chosen": row["chosen"]}
     if parent is None:
         out.update(state="root", bonus=None, ucb=None)
     elif node["N"] == 0:
