@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from ..errors import InputError
-from .jsonl import load_jsonl, save_jsonl
+from .jsonl import json_problem, load_jsonl, save_jsonl
 
 MIN_NUMBER, MAX_NUMBER = 1, 20
 MIN_TARGET, MAX_TARGET = 1, 100
@@ -42,11 +42,7 @@ class CountdownProblem:
 def parse_problem(obj) -> CountdownProblem:
     """A problem from a dict or a JSON string ``{"numbers": [..], "target": N}``."""
     if isinstance(obj, str):
-        try:
-            obj = json.loads(obj)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"problem is not valid JSON ({exc.msg}); expected "
-                             '{"numbers": [4, 18, 13], "target": 20}') from None
+        obj = json_problem(obj, '{"numbers": [4, 18, 13], "target": 20}')
     if not isinstance(obj, dict) or set(obj) != {"numbers", "target"}:
         raise InputError('a Countdown problem is an object with exactly the keys "numbers" '
                          'and "target", e.g. {"numbers": [4, 18, 13], "target": 20}')

@@ -8,6 +8,14 @@ from typing import Callable, Iterable
 from ..errors import InputError
 
 
+def json_problem(text: str, example: str):
+    """A problem's JSON text parsed; an error names the problem and shows ``example``."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"problem is not valid JSON ({exc.msg}); expected {example}") from None
+
+
 def save_jsonl(problems: Iterable, path: str | Path) -> None:
     """Write each problem's ``to_json()`` on its own line."""
     with open(path, "w") as fh:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..errors import InputError
-from .jsonl import load_jsonl, save_jsonl
+from .jsonl import json_problem, load_jsonl, save_jsonl
 
 LETTERS = "abcdefgh"
 WORD_LENGTH = 8
@@ -96,10 +96,7 @@ def parse_problem(obj) -> PickProblem:
     if isinstance(obj, str):
         text = obj.strip()
         if text[:1] in "{[":
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"problem is not valid JSON ({exc.msg}); expected {_EXAMPLE}") from None
+            obj = json_problem(text, _EXAMPLE)
         else:
             if text.lower().startswith(PROMPT_PREFIX.strip().lower()):
                 text = text[len(PROMPT_PREFIX.strip()):]

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..errors import InputError
-from .jsonl import load_jsonl, save_jsonl
+from .jsonl import json_problem, load_jsonl, save_jsonl
 
 SIZE, BOX = 4, 2
 CELLS = SIZE * SIZE
@@ -198,10 +198,7 @@ def parse_problem(obj) -> SudokuProblem:
     if isinstance(obj, str):
         text = obj.strip()
         if text[:1] in "{[":
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"problem is not valid JSON ({exc.msg}); expected {_EXAMPLE}") from None
+            obj = json_problem(text, _EXAMPLE)
         else:
             cells = text.replace("/", "").replace(" ", "")
             bad = sorted({c for c in cells if c not in "01234" + BLANK})
