@@ -23,7 +23,6 @@ The verifier needs only the problem (no reference answer) and never raises.
 """
 from __future__ import annotations
 
-import json
 import random
 import re
 from dataclasses import dataclass

@@ -18,7 +18,6 @@ unique solution. The verifier never raises: anything malformed is simply wrong.
 from __future__ import annotations
 
 import functools
-import json
 import random
 import re
 from dataclasses import dataclass
