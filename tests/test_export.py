@@ -20,6 +20,7 @@ from medal.models import load_model
 from medal.trace import dumps, loads_trace, write_trace
 from medal.viz import export
 from medal.viz.timeline import positions
+from viz_support import states
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,22 +37,6 @@ def _data(html: str) -> dict:
     m = re.search(r'<script id="medal-data" type="application/gzip;base64">(.*?)</script>',
                   html, re.S)
     return json.loads(gzip.decompress(base64.b64decode(m.group(1))))
-
-
-def states(bundle: dict) -> list[dict]:
-    """Each position's full state, rebuilt from the shared frames as viewer.js does."""
-    pool, out, cur = bundle["pool"], [], {}
-    for delta in bundle["frames"]:
-        cur = {p: dict(items) for p, items in cur.items()}
-        for part, changes in delta.items():
-            items = cur.setdefault(part, {})
-            for k, i in zip(changes[::2], changes[1::2]):
-                if i < 0:
-                    items.pop(k, None)
-                else:
-                    items[k] = pool[i]
-        out.append(cur)
-    return out
 
 
 def test_a_frame_per_timeline_position(trace):

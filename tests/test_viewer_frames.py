@@ -11,23 +11,9 @@ import pytest
 from medal.viewer import Frames, bundle, reward_outlier
 from medal.viz.examples import list_examples, load_example
 from medal.viz.timeline import positions
+from viz_support import states
 
 EXAMPLE = list_examples()[0]
-
-
-def states(b: dict) -> list[dict]:
-    pool, out, cur = b["pool"], [], {}
-    for delta in b["frames"]:
-        cur = {p: dict(items) for p, items in cur.items()}
-        for part, changes in delta.items():
-            items = cur.setdefault(part, {})
-            for k, i in zip(changes[::2], changes[1::2]):
-                if i < 0:
-                    items.pop(k, None)
-                else:
-                    items[k] = pool[i]
-        out.append(cur)
-    return out
 
 
 @pytest.fixture(scope="module")

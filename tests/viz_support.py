@@ -58,3 +58,20 @@ def show_tab(at, name: str):
     selected tab's content (as a browser user's click on the tab does)."""
     at.session_state["w_tab"] = name
     return at.run()
+
+
+def states(bundle: dict) -> list[dict]:
+    """Each position's full state, rebuilt from a viewer bundle's shared frames as
+    viewer.js does (a frame lists, per part, key/pool-index pairs; -1 removes a key)."""
+    pool, out, cur = bundle["pool"], [], {}
+    for delta in bundle["frames"]:
+        cur = {p: dict(items) for p, items in cur.items()}
+        for part, changes in delta.items():
+            items = cur.setdefault(part, {})
+            for k, i in zip(changes[::2], changes[1::2]):
+                if i < 0:
+                    items.pop(k, None)
+                else:
+                    items[k] = pool[i]
+        out.append(cur)
+    return out
