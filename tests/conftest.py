@@ -1,7 +1,17 @@
 import math
 import os
 import sys
+import tempfile
 from pathlib import Path
+
+# Checkpoint code that transformers runs as remote code is copied into a modules cache
+# named by the checkpoint folder's name; each test process (an xdist worker) gets its own,
+# so parallel workers never write the same files, and the user's ~/.cache stays clean.
+# Set before anything imports transformers.
+_PROCESS = os.environ.get("PYTEST_XDIST_WORKER", "main")
+if os.environ.get("MEDAL_TEST_HF_MODULES_OF") != _PROCESS:  # not inherited from the controller
+    os.environ["HF_MODULES_CACHE"] = tempfile.mkdtemp(prefix=f"medal-test-hf-modules-{_PROCESS}-")
+    os.environ["MEDAL_TEST_HF_MODULES_OF"] = _PROCESS
 
 import pytest
 import torch
