@@ -28,7 +28,7 @@ cd "$ROOT"   # requirements.txt installs the project itself (-e .)
 # the requirements without their transformers line (which may cap it below 5), then the
 # newest 5.x; torch exactly as requirements.txt pins it (other versions pull CUDA builds)
 grep -v -E '^[[:space:]]*transformers([<>=!~ ;[]|$)' "$ROOT/requirements.txt" > "$VENV/requirements-tf5.txt"
-"$VENV/bin/pip" install --quiet -r "$VENV/requirements-tf5.txt" 'transformers>=5,<6' pytest
+"$VENV/bin/pip" install --quiet -r "$VENV/requirements-tf5.txt" 'transformers>=5,<6' pytest pytest-xdist
 "$VENV/bin/python" - <<'PY'
 import torch, transformers
 print(f"lane: transformers {transformers.__version__}, torch {torch.__version__}")
