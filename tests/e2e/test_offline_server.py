@@ -151,12 +151,35 @@ def test_served_app_asks_nothing_off_the_machine(tmp_path):
     assert "External URL" not in out
 
 
-def test_the_guard_sees_streamlits_default_call_out(tmp_path):
-    """Control: plain Streamlit on a wildcard address asks checkip.amazonaws.com (and
-    'connects' to 8.8.8.8); the guard must log that, or the test above proves nothing."""
+def test_streamlit_run_app_py_asks_nothing_off_the_machine(tmp_path):
+    """The README's in-checkout command, ``streamlit run app.py`` with the checkout's
+    config: a WebSocket from another origin before any page was loaded (no session has
+    run any of our code yet), then the page, then another. Nothing may leave the machine.
+    (On a wildcard ``--server.address`` Streamlit looks the machine up while it starts,
+    before it imports app.py: serving others is ``medal app --address``, tested above.)"""
     port = free_port()
+    argv = ["streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port)]
+    proc, log = serve_under_guard(tmp_path, argv, port)
+    try:
+        foreign_origin_websocket(port)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30) as r:
+            assert r.status == 200
+        foreign_origin_websocket(port)
+        time.sleep(2)
+    finally:
+        out = stop(proc)
+    assert calls_out(log) == [], out[-3000:]
+
+
+def test_the_guard_sees_streamlits_default_call_out(tmp_path):
+    """Control: a plain Streamlit script (not ours) on a wildcard address asks
+    checkip.amazonaws.com (and 'connects' to 8.8.8.8); the guard must log that, or the
+    tests above prove nothing."""
+    port = free_port()
+    script = tmp_path / "plain.py"
+    script.write_text("import streamlit as st\nst.write('plain')\n")
     proc, log = serve_under_guard(
-        tmp_path, ["streamlit", "run", str(ROOT / "app.py"), "--server.address", "0.0.0.0",
+        tmp_path, ["streamlit", "run", str(script), "--server.address", "0.0.0.0",
                    "--server.port", str(port), "--server.headless", "true"], port)
     try:
         deadline = time.time() + 30
