@@ -181,6 +181,56 @@ def frontier(doc: dict, cost: str = "mean_sequence_forwards") -> list[str]:
     return out
 
 
+#: where a point's label may go, in order of preference, and the label box's offset from
+#: the point (in units of the box's width and height, and the marker's radius)
+_PLACES = (("top center", -0.5, 0.0, 0, 1), ("bottom center", -0.5, -1.0, 0, -1),
+           ("middle right", 0.0, -0.5, 1, 0), ("middle left", -1.0, -0.5, -1, 0),
+           ("top right", 0.0, 0.0, 1, 1), ("bottom right", 0.0, -1.0, 1, -1),
+           ("top left", -1.0, 0.0, -1, 1), ("bottom left", -1.0, -1.0, -1, -1))
+
+
+def label_positions(xs: list, ys: list, labels: list, width: float = 600,
+                    height: float = 280, char_px: float = 7.5, line_px: float = 16,
+                    marker_px: float = 8) -> list[str]:
+    """A plotly ``textposition`` per point so that no two labels overlap (and no label
+    covers another point), placed greedily in a plot area of about ``width`` x ``height``
+    pixels (the Benchmark page's narrowest layout): x on a log scale, y linear from 0.
+    Points whose labels cannot be kept apart keep "top center"."""
+    pts = [(float(x), float(y)) for x, y in zip(xs, ys)]
+    if not pts:
+        return []
+    lx = [math.log10(max(x, 1e-12)) for x, _ in pts]
+    x_lo, x_hi = min(lx), max(lx)
+    x_pad = max((x_hi - x_lo) * 0.1, 0.05)
+    y_hi = max(max(y for _, y in pts), 1e-9) * 1.1
+    px = [((v - x_lo + x_pad) / (x_hi - x_lo + 2 * x_pad) * width, y / y_hi * height)
+          for v, (_, y) in zip(lx, pts)]
+
+    def clash(a, b):
+        return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+    taken = [(x - marker_px, y - marker_px, x + marker_px, y + marker_px) for x, y in px]
+    out = []
+    for i, ((x, y), label) in enumerate(zip(px, labels)):
+        w, h = char_px * len(str(label)) + 4, line_px
+        others = taken[:i] + taken[i + 1:len(px)] + taken[len(px):]
+        choice = None
+        for name, fx, fy, mx, my in _PLACES:
+            x0 = x + fx * w + mx * marker_px
+            y0 = y + fy * h + my * marker_px
+            box = (x0, y0, x0 + w, y0 + h)
+            if not any(clash(box, o) for o in others):
+                choice = (name, box)
+                break
+        if choice is None:
+            fx, fy, mx, my = _PLACES[0][1:]
+            x0, y0 = x + fx * w + mx * marker_px, y + fy * h + my * marker_px
+            choice = (_PLACES[0][0], (x0, y0, x0 + w, y0 + h))
+        out.append(choice[0])
+        taken.append(choice[1])
+    return out
+
+
 def frontier_figure(doc: dict, cost: str = "mean_sequence_forwards"):
     """Accuracy (with its 95% interval) against mean cost, one point per strategy, the
     frontier drawn as a step line."""
@@ -193,9 +243,11 @@ def frontier_figure(doc: dict, cost: str = "mean_sequence_forwards"):
     on = set(frontier(doc, cost))
     err_hi = [(m["ci95"][1] - m["accuracy"]) if m.get("ci95") else 0 for m in ms]
     err_lo = [(m["accuracy"] - m["ci95"][0]) if m.get("ci95") else 0 for m in ms]
+    labels = [plotly_text(n) for n in names]
     data = [go.Scatter(
         x=[m[cost] for m in ms], y=[m["accuracy"] for m in ms], mode="markers+text",
-        text=[plotly_text(n) for n in names], textposition="top center",
+        text=labels, textposition=label_positions([m[cost] for m in ms],
+                                                  [m["accuracy"] for m in ms], labels),
         marker={"size": 12, "color": ["#d62728" if n in on else "#1f77b4" for n in names]},
         error_y={"type": "data", "array": err_hi, "arrayminus": err_lo, "thickness": 1.2},
         hovertemplate="%{text}<br>accuracy %{y:.1%}<br>cost %{x:.1f}<extra></extra>",
