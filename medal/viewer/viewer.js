@@ -730,7 +730,7 @@
   Viewer.prototype.drawInspector = function (i, p) {
     var self = this, s = this.store; p.textContent = "";
     var ids = s.items(i, "s").map(function (kv) { return Number(kv[0]); }).sort(function (a, b) { return a - b; });
-    if (!ids.length) { p.appendChild(h("p", "mv-muted", "No search tree to inspect at this position.")); return; }
+    if (!ids.length) { p.appendChild(h("p", "mv-muted", "No search tree to inspect at this position.")); this.drawWhatIf(i, p, null); return; }
     var hd = s.get(i, "h", "0");
     var nid = this.selected;
     if (ids.indexOf(nid) < 0) nid = hd.tree && hd.tree.winner !== null && hd.tree.winner !== undefined && ids.indexOf(hd.tree.winner) >= 0 ? hd.tree.winner : (hd.focus !== null && ids.indexOf(hd.focus) >= 0 ? hd.focus : ids[ids.length - 1]);
@@ -771,12 +771,45 @@
     }
     var c = s.get(i, "v", "cands");
     if (c && c.why) { p.appendChild(h("h4", "", "Candidate choice")); p.appendChild(h("p", "", c.why)); }
+    this.drawWhatIf(i, p, nid);
     this.outline(nid);
   };
   Viewer.prototype.outline = function (nid) {
     if (!this.network) return;
     if (nid === undefined) nid = this.selected;
     try { if (nid !== null && nid !== undefined && this.nodes.get(nid)) this.network.selectNodes([nid]); } catch (e) { /* not drawn */ }
+  };
+
+  /* ---- what if… (issue 19): fork the run at the selected node or this decode step. In
+   * the app the server runs the fork (the viewer asks it: op "whatif") and opens it beside
+   * the original in the Compare view; elsewhere the command line that does it is shown. */
+  Viewer.prototype.drawWhatIf = function (i, p, nid) {
+    var self = this, s = this.store;
+    if (!s || this.opts.host === "compare" || (s.live && !s.done)) return;
+    var hd = s.get(i, "h", "0") || {}, atStep = hd.kind === "decode";
+    if (nid === null && !atStep) return;
+    var box = h("div", "mv-whatif");
+    box.appendChild(h("h4", "", "What if…"));
+    if (this.request) {
+      box.appendChild(h("p", "mv-muted", "Force another token and see where the run goes: the fork runs on the server and opens beside this run, on one timeline."));
+      if (nid !== null) {
+        var bn = h("button", "mv-btn mv-whatif-node", "What if… at node " + nid); bn.type = "button";
+        bn.title = "Force a (slot, token) at node " + nid + ", then search on or decode from there";
+        bn.onclick = function () { ACTIVE = self; self.stop(); self.ask("whatif", {pos: i, node: nid}); };
+        box.appendChild(bn);
+      }
+      if (atStep) {
+        var bs = h("button", "mv-btn mv-whatif-step", "What if… at this decode step"); bs.type = "button";
+        bs.title = "Force a (slot, token) at this decoding step, then decode on";
+        bs.onclick = function () { ACTIVE = self; self.stop(); self.ask("whatif", {pos: i, step: true}); };
+        box.appendChild(bs);
+      }
+    } else {
+      box.appendChild(h("p", "mv-muted", "Fork this run on the command line, then compare the two:"));
+      box.appendChild(h("code", "mv-detail", "python -m medal fork TRACE.json " + (nid !== null ? "--node " + nid : "--step K")
+        + " --action SLOT:TOKEN --trace fork.json\npython -m medal diff TRACE.json fork.json --html compare.html"));
+    }
+    p.appendChild(box);
   };
 
   /* ---- presenter mode */
