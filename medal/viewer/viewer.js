@@ -941,8 +941,9 @@
   function fmtAny(v) {
     if (v === null || v === undefined) return "–";
     if (Array.isArray(v)) return v.map(fmtAny).join(", ");
-    if (typeof v === "object") return JSON.stringify(v);
-    return fmt(v);
+    if (typeof v === "object") v = JSON.stringify(v);
+    v = fmt(v);
+    return typeof v === "string" && v.length > 240 ? v.slice(0, 239) + "…" : v;
   }
   Compare.prototype.drawSide = function () {
     var p = this.el.side, d = this.data, names = d.names || ["A", "B"];

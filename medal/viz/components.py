@@ -104,6 +104,7 @@ export default function (component) {
   parentElement.append(root);
   c = MedalViewer.compare(root, data, {host: "app"});
   c._key = data.key;
+  if (data.part && data.part.row) c.go(data.part.row);   // open where they part
   COMPARES.set(parentElement, c);
   globalThis.__medalCompare = c;
 }

@@ -135,3 +135,101 @@ def test_diff_html_on_the_command_line(pair, tmp_path, capsys):
     before = a.read_bytes()
     assert main(["diff", str(a), str(b), "--html", str(a)]) == 2   # never over an input
     assert "is also the input" in capsys.readouterr().err and a.read_bytes() == before
+
+
+# ---------------------------------------------------------------------- the app
+
+@pytest.fixture
+def app(browser, server):
+    context, pg, offline = offline_session(browser, server, {"width": 1400, "height": 1600})
+    errors = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    yield pg
+    context.close()
+    assert offline.blocked == [], f"requests left the machine: {offline.blocked}"
+    assert errors == []
+
+
+CMP = """() => { const c = globalThis.__medalCompare; if (!c || !c.root.isConnected) return null;
+  return {row: c.row, rows: c.n(), names: c.data.names, part: c.data.part,
+          a: Number(c.views[0].root.dataset.position), b: Number(c.views[1].root.dataset.position),
+          na: c.views[0].n(), nb: c.views[1].n(), caption: c.el.caption.textContent}; }"""
+
+
+def test_app_compares_two_examples_and_shows_where_they_part(app):
+    from medal.viz.examples import list_examples
+    shipped = list_examples()
+    pg = app
+    pg.get_by_text("Compare", exact=True).click()
+    expect(pg.locator(".mv-cmp-part")).to_be_visible(timeout=60_000)
+    state = pg.evaluate(CMP)
+    assert state["names"] == [f"Example: {shipped[0].title}", f"Example: {shipped[1].title}"]
+    assert state["na"] > 10 and state["nb"] > 10           # both runs' frames are there
+    part = pg.inner_text(".mv-cmp-part")
+    assert "Where they part" in part and "configuration" in part and "prompt" in part
+    # the shared timeline moves both views
+    pg.locator(".mv-cmp-controls .mv-next").click()
+    pg.locator(".mv-cmp-controls .mv-next").click()
+    s = pg.evaluate(CMP)
+    assert (s["row"], s["a"], s["b"]) == (2, 2, 2)
+    pg.locator(".mv-cmp-controls .mv-toPart").click()
+    s = pg.evaluate(CMP)
+    assert s["row"] == s["part"]["row"] and "they part here" in s["caption"]
+    side = pg.inner_text(".mv-cmp-side")
+    from medal.viz.examples import load_example
+    for ex in shipped[:2]:
+        assert load_example(ex)["result"]["answer"] in side
+    pg.screenshot(path=str(ARTIFACTS / "compare-app-examples.png"))
+
+
+def test_app_what_if_forks_and_opens_beside_the_original(app):
+    pg = app
+    pg.get_by_role("button", name="Countdown: MEDAL fixes greedy's answer").click()
+    pg.wait_for_function("globalThis.__medalViewer && globalThis.__medalViewer.store && "
+                         "globalThis.__medalViewer.store.key === "
+                         "'example-countdown-medal-fixes-greedy'", timeout=60_000)
+    pg.locator(".mv .mv-tab[data-tab=inspector]").first.click()
+    btn = pg.locator(".mv-whatif-node")
+    expect(btn).to_be_visible(timeout=10_000)
+    node = int(btn.inner_text().rsplit(" ", 1)[1])
+    btn.click()
+    expect(pg.get_by_text(f"Force tokens at node {node} of this example")).to_be_visible(
+        timeout=30_000)
+    expect(pg.get_by_text("Token at slot 0")).to_be_visible()
+    pg.get_by_text("then decode (phase C from it)").click()
+    pg.get_by_role("button", name="Fork and compare").click()
+    expect(pg.locator(".mv-cmp-part")).to_be_visible(timeout=180_000)
+    s = pg.evaluate(CMP)
+    assert s["names"][0] == "Example: Countdown: MEDAL fixes greedy's answer"
+    assert s["names"][1].startswith("Fork #1: 0:") and f"at node {node}, then decode" in s["names"][1]
+    assert s["part"]["cause"] == "forced action"
+    assert s["row"] == s["part"]["row"]                      # it opens where they part
+    assert s["na"] > 10 and s["nb"] > 10
+    assert "forced action" in pg.inner_text(".mv-cmp-part")
+    pg.locator(".mv-cmp-controls .mv-next").click()
+    s2 = pg.evaluate(CMP)
+    assert s2["row"] == s["row"] + 1 and s2["a"] > s["a"] and s2["b"] > s["b"]
+    pg.screenshot(path=str(ARTIFACTS / "compare-app-fork.png"))
+
+
+def test_app_what_if_needs_the_model_that_made_the_trace(app, tmp_path):
+    """An uploaded trace from a model this server does not offer: the form says it cannot
+    be forked here, and nothing breaks."""
+    from medal.trace import write_trace
+    from medal.viz.examples import list_examples, load_example
+    trace = load_example(list_examples()[0])
+    trace["run"]["model"]["name"] = "llada-8b-instruct"
+    path = tmp_path / "other-model.json"
+    write_trace(trace, path)
+    pg = app
+    pg.get_by_text("Uploaded trace", exact=True).click()
+    pg.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(path))
+    expect(pg.get_by_text("Loaded other-model.json", exact=False)).to_be_visible(timeout=30_000)
+    pg.locator(".mv .mv-tab[data-tab=inspector]").first.click()
+    pg.locator(".mv-whatif-node").click()
+    expect(pg.get_by_text("which this server does not offer", exact=False)).to_be_visible(
+        timeout=30_000)
+    expect(pg.get_by_role("button", name="Fork and compare")).to_have_count(0)
+    # the page still works: the trace can be compared
+    pg.get_by_text("Compare", exact=True).click()
+    expect(pg.locator(".mv-cmp-part")).to_be_visible(timeout=60_000)
