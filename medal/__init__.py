@@ -56,7 +56,7 @@ if TYPE_CHECKING:  # pragma: no cover
 _LAZY = {"Run": ("engine", "Run"), "GenerationConfig": ("config", "GenerationConfig"),
          "load_trace": ("trace", "load_trace"), "loads_trace": ("trace", "loads_trace"),
          "show": ("viewer", "show"), "Trace": ("viewer", "Trace"),
-         "compare": ("compare", "compare")}
+         "compare": ("comparison", "compare")}
 
 
 def __getattr__(name: str) -> Any:

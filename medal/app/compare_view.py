@@ -2,7 +2,7 @@
 
 * **Compare**: pick two sources -- two shipped examples, an example and an uploaded
   trace, the live run and an uploaded trace, an original and its fork -- and see them side
-  by side on one timeline (:class:`medal.compare.Comparison` in the viewer's compare mode)
+  by side on one timeline (:class:`medal.comparison.Comparison` in the viewer's compare mode)
   with the "Where they part" panel. Every upload goes through the one gate
   (:func:`medal.trace.loads_trace`); every string from a trace reaches the page as text
   (the viewer writes with ``textContent``; Streamlit elements get :func:`md` or
@@ -149,7 +149,7 @@ def _upload_b() -> None:
 
 def compare_section() -> None:
     """The Compare view: two sources, one timeline."""
-    from ..compare import Comparison
+    from ..comparison import Comparison
     from ..viz import components
 
     st.subheader("Compare two runs")

@@ -125,5 +125,5 @@ def _compare_component():
 
 
 def compare(data: dict, *, key: str) -> None:
-    """Two runs side by side on one timeline (:class:`medal.compare.Comparison`'s bundle)."""
+    """Two runs side by side on one timeline (:class:`medal.comparison.Comparison`'s bundle)."""
     _compare_component()(key=key, data=data, height="content")

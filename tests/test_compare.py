@@ -1,0 +1,77 @@
+"""``medal.compare`` (issue 19): two runs on one timeline, without a browser (the page in
+Chromium: tests/e2e/test_compare.py)."""
+from __future__ import annotations
+
+import copy
+import html as _html
+import re
+
+import pytest
+
+import medal
+from medal.comparison import Comparison, align
+from medal.errors import InputError, TraceError
+from medal.viz.examples import list_examples, load_example
+from medal.viz.timeline import positions
+
+EXAMPLES = list_examples()
+
+
+def test_a_trace_with_itself_parts_nowhere(tmp_path):
+    ex = EXAMPLES[0]
+    cmp = medal.compare(ex.path, ex.path)
+    assert cmp.diff.identical and cmp.part_row is None and cmp.where_they_part() is None
+    assert cmp.rows == [(i, i) for i in range(len(positions(load_example(ex))))]
+    assert cmp.names[0] != cmp.names[1]          # one file twice: still two names
+    assert cmp.bundle()["part"] is None
+
+
+def test_a_changed_decode_step_is_where_they_part():
+    a = load_example(EXAMPLES[0])
+    b = copy.deepcopy(a)
+    k = len(b["decode"]) - 2
+    b["decode"][k]["tokens"][0] += 1
+    b["decode"][k]["token_texts"][0] = "?"
+    cmp = medal.compare(a, b, names=("one", "two"))
+    part = cmp.where_they_part()
+    i, j = cmp.rows[part["row"]]
+    assert positions(a)[i].kind == "decode" and positions(a)[i].index == k and i == j
+    assert part["cause"] and part["a"]["tokens"] != part["b"]["tokens"]
+    data = cmp.bundle()
+    assert data["names"] == ["one", "two"] and data["part"]["row"] == part["row"]
+    assert data["a"]["n_frames"] == len(positions(a)) == data["b"]["n_frames"]
+    assert [r[0] for r in data["side"]][:3] == ["strategy", "answer", "verified"]
+
+
+def test_align_keeps_equal_positions_on_one_row():
+    a = positions(load_example(EXAMPLES[0]))
+    b = positions(load_example(EXAMPLES[3]))         # a longer search
+    rows = align(a, b)
+    assert [i for i, _ in rows if i is not None] == list(range(len(a)))
+    assert [j for _, j in rows if j is not None] == list(range(len(b)))
+    for i, j in rows:
+        if i is not None and j is not None and a[i].kind == "selection":
+            assert a[i] == b[j] or a[i].kind == b[j].kind
+
+
+def test_the_page_is_self_contained_and_written_atomically(tmp_path):
+    cmp = medal.compare(EXAMPLES[0].path, EXAMPLES[1].path)
+    path = cmp.save_html(tmp_path / "c.html")
+    text = path.read_text(encoding="utf-8")
+    assert "Content-Security-Policy" in text and "MedalViewer.compare" in text
+    assert not re.search(r"<(script|link)[^>]+(src|href)\s*=", text, re.I)
+    assert not list(tmp_path.glob(".*.part"))
+    shown = cmp._repr_html_()                          # a notebook: the page in an iframe
+    assert shown.startswith("<iframe") and 'sandbox="allow-scripts"' in shown
+    assert _html.unescape(shown.split('srcdoc="', 1)[1].split('" style=', 1)[0]) == cmp.html()
+
+
+def test_what_compare_takes():
+    with pytest.raises(InputError):
+        medal.compare({"not": "a trace"}, EXAMPLES[0].path)
+    with pytest.raises(TraceError):
+        medal.compare("/nonexistent/trace.json", EXAMPLES[0].path)
+    # the module is medal.comparison: importing it never hides the function medal.compare
+    assert "compare" in medal.__all__ and callable(medal.compare)
+    assert isinstance(medal.compare(load_example(EXAMPLES[0]), medal.Trace(load_example(EXAMPLES[0]))),
+                      Comparison)
