@@ -233,3 +233,33 @@ def test_app_what_if_needs_the_model_that_made_the_trace(app, tmp_path):
     # the page still works: the trace can be compared
     pg.get_by_text("Compare", exact=True).click()
     expect(pg.locator(".mv-cmp-part")).to_be_visible(timeout=60_000)
+
+
+def test_app_what_if_at_a_decode_step(app):
+    """At a phase-C step the inspector offers a fork of that step; the fork then decodes
+    and opens beside the original, parting at that step."""
+    from medal.viz.examples import list_examples, load_example
+    from medal.viz.timeline import positions
+    ex = next(e for e in list_examples() if e.name == "countdown-medal-fixes-greedy")
+    trace = load_example(ex)
+    pos = positions(trace)
+    i = [k for k, p in enumerate(pos) if p.kind == "decode"
+         and trace["decode"][p.index]["phase"] == "phase_c"][3]
+    step = trace["decode"][pos[i].index]["step"]
+    pg = app
+    pg.get_by_role("button", name=ex.title).click()
+    pg.wait_for_function("globalThis.__medalViewer && globalThis.__medalViewer.store && "
+                         f"globalThis.__medalViewer.store.key === 'example-{ex.name}'",
+                         timeout=60_000)
+    pg.evaluate(f"globalThis.__medalViewer.go({i})")
+    pg.locator(".mv .mv-tab[data-tab=inspector]").first.click()
+    pg.locator(".mv-whatif-step").click()
+    expect(pg.get_by_text(f"Force tokens at decode step {step} of this example")).to_be_visible(
+        timeout=30_000)
+    expect(pg.get_by_text("then decode (phase C from it)")).to_have_count(0)   # a step decodes on
+    pg.get_by_role("button", name="Fork and compare").click()
+    expect(pg.locator(".mv-cmp-part")).to_be_visible(timeout=180_000)
+    s = pg.evaluate(CMP)
+    assert f"at step {step}, then decode" in s["names"][1]
+    assert s["part"]["cause"] == "forced action" and s["row"] == s["part"]["row"]
+    assert s["part"]["position"]["kind"] == "decode"
