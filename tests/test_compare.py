@@ -75,3 +75,51 @@ def test_what_compare_takes():
     assert "compare" in medal.__all__ and callable(medal.compare)
     assert isinstance(medal.compare(load_example(EXAMPLES[0]), medal.Trace(load_example(EXAMPLES[0]))),
                       Comparison)
+
+
+# ---------------------------------------------------------------------- the app (AppTest)
+
+def _whatif_page(monkeypatch, **env):
+    pytest.importorskip("streamlit")
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    root = Path(__file__).resolve().parents[1]
+    at = AppTest.from_file(str(root / "app.py"), default_timeout=180).run()
+    at.session_state["w_source"] = "Example"
+    at.session_state["example_name"] = "countdown-medal-fixes-greedy"
+    at.run()
+    trace = load_example(next(e for e in EXAMPLES if e.name == "countdown-medal-fixes-greedy"))
+    at.session_state["pending_request"] = {"op": "whatif", "seq": 1,
+                                           "pos": len(positions(trace)) - 1,
+                                           "node": trace["search"]["winner"]}
+    at.run()
+    assert not at.exception
+    return at
+
+
+def test_app_what_if_respects_the_operators_limits(monkeypatch):
+    """A fork runs the parent's configuration again: beyond the operator's limits it is
+    refused with the limit named, and nothing is forked."""
+    at = _whatif_page(monkeypatch, MEDAL_MAX_ITERATIONS="100")
+    go = [b for b in at.button if b.label == "Fork and compare"]
+    assert len(go) == 1
+    go[0].click().run()
+    assert not at.exception
+    assert any("limit of 100" in e.value for e in at.error)
+    assert "forks" not in at.session_state or not at.session_state["forks"]
+    assert at.session_state["w_source"] == "Example"
+
+
+def test_app_what_if_form_lists_the_slots_and_tokens(monkeypatch):
+    at = _whatif_page(monkeypatch)
+    trace = load_example(next(e for e in EXAMPLES if e.name == "countdown-medal-fixes-greedy"))
+    node = trace["tree"]["nodes"][trace["search"]["winner"]]
+    masked = [i for i, m in enumerate(node["masked"]) if m]
+    slots = at.multiselect[0]
+    assert len(slots.options) == len(masked) and list(slots.value) == masked[:1]
+    tok = [s for s in at.selectbox if s.label.startswith("Token at slot 0")]
+    assert tok and len(tok[0].options) > 10            # the top tokens, then the vocabulary
+    assert "p " in tok[0].options[0]                     # the node's own top token first
