@@ -123,3 +123,23 @@ def test_app_what_if_form_lists_the_slots_and_tokens(monkeypatch):
     tok = [s for s in at.selectbox if s.label.startswith("Token at slot 0")]
     assert tok and len(tok[0].options) > 10            # the top tokens, then the vocabulary
     assert "p " in tok[0].options[0]                     # the node's own top token first
+
+
+def test_app_what_if_takes_any_token_of_a_large_vocabulary(monkeypatch):
+    """A vocabulary too large to list (here: the limit lowered): the picker offers the top
+    tokens and a text field for any other token; the fork runs and opens in Compare."""
+    import medal.app.compare_view as cv
+    monkeypatch.setattr(cv, "MAX_VOCAB_LISTED", 10)
+    at = _whatif_page(monkeypatch)
+    tok = [s for s in at.selectbox if s.label.startswith("Token at slot 0")][0]
+    assert len(tok.options) <= 10
+    other = [t for t in at.text_input if t.label.startswith("… or any other token at slot 0")]
+    assert len(other) == 1
+    other[0].input("#16").run()                   # '7'
+    [b for b in at.button if b.label == "Fork and compare"][0].click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    forks = at.session_state["forks"]
+    assert len(forks) == 1 and forks[0]["trace"]["fork"]["forced"][0]["token_id"] == 16
+    assert forks[0]["label"].startswith("Fork #1: 0:7 at node")
+    assert at.session_state["w_source"] == "Compare" and at.session_state["cmp_b"] == "fork:0"

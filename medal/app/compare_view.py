@@ -256,6 +256,13 @@ def token_options(model, trace: dict, node, step, slot: int) -> list[tuple[int, 
     return out
 
 
+def _vocab_size(model) -> int:
+    try:
+        return int(model.vocab_size)
+    except Exception:  # noqa: BLE001
+        return 0
+
+
 def _model_for(trace: dict):
     """The model that made ``trace``, if this server offers it (else ModelLoadError)."""
     spec = ((trace.get("run") or {}).get("model") or {}).get("name") or ""
@@ -319,6 +326,11 @@ def whatif_form(trace: dict | None, source_id: str | None, label: str) -> None:
             picks[s] = st.selectbox(f"Token at slot {s} (the tokens seen here first)", ids,
                                     index=1 if len(ids) > 1 else 0, key=f"wi{gen}_tok{s}",
                                     format_func=lambda t, labels=labels: f"{labels[t]}  #{t}")
+            if len(ids) < _vocab_size(model) - 1:     # a large vocabulary: any other token too
+                other = st.text_input(f"… or any other token at slot {s} (its text, or #id)",
+                                      key=f"wi{gen}_other{s}", max_chars=200)
+                if other:
+                    picks[s] = other
         if node is not None:
             then = st.radio("Then", ["search", "decode"], key=f"wi{gen}_then", horizontal=True,
                             format_func=lambda x: {"search": "then search (MCTS goes on below it)",
