@@ -13,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_browser import (ARTIFACTS, CHROMIUM_ARGS, browser, expect,  # noqa: E402,F401
-                          offline_session, server)
+                          offline_session, server, wait_idle)
 
 import medal  # noqa: E402
 from medal.config import GenerationConfig  # noqa: E402
@@ -197,6 +197,8 @@ def test_app_what_if_forks_and_opens_beside_the_original(app):
         timeout=30_000)
     expect(pg.get_by_text("Token at slot 0")).to_be_visible()
     pg.get_by_text("then decode (phase C from it)").click()
+    expect(pg.get_by_role("radio", name="then decode (phase C from it)")).to_be_checked()
+    wait_idle(pg)               # the page has rerun with the choice: the button carries it
     pg.get_by_role("button", name="Fork and compare").click()
     expect(pg.locator(".mv-cmp-part")).to_be_visible(timeout=180_000)
     s = pg.evaluate(CMP)
