@@ -143,3 +143,28 @@ def test_app_what_if_takes_any_token_of_a_large_vocabulary(monkeypatch):
     assert len(forks) == 1 and forks[0]["trace"]["fork"]["forced"][0]["token_id"] == 16
     assert forks[0]["label"].startswith("Fork #1: 0:7 at node")
     assert at.session_state["w_source"] == "Compare" and at.session_state["cmp_b"] == "fork:0"
+
+
+def test_app_compares_the_live_run_with_an_uploaded_trace(monkeypatch):
+    pytest.importorskip("streamlit")
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from medal.trace import dumps
+    from test_app import Press   # the viewer's controls, as the page receives them
+    root = Path(__file__).resolve().parents[1]
+    at = AppTest.from_file(str(root / "app.py"), default_timeout=300).run()
+    Press(at, "Run to end").click().run()
+    assert at.session_state["run"].done
+    at.radio(key="w_source").set_value("Uploaded trace").run()
+    ex = EXAMPLES[1]
+    at.file_uploader(key="w_upload").set_value(
+        ("up.json", dumps(load_example(ex)).encode(), "application/json")).run()
+    at.radio(key="w_source").set_value("Compare").run()
+    assert not at.exception
+    at.selectbox(key="cmp_a").set_value("live").run()
+    at.selectbox(key="cmp_b").set_value("upload").run()
+    assert not at.exception and not at.error
+    assert [s.value for s in at.selectbox if s.key in ("cmp_a", "cmp_b")] == ["live", "upload"]
+    assert "Uploaded trace: up.json" in at.selectbox(key="cmp_b").options
