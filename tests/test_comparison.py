@@ -168,3 +168,18 @@ def test_app_compares_the_live_run_with_an_uploaded_trace(monkeypatch):
     assert not at.exception and not at.error
     assert [s.value for s in at.selectbox if s.key in ("cmp_a", "cmp_b")] == ["live", "upload"]
     assert "Uploaded trace: up.json" in at.selectbox(key="cmp_b").options
+
+
+def test_app_what_if_stops_a_fork_over_the_run_budget(monkeypatch):
+    """The fork is charged like a live run (serving.run_budget, checked between engine
+    steps): over it, the fork stops with the reason, and nothing opens."""
+    from medal import serving
+    from medal.viz.controller import RunBudget
+    monkeypatch.setattr(serving, "run_budget",
+                        lambda settings: RunBudget(cpu_seconds=0.0, memory_bytes=2 ** 40))
+    at = _whatif_page(monkeypatch)
+    [b for b in at.button if b.label == "Fork and compare"][0].click().run()
+    assert not at.exception
+    assert any("The fork was stopped" in e.value and "CPU seconds" in e.value for e in at.error)
+    assert not (at.session_state["forks"] if "forks" in at.session_state else [])
+    assert at.session_state["w_source"] == "Example"
