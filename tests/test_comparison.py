@@ -183,3 +183,15 @@ def test_app_what_if_stops_a_fork_over_the_run_budget(monkeypatch):
     assert any("The fork was stopped" in e.value and "CPU seconds" in e.value for e in at.error)
     assert not (at.session_state["forks"] if "forks" in at.session_state else [])
     assert at.session_state["w_source"] == "Example"
+
+
+@pytest.mark.parametrize("req", [{"node": 10 ** 6}, {"node": -1}, {"node": "0"}, {"node": True},
+                                 {"pos": 10 ** 6, "step": True}, {"pos": "x", "step": True}])
+def test_app_what_if_refuses_a_made_up_request(monkeypatch, req):
+    """The request comes from the browser: a node or position that is not there is
+    answered with a message, never a traceback."""
+    at = _whatif_page(monkeypatch)
+    at.session_state["pending_request"] = {"op": "whatif", "seq": 2, "pos": 0, **req}
+    at.run()
+    assert not at.exception
+    assert any("Cannot fork here" in e.value for e in at.error)

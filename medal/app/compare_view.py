@@ -156,6 +156,9 @@ def compare_section() -> None:
     _upload_b()
     opts = sources()
     ids = list(opts)
+    if not ids:
+        st.info("Nothing to compare yet: upload a trace, or make a run or a fork.")
+        return
     if STATE.get("cmp_a") not in opts:
         STATE["cmp_a"] = ids[0]
     if STATE.get("cmp_b") not in opts:
@@ -214,7 +217,8 @@ def _position(trace: dict, w: dict) -> tuple[int | None, int | None, str]:
                              "answer; pick a step of the answer's decoding")
         return None, int(rec["step"]), f"decode step {rec['step']}"
     node = w.get("node")
-    if not isinstance(node, int):
+    nodes = (trace.get("tree") or {}).get("nodes") or []
+    if isinstance(node, bool) or not isinstance(node, int) or not 0 <= node < len(nodes):
         raise MedalError("pick a tree node in the inspector")
     return node, None, f"node {node}"
 
