@@ -33,6 +33,8 @@ The names at this level:
 * :func:`show` -- a run or trace as the step-by-step viewer, inline in a notebook (a
   traced :class:`Run` and a :class:`Trace` also display themselves).
 * :class:`Trace` -- a trace dict that displays itself: ``medal.Trace(medal.load_trace(p))``.
+* :func:`compare` -- two runs (traces, Runs or files) side by side on one timeline, with
+  where they part and why; inline in a notebook, ``.save_html(path)`` for one offline page.
 
 The command line is ``medal`` (``medal generate``, ``medal bench``, ``medal app`` ...);
 ``medal --help`` lists it all. The app: ``medal app``.
@@ -44,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 __all__ = ["__version__", "load_model", "generate", "Run", "load_trace", "loads_trace",
-           "STRATEGIES", "GenerationConfig", "show", "Trace"]
+           "STRATEGIES", "GenerationConfig", "show", "Trace", "compare"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from .config import GenerationConfig
@@ -53,7 +55,8 @@ if TYPE_CHECKING:  # pragma: no cover
 # The heavy imports (torch) wait until a name is first used, so ``medal --help`` stays quick.
 _LAZY = {"Run": ("engine", "Run"), "GenerationConfig": ("config", "GenerationConfig"),
          "load_trace": ("trace", "load_trace"), "loads_trace": ("trace", "loads_trace"),
-         "show": ("viewer", "show"), "Trace": ("viewer", "Trace")}
+         "show": ("viewer", "show"), "Trace": ("viewer", "Trace"),
+         "compare": ("comparison", "compare")}
 
 
 def __getattr__(name: str) -> Any:

@@ -726,6 +726,9 @@ def add_debug_commands(sub) -> None:
     d.add_argument("a", metavar="A.json", help="a trace")
     d.add_argument("b", metavar="B.json", help="another trace")
     d.add_argument("--json", action="store_true", help="print one JSON object")
+    d.add_argument("--html", default=None, metavar="OUT.html",
+                   help="also write the two runs side by side on one timeline, with where "
+                        "they part, as one self-contained offline HTML page")
     d.add_argument("--rel", type=float, default=None,
                    help="relative float tolerance of 'equal within tolerance' (default 1e-4)")
     d.add_argument("--abs", type=float, default=None, dest="abs_tol",
@@ -802,9 +805,21 @@ def _diff(args) -> int:
     for flag, v in (("--rel", rel), ("--abs", abs_tol)):
         if not (0 <= v <= 1):
             raise InputError(f"{flag} must be between 0 and 1, got {v}")
+    if args.html:
+        from .files import refuse_overwriting_input
+        refuse_overwriting_input([args.a, args.b], args.html, "--html")
+        _check_output(args.html, "--html")
     a, b = load_trace(args.a), load_trace(args.b)
     d = diff_traces(a, b, rel=rel, abs_tol=abs_tol)
     print(json.dumps(d.to_json()) if args.json else d.format())
+    if args.html:
+        from .comparison import Comparison
+        names = (Path(args.a).stem, Path(args.b).stem)
+        if names[0] == names[1]:
+            names = (args.a, args.b)
+        path = Comparison(a, b, names, rel=rel, abs_tol=abs_tol).save_html(args.html)
+        print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB): the two runs side by side; "
+              "open it in any browser", file=sys.stderr if args.json else sys.stdout)
     return 0 if d.identical else 1
 
 

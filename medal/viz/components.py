@@ -89,3 +89,41 @@ def viewer(data: dict, *, key: str, on_request, on_need) -> None:
     """Mount (first call) or feed (later calls) the viewer."""
     _viewer_component()(key=key, data=data, on_request_change=on_request,
                         on_need_change=on_need, height="content")
+
+
+# ---------------------------------------------------------------------- compare (issue 19)
+_COMPARE_ADAPTER = r"""
+const COMPARES = new WeakMap();
+export default function (component) {
+  const { data, parentElement } = component;
+  let c = COMPARES.get(parentElement);
+  if (c && c._key === data.key) return;          // the same pair: keep where it stands
+  if (c) { c.stop(); c.root.remove(); COMPARES.delete(parentElement); }   // (the styles stay)
+  if (!data.key) return;
+  const root = document.createElement("div");
+  parentElement.append(root);
+  c = MedalViewer.compare(root, data, {host: "app"});
+  c._key = data.key;
+  if (data.part && data.part.row) c.go(data.part.row);   // open where they part
+  COMPARES.set(parentElement, c);
+  globalThis.__medalCompare = c;
+}
+"""
+
+
+@functools.lru_cache(maxsize=1)
+def _compare_component():
+    import streamlit as st
+
+    from ..viewer import viewer_css, viewer_js
+    from .tree import vis_assets
+    js, css = vis_assets()
+    tooltip = "".join(m.group(0) for m in re.finditer(r"div\.vis-tooltip\{[^}]*\}", css))
+    return st.components.v2.component("medal_compare",
+                                      js=js + "\n" + viewer_js() + "\n" + _COMPARE_ADAPTER,
+                                      css=tooltip + viewer_css())
+
+
+def compare(data: dict, *, key: str) -> None:
+    """Two runs side by side on one timeline (:class:`medal.comparison.Comparison`'s bundle)."""
+    _compare_component()(key=key, data=data, height="content")

@@ -106,3 +106,19 @@ def test_a_results_file_full_of_links_shows_none(session, tmp_path):
     expect(pg.locator('[data-testid="stPlotlyChart"] .main-svg').first).to_be_attached(
         timeout=30_000)
     check(pg, requests, "the frontier plot's labels and title")
+
+
+def test_a_trace_full_of_links_shows_none_in_compare(session, tmp_path):
+    """The Compare view (issue 19): a hostile trace uploaded to compare goes through the
+    gate and its strings (prompt, tokens, file name) reach the page as text."""
+    pg, requests = session
+    pg.get_by_text("Compare", exact=True).click()
+    expect(pg.locator(".mv-cmp-part")).to_be_visible(timeout=60_000)
+    pg.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(
+        str(hostile_file(tmp_path, "web_markdown_trace.json",
+                         "![f](fname.gif) www.evil.example.json")))
+    expect(pg.locator(".mv-cmp-head")).to_contain_text("evil", timeout=60_000)
+    check(pg, requests, "the compare view with a hostile trace as B")
+    for tab in ("answer", "cands", "inspector"):
+        pg.locator(f".mv-cmp-col[data-side=b] .mv-tab[data-tab={tab}]").click()
+        check(pg, requests, f"compare, tab {tab}")

@@ -31,6 +31,7 @@ from medal.viz.controller import (PARAMETERS, OverBudget, advance, app_threads, 
                                   release,
                                   download_name, k2_note, make_config, prompt_note)
 from medal.viewer import Frames, example_frames, warm_examples
+from medal.app import compare_view   # issue 19: Compare view, What if…
 
 DEFAULT_MODEL = getattr(models, "DEFAULT_MODEL", "builtin:countdown")
 DEVICES = tuple(getattr(models, "DEVICES", ("auto",)))
@@ -517,18 +518,26 @@ def main() -> None:
     compact_style()
     st.caption("**MEDAL Explorer** · MCTS-initialised decoding of diffusion language "
                "models, step by step")
-    source = st.sidebar.radio("Source", ["Live run", "Uploaded trace", "Example"],
+    source = st.sidebar.radio("Source", ["Live run", "Uploaded trace", "Example", "Compare"],
                               key="w_source", horizontal=True)
     example_buttons(st.sidebar)
+    if source == "Compare":     # issue 19: two runs side by side on one timeline
+        STATE.pop("pending_request", None)
+        compare_view.compare_section()
+        _save_widgets()
+        return
     live = source == "Live run"
     settings = None
     req = STATE.pop("pending_request", None)
+    source_id = ("live" if live else f"example:{STATE.get('example_name')}"
+                 if source == "Example" else "upload")
+    whatif = compare_view.take_whatif(req, source_id)
     if live:
         _new_generation_if_away()
         _restore_widgets()
         settings = sidebar_settings()
         STATE["settings_drawn_at"] = STATE["run_page_runs"]
-        handle_request(req, settings)
+        handle_request(None if whatif else req, settings)
         run = STATE.get("run")
         trace = run_trace(run) if run is not None else None
         if run is not None and STATE.get("running"):
@@ -566,6 +575,8 @@ def main() -> None:
                   else replay_frames(key, trace))
         data = _sender().data(frames, live=False, done=True, ack=ack)
     components.viewer(data, key="medal_viewer", on_request=_on_request, on_need=_on_need)
+    compare_view.whatif_form(trace, source_id, {"live": "the live run", "upload": "the uploaded trace"}
+                             .get(source_id, "this example"))
     if live and run is not None and STATE.get("last_step_ms") is not None:
         st.caption(f"last step on the server: {STATE['last_step_ms']:.0f} ms")
     if trace is not None:
