@@ -435,9 +435,9 @@ def _diffed_node(node: dict, base: dict) -> dict:
     for key in DIFF_STRINGS:
         value, parent = node.get(key), base.get(key)
         if type(value) is str and type(parent) is str:
-            diff = _string_diff(parent, value)
-            if len(diff[2]) + 30 < len(value):
-                out[key] = {"diff": diff}
+            diff = {"diff": _string_diff(parent, value)}
+            if _json_len(diff) < _json_len(value):
+                out[key] = diff
     action = node.get("action")
     if isinstance(action, dict) and isinstance(base.get("action_set"), list):
         for j, a in enumerate(base["action_set"]):
@@ -583,9 +583,9 @@ def _diffed_steps(steps: list) -> list:
     for step in steps:
         answer = step.get("answer")
         if type(answer) is str and type(prev) is str:
-            diff = _string_diff(prev, answer)
-            if len(diff[2]) + 30 < len(answer):
-                step = {**step, "answer": {"diff": diff}}
+            diff = {"diff": _string_diff(prev, answer)}
+            if _json_len(diff) < _json_len(answer):
+                step = {**step, "answer": diff}
         out.append(step)
         prev = answer
     return out
@@ -616,9 +616,11 @@ def pack(trace: dict, diff: bool = True) -> dict:
     that hold them; a decode step's answer as a difference from the previous step's.
     :func:`unpack` gives the trace back, exactly; a trace it would not give back exactly
     stays as it is."""
-    nodes = (trace.get("tree") or {}).get("nodes")
-    if not nodes:
+    tree = trace.get("tree")
+    nodes = (tree or {}).get("nodes") if isinstance(tree, dict) or tree is None else None
+    if nodes is None and tree is not None or tree is not None and not nodes:
         return trace
+    nodes = nodes or []
     texts: dict = {}
     try:
         packed_nodes = [_packed_node(n, texts) for n in nodes]
@@ -630,7 +632,7 @@ def pack(trace: dict, diff: bool = True) -> dict:
     except (KeyError, TypeError, ValueError):
         return trace
     out = {**trace, "encoding": PACKED if diff else PACKED_1, "token_texts": texts,
-           "tree": {**trace["tree"], "nodes": packed_nodes}}
+           "tree": None if tree is None else {**tree, "nodes": packed_nodes}}
     try:
         if diff and isinstance(trace.get("iterations"), list):
             out["iterations"] = _completion_refs(trace["iterations"], nodes)
@@ -670,16 +672,18 @@ def unpack(data: Any, max_bytes: int | None = MAX_TRACE_BYTES) -> Any:
     if not isinstance(texts, dict):
         raise TypeError("token_texts is not an object")
     out = {k: v for k, v in data.items() if k not in ("encoding", "token_texts")}
-    if not isinstance(data["tree"], dict) or not isinstance(data["tree"]["nodes"], list):
+    tree = data["tree"]
+    if tree is not None and not (isinstance(tree, dict) and isinstance(tree["nodes"], list)):
         raise TypeError("tree/nodes is not a list")
     flat: list = []
     nodes: list = []
-    for i, node in enumerate(data["tree"]["nodes"]):
+    for i, node in enumerate(tree["nodes"] if tree is not None else ()):
         if v2:
             node = _undiffed_node(i, node, flat, budget)
             flat.append(node)
         nodes.append(_unpacked_node(node, texts))
-    out["tree"] = {**data["tree"], "nodes": nodes}
+    if tree is not None:
+        out["tree"] = {**tree, "nodes": nodes}
     if v2:
         out["iterations"] = _completions_back(data.get("iterations"), nodes)
     if isinstance(data.get("decode"), list):
