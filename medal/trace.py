@@ -30,7 +30,7 @@ PACKED = "packed-2"
 PACKED_1 = "packed-1"
 PACKED_FORMS = (PACKED_1, PACKED)
 #: how much a packed trace may decode to, per byte of the size limit: list entries count
-#: 8 (a pointer each), characters 1. A paper-settings trace decodes to about 1.4 x its
+#: 8 (a pointer each), characters 1. A paper-settings trace decodes to about 1.3 x its
 #: packed-2 size (docs/REAL_MODELS.md); a hostile diff chain stops at this bound
 DECODED_PER_BYTE = 8
 
