@@ -415,8 +415,7 @@ def _string_diff(base: str, value: str) -> list:
 
 def _same(a, b) -> bool:
     """Equal as JSON values, types included (1 and 1.0 and True differ)."""
-    return type(a) is type(b) and (a == b if not isinstance(a, (dict, list))
-                                   else _json_len(a) == _json_len(b) and
+    return type(a) is type(b) and (a == b if not isinstance(a, (dict, list)) else
                                    json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True))
 
 
@@ -616,11 +615,15 @@ def pack(trace: dict, diff: bool = True) -> dict:
     that hold them; a decode step's answer as a difference from the previous step's.
     :func:`unpack` gives the trace back, exactly; a trace it would not give back exactly
     stays as it is."""
-    tree = trace.get("tree")
-    nodes = (tree or {}).get("nodes") if isinstance(tree, dict) or tree is None else None
-    if nodes is None and tree is not None or tree is not None and not nodes:
+    if "tree" not in trace:
         return trace
-    nodes = nodes or []
+    tree = trace["tree"]
+    if tree is None:
+        nodes: list = []  # a baseline: its decode steps are packed
+    elif isinstance(tree, dict) and isinstance(tree.get("nodes"), list) and tree["nodes"]:
+        nodes = tree["nodes"]
+    else:
+        return trace
     texts: dict = {}
     try:
         packed_nodes = [_packed_node(n, texts) for n in nodes]
@@ -684,8 +687,8 @@ def unpack(data: Any, max_bytes: int | None = MAX_TRACE_BYTES) -> Any:
         nodes.append(_unpacked_node(node, texts))
     if tree is not None:
         out["tree"] = {**tree, "nodes": nodes}
-    if v2:
-        out["iterations"] = _completions_back(data.get("iterations"), nodes)
+    if v2 and "iterations" in data:
+        out["iterations"] = _completions_back(data["iterations"], nodes)
     if isinstance(data.get("decode"), list):
         out["decode"] = _unpacked_steps(data["decode"], v2, budget, "decode")
     if isinstance(data.get("comparison"), dict) and isinstance(
