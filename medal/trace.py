@@ -29,9 +29,10 @@ LONG_ANSWER = 64  # answers longer than this record fewer per-slot figures
 PACKED = "packed-2"
 PACKED_1 = "packed-1"
 PACKED_FORMS = (PACKED_1, PACKED)
-#: how much a packed trace may decode to, per byte of the size limit: list entries count
-#: 8 (a pointer each), characters 1. A paper-settings trace decodes to about 1.3 x its
-#: packed-2 size (docs/REAL_MODELS.md); a hostile diff chain stops at this bound
+#: how much a packed trace may decode to, per byte of the size limit: the lists and texts
+#: that differences and the per-slot packing build, a list entry counting 8 (a pointer),
+#: a character 1. A paper-settings trace decodes to about 2.2 x its packed-2 size
+#: (docs/REAL_MODELS.md); a hostile diff chain or a huge masked string stops at this bound
 DECODED_PER_BYTE = 8
 
 
@@ -348,9 +349,12 @@ def _packed_node(node: dict, texts: dict) -> dict:
     return out
 
 
-def _unpacked_node(node: dict, texts: dict) -> dict:
+def _unpacked_node(node: dict, texts: dict, budget: "_Budget | None" = None,
+                   where: str = "tree/nodes") -> dict:
     if not isinstance(node["masked"], str):
         raise TypeError("masked is not a string of 0 and 1")
+    if budget is not None:  # masked, entropy and top: a list entry per slot each
+        budget.spend(3 * 8 * len(node["masked"]), where)
     masked = [c == "1" for c in node["masked"]]
     if set(node["masked"]) - {"0", "1"}:
         raise ValueError("masked holds other characters than 0 and 1")
@@ -453,11 +457,13 @@ class _Budget:
         self.most, self.used = most, 0
 
     def spend(self, value, where: str) -> None:
-        self.used += 8 * len(value) if isinstance(value, list) else len(value)
+        """Count a list or a text built, or (an int) what is about to be built."""
+        self.used += value if type(value) is int else (
+            8 * len(value) if isinstance(value, list) else len(value))
         if self.most is not None and self.used > self.most:
             raise ValueError(f"{where}: the packed trace decodes to more than {self.most:,} "
-                             "bytes of lists and text (its differences from parents build "
-                             f"more than {DECODED_PER_BYTE} per byte of the size limit)")
+                             "bytes of lists and text (more than "
+                             f"{DECODED_PER_BYTE} per byte of the size limit)")
 
 
 def _apply_list_diff(parent, diff, where: str, budget: _Budget) -> list:
@@ -684,7 +690,7 @@ def unpack(data: Any, max_bytes: int | None = MAX_TRACE_BYTES) -> Any:
         if v2:
             node = _undiffed_node(i, node, flat, budget)
             flat.append(node)
-        nodes.append(_unpacked_node(node, texts))
+        nodes.append(_unpacked_node(node, texts, budget, f"tree/nodes/{i}"))
     if tree is not None:
         out["tree"] = {**tree, "nodes": nodes}
     if v2 and "iterations" in data:

@@ -216,6 +216,17 @@ def test_a_chain_of_differences_cannot_blow_up_memory(traces):
         loads_trace(text)
 
 
+@pytest.mark.parametrize("form", [PACKED_1, PACKED])
+def test_a_huge_masked_string_cannot_blow_up_memory(traces, form):
+    """packed-1 and packed-2 alike: a node's masked string becomes three lists (masked,
+    entropy, top) of its length; that counts against the same bound, before they are built."""
+    packed = pack_v1(traces["deep"]) if form == PACKED_1 else _packed(traces)
+    packed["tree"]["nodes"][0]["masked"] = "0" * 400_000
+    with pytest.raises(TraceError, match="tree/nodes/0: the packed trace decodes to more "
+                                         "than 8,000,000 bytes"):
+        loads_trace(json.dumps(packed), max_bytes=1_000_000)
+
+
 def test_random_damage_to_packed2_is_a_trace_error_or_a_trace(traces):
     """Seeded random changes to the differences: the gate returns a trace or raises
     TraceError, nothing else."""
