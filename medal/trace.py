@@ -23,8 +23,17 @@ TRACE_FORMAT = "medal-trace"
 TRACE_VERSION = 1
 MAX_TRACE_BYTES = 20 * 1024 * 1024  # uploads above this are refused
 LONG_ANSWER = 64  # answers longer than this record fewer per-slot figures
-#: the packed form of a written trace (see :func:`pack`); read back by :func:`unpack`
-PACKED = "packed-1"
+#: the packed form of a written trace (see :func:`pack`); read back by :func:`unpack`.
+#: "packed-2" is "packed-1" with nodes stored as differences from their parent; both,
+#: and plain traces, are read
+PACKED = "packed-2"
+PACKED_1 = "packed-1"
+PACKED_FORMS = (PACKED_1, PACKED)
+#: how much a packed trace may decode to, per byte of the size limit: the lists and texts
+#: that differences and the per-slot packing build, a list entry counting 8 (a pointer),
+#: a character 1. A paper-settings trace decodes to about 2.2 x its packed-2 size
+#: (docs/REAL_MODELS.md); a hostile diff chain or a huge masked string stops at this bound
+DECODED_PER_BYTE = 8
 
 
 def torch_nonzero(mask) -> list[int]:
@@ -340,7 +349,12 @@ def _packed_node(node: dict, texts: dict) -> dict:
     return out
 
 
-def _unpacked_node(node: dict, texts: dict) -> dict:
+def _unpacked_node(node: dict, texts: dict, budget: "_Budget | None" = None,
+                   where: str = "tree/nodes") -> dict:
+    if not isinstance(node["masked"], str):
+        raise TypeError("masked is not a string of 0 and 1")
+    if budget is not None:  # masked, entropy and top: a list entry per slot each
+        budget.spend(3 * 8 * len(node["masked"]), where)
     masked = [c == "1" for c in node["masked"]]
     if set(node["masked"]) - {"0", "1"}:
         raise ValueError("masked holds other characters than 0 and 1")
@@ -352,65 +366,341 @@ def _unpacked_node(node: dict, texts: dict) -> dict:
     out["masked"] = masked
     out["entropy"] = [next(entropy) if m else None for m in masked]
     top: list = [None] * len(masked)
+    if not isinstance(node["top"], dict):
+        raise TypeError("top is malformed (an object of slot: [tokens, probabilities])")
     for slot, (tokens, probs) in node["top"].items():
         probs = _unf32(probs)
-        if len(tokens) != len(probs):
+        if not isinstance(tokens, list) or len(tokens) != len(probs):
             raise ValueError(f"slot {slot}: {len(tokens)} tokens, {len(probs)} probabilities")
+        if not slot.isdigit() or not int(slot) < len(masked):
+            raise ValueError(f"top names slot {slot[:20]!r}, not one of the answer's "
+                             f"{len(masked)} slots")
         top[int(slot)] = [{"token": t, "text": texts[str(t)], "p": p}
                           for t, p in zip(tokens, probs)]
     out["top"] = top
     return out
 
 
-def pack(trace: dict) -> dict:
-    """The compact written form of a plain trace: per node, ``masked`` as a 0/1 string,
-    ``entropy`` of the masked slots only and ``top`` as packed lists, with each token's
-    text once in ``token_texts``, and the float32 figures in float32's digits.
+# ------------------------------------------------------- packed-2: differences from parents
+#: node fields that "packed-2" may store as differences from the parent node's: lists of
+#: slot values ({"diff": [[slot, value], ...]}: the parent's list with these entries
+#: replaced) and strings ({"diff": [head, tail, middle]}: the parent's first ``head``
+#: characters, ``middle``, then its last ``tail`` characters). ``masked`` is packed-1's
+#: 0/1 string. A decode step's ``answer`` may be such a string difference from the
+#: previous step's answer (same list).
+DIFF_LISTS = ("answer_ids", "completion_ids")
+DIFF_STRINGS = ("masked", "sequence", "completion")
+
+
+def _json_len(value) -> int:
+    return len(json.dumps(value, allow_nan=False, separators=(",", ":")))
+
+
+def _common_head(a: str, b: str) -> int:
+    """The length of the longest common prefix (binary search over C-level slices)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _string_diff(base: str, value: str) -> list:
+    """[head, tail, middle] with value == base[:head] + middle + base[len(base) - tail:]."""
+    head = _common_head(base, value)
+    room = min(len(base), len(value)) - head
+    tail = _common_head(base[head:][::-1], value[head:][::-1]) if room > 0 else 0
+    tail = min(tail, room)
+    return [head, tail, value[head:len(value) - tail]]
+
+
+def _same(a, b) -> bool:
+    """Equal as JSON values, types included (1 and 1.0 and True differ)."""
+    return type(a) is type(b) and (a == b if not isinstance(a, (dict, list)) else
+                                   json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True))
+
+
+def _diffed_node(node: dict, base: dict) -> dict:
+    """A packed-1 node with the fields that are cheaper as differences from ``base`` (its
+    parent's packed-1 record) stored so."""
+    out = dict(node)
+    for key in DIFF_LISTS:
+        value, parent = node.get(key), base.get(key)
+        if isinstance(value, list) and isinstance(parent, list) and len(value) == len(parent):
+            changes = [[i, x] for i, (x, y) in enumerate(zip(value, parent))
+                       if type(x) is not type(y) or x != y]
+            if all(type(x) in (int, str) or x is None for _, x in changes) \
+                    and _json_len(changes) + 9 < _json_len(value):
+                out[key] = {"diff": changes}
+    for key in DIFF_STRINGS:
+        value, parent = node.get(key), base.get(key)
+        if type(value) is str and type(parent) is str:
+            diff = {"diff": _string_diff(parent, value)}
+            if _json_len(diff) < _json_len(value):
+                out[key] = diff
+    action = node.get("action")
+    if isinstance(action, dict) and isinstance(base.get("action_set"), list):
+        for j, a in enumerate(base["action_set"]):
+            if _same(a, action):
+                out["action"] = {"from_action_set": j}
+                break
+    return out
+
+
+class _Budget:
+    """What decoding differences may build: list entries count 8, characters 1."""
+
+    def __init__(self, most: int | None):
+        self.most, self.used = most, 0
+
+    def spend(self, value, where: str) -> None:
+        """Count a list or a text built, or (an int) what is about to be built."""
+        self.used += value if type(value) is int else (
+            8 * len(value) if isinstance(value, list) else len(value))
+        if self.most is not None and self.used > self.most:
+            raise ValueError(f"{where}: the packed trace decodes to more than {self.most:,} "
+                             "bytes of lists and text (more than "
+                             f"{DECODED_PER_BYTE} per byte of the size limit)")
+
+
+def _apply_list_diff(parent, diff, where: str, budget: _Budget) -> list:
+    if not isinstance(parent, list):
+        raise ValueError(f"{where}: stored as differences from the parent's, which has none")
+    changes = diff["diff"]
+    if not isinstance(changes, list):
+        raise TypeError(f"{where}: a difference is {{\"diff\": [[slot, value], ...]}}")
+    out = list(parent)
+    budget.spend(out, where)
+    for change in changes:
+        if not (isinstance(change, list) and len(change) == 2 and type(change[0]) is int
+                and 0 <= change[0] < len(out)):
+            raise ValueError(f"{where}: a change is [slot, value] with a slot of the "
+                             f"parent's {len(out)}; got {str(change)[:40]}")
+        out[change[0]] = change[1]
+    return out
+
+
+def _apply_string_diff(parent, diff, where: str, budget: _Budget) -> str:
+    from .trace_check import MAX_STRING
+    if type(parent) is not str:
+        raise ValueError(f"{where}: stored as a difference from a text that is not there")
+    d = diff["diff"] if isinstance(diff, dict) else None
+    if not (isinstance(d, list) and len(d) == 3 and type(d[0]) is int and type(d[1]) is int
+            and type(d[2]) is str):
+        raise TypeError(f"{where}: a text difference is {{\"diff\": [head, tail, middle]}}")
+    head, tail, middle = d
+    if head < 0 or tail < 0 or head + tail > len(parent):
+        raise ValueError(f"{where}: keeps {head} + {tail} characters of a text of "
+                         f"{len(parent)}")
+    if head + tail + len(middle) > MAX_STRING:
+        raise ValueError(f"{where}: decodes to {head + tail + len(middle):,} characters; "
+                         f"a trace's texts have at most {MAX_STRING:,}")
+    out = parent[:head] + middle + parent[len(parent) - tail:]
+    budget.spend(out, where)
+    return out
+
+
+def _is_diff(value) -> bool:
+    return isinstance(value, dict) and set(value) == {"diff"}
+
+
+def _undiffed_node(i: int, node, flat: list, budget: _Budget):
+    """A packed-2 node back in its packed-1 form, from ``flat`` (the earlier nodes, in
+    packed-1 form)."""
+    if not isinstance(node, dict):
+        raise TypeError(f"tree/nodes/{i} is not an object")
+    action = node.get("action")
+    from_set = isinstance(action, dict) and set(action) == {"from_action_set"}
+    keys = [k for k in DIFF_LISTS + DIFF_STRINGS if isinstance(node.get(k), dict)]
+    if not keys and not from_set:
+        return node
+    parent = node.get("parent")
+    if type(parent) is not int or not 0 <= parent < i:
+        raise ValueError(f"tree/nodes/{i} is stored as differences from its parent "
+                         f"{str(parent)[:20]}, which is not an earlier node (a node's "
+                         "parent comes before it; no cycles)")
+    base = flat[parent]
+    out = dict(node)
+    for key in keys:
+        where = f"tree/nodes/{i}/{key}"
+        if not _is_diff(node[key]):
+            raise TypeError(f"{where}: a difference is {{\"diff\": ...}}")
+        if key in DIFF_LISTS:
+            out[key] = _apply_list_diff(base.get(key), node[key], where, budget)
+        else:
+            out[key] = _apply_string_diff(base.get(key), node[key], where, budget)
+    if from_set:
+        j, actions = action["from_action_set"], base.get("action_set")
+        if not (type(j) is int and isinstance(actions, list) and 0 <= j < len(actions)
+                and isinstance(actions[j], dict)):
+            raise ValueError(f"tree/nodes/{i}/action: action {str(j)[:20]} of the parent's "
+                             "action set is not there")
+        out["action"] = dict(actions[j])
+        budget.spend([0] * len(out["action"]), f"tree/nodes/{i}/action")
+    return out
+
+
+def _completion_refs(iterations: list, nodes: list) -> list:
+    """Each simulation's completions that equal a node's completion as that node's id."""
+    first: dict = {}
+    for n in nodes:
+        if type(n.get("completion")) is str:
+            first.setdefault(n["completion"], n["id"])
+    out = []
+    for it in iterations:
+        sim = it.get("simulation") if isinstance(it, dict) else None
+        comps = sim.get("completions") if isinstance(sim, dict) else None
+        if isinstance(comps, list) and all(type(c) is str or c is None for c in comps) \
+                and any(c in first for c in comps):
+            it = {**it, "simulation": {**sim, "completions": [
+                first.get(c, c) if type(c) is str else c for c in comps]}}
+        out.append(it)
+    return out
+
+
+def _completions_back(iterations, nodes: list) -> list:
+    if not isinstance(iterations, list):
+        return iterations
+    out = []
+    for k, it in enumerate(iterations):
+        sim = it.get("simulation") if isinstance(it, dict) else None
+        comps = sim.get("completions") if isinstance(sim, dict) else None
+        if isinstance(comps, list) and any(type(c) is int for c in comps):
+            back = []
+            for j, c in enumerate(comps):
+                if type(c) is int:
+                    if not (0 <= c < len(nodes) and isinstance(nodes[c], dict)
+                            and type(nodes[c].get("completion")) is str):
+                        raise ValueError(f"iterations/{k}/simulation/completions/{j}: node "
+                                         f"{str(c)[:20]} has no completion to stand for")
+                    c = nodes[c]["completion"]
+                back.append(c)
+            it = {**it, "simulation": {**sim, "completions": back}}
+        out.append(it)
+    return out
+
+
+def _diffed_steps(steps: list) -> list:
+    out, prev = [], None
+    for step in steps:
+        answer = step.get("answer")
+        if type(answer) is str and type(prev) is str:
+            diff = {"diff": _string_diff(prev, answer)}
+            if _json_len(diff) < _json_len(answer):
+                step = {**step, "answer": diff}
+        out.append(step)
+        prev = answer
+    return out
+
+
+def _unpacked_steps(steps: list, v2: bool, budget: _Budget, where: str) -> list:
+    out, prev = [], None
+    for k, step in enumerate(steps):
+        if not isinstance(step, dict):
+            raise TypeError(f"{where}/{k} is not an object")
+        st = _unpacked_step(step)
+        if v2 and isinstance(step.get("answer"), dict):
+            st["answer"] = _apply_string_diff(prev, step["answer"], f"{where}/{k}/answer",
+                                              budget)
+        out.append(st)
+        prev = st.get("answer")
+    return out
+
+
+def pack(trace: dict, diff: bool = True) -> dict:
+    """The compact written form of a plain trace. "packed-1" (``diff=False``): per node,
+    ``masked`` as a 0/1 string, ``entropy`` of the masked slots only and ``top`` as
+    packed lists, with each token's text once in ``token_texts``, and the float32
+    figures in float32's digits. "packed-2" (the default) adds differences: a node's
+    answer ids, completion ids, masked string, sequence and completion as differences
+    from its parent's (:data:`DIFF_LISTS`, :data:`DIFF_STRINGS`), its action as an index
+    into the parent's action set; a simulation's completions as the ids of the nodes
+    that hold them; a decode step's answer as a difference from the previous step's.
     :func:`unpack` gives the trace back, exactly; a trace it would not give back exactly
     stays as it is."""
-    nodes = (trace.get("tree") or {}).get("nodes")
-    if not nodes:
+    if "tree" not in trace:
+        return trace
+    tree = trace["tree"]
+    if tree is None:
+        nodes: list = []  # a baseline: its decode steps are packed
+    elif isinstance(tree, dict) and isinstance(tree.get("nodes"), list) and tree["nodes"]:
+        nodes = tree["nodes"]
+    else:
         return trace
     texts: dict = {}
     try:
         packed_nodes = [_packed_node(n, texts) for n in nodes]
+        if diff:
+            packed_nodes = [
+                _diffed_node(n, packed_nodes[n["parent"]])
+                if type(n.get("parent")) is int and 0 <= n["parent"] < i else n
+                for i, n in enumerate(packed_nodes)]
     except (KeyError, TypeError, ValueError):
         return trace
-    out = {**trace, "encoding": PACKED, "token_texts": texts,
-           "tree": {**trace["tree"], "nodes": packed_nodes}}
+    out = {**trace, "encoding": PACKED if diff else PACKED_1, "token_texts": texts,
+           "tree": None if tree is None else {**tree, "nodes": packed_nodes}}
     try:
+        if diff and isinstance(trace.get("iterations"), list):
+            out["iterations"] = _completion_refs(trace["iterations"], nodes)
         if isinstance(trace.get("decode"), list):
             out["decode"] = [_packed_step(st) for st in trace["decode"]]
+            if diff:
+                out["decode"] = _diffed_steps(out["decode"])
         if isinstance(trace.get("comparison"), dict) and isinstance(
                 trace["comparison"].get("steps"), list):
-            out["comparison"] = {**trace["comparison"], "steps": [
-                _packed_step(st) for st in trace["comparison"]["steps"]]}
+            steps = [_packed_step(st) for st in trace["comparison"]["steps"]]
+            out["comparison"] = {**trace["comparison"],
+                                 "steps": _diffed_steps(steps) if diff else steps}
     except (KeyError, TypeError, ValueError, AttributeError):
         return trace
     try:
-        same = unpack(out) == trace
-    except (KeyError, TypeError, ValueError, IndexError):
+        same = unpack(out, max_bytes=None) == trace
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError):
         same = False
     return out if same else trace
 
 
-def unpack(data: Any) -> Any:
-    """A trace in the packed form (:func:`pack`) -> the trace; anything else unchanged.
-    Malformed packing raises ValueError/KeyError/TypeError/IndexError."""
-    if not isinstance(data, dict) or data.get("encoding") != PACKED:
+def pack_v1(trace: dict) -> dict:
+    """The earlier written form, "packed-1" (nodes in full): :func:`pack` without differences."""
+    return pack(trace, diff=False)
+
+
+def unpack(data: Any, max_bytes: int | None = MAX_TRACE_BYTES) -> Any:
+    """A trace in a packed form (:func:`pack`: "packed-1" or "packed-2") -> the trace;
+    anything else unchanged. Malformed packing raises ValueError/KeyError/TypeError/
+    IndexError. What differences may decode to is bounded by ``max_bytes`` (the size
+    limit; :data:`DECODED_PER_BYTE` per byte; None: unbounded, for traces being written)."""
+    if not isinstance(data, dict) or data.get("encoding") not in PACKED_FORMS:
         return data
+    v2 = data["encoding"] == PACKED
+    budget = _Budget(None if max_bytes is None else DECODED_PER_BYTE * max_bytes)
     texts = data["token_texts"]
     if not isinstance(texts, dict):
         raise TypeError("token_texts is not an object")
     out = {k: v for k, v in data.items() if k not in ("encoding", "token_texts")}
-    out["tree"] = {**data["tree"],
-                   "nodes": [_unpacked_node(n, texts) for n in data["tree"]["nodes"]]}
+    tree = data["tree"]
+    if tree is not None and not (isinstance(tree, dict) and isinstance(tree["nodes"], list)):
+        raise TypeError("tree/nodes is not a list")
+    flat: list = []
+    nodes: list = []
+    for i, node in enumerate(tree["nodes"] if tree is not None else ()):
+        if v2:
+            node = _undiffed_node(i, node, flat, budget)
+            flat.append(node)
+        nodes.append(_unpacked_node(node, texts, budget, f"tree/nodes/{i}"))
+    if tree is not None:
+        out["tree"] = {**tree, "nodes": nodes}
+    if v2 and "iterations" in data:
+        out["iterations"] = _completions_back(data["iterations"], nodes)
     if isinstance(data.get("decode"), list):
-        out["decode"] = [_unpacked_step(st) for st in data["decode"]]
+        out["decode"] = _unpacked_steps(data["decode"], v2, budget, "decode")
     if isinstance(data.get("comparison"), dict) and isinstance(
             data["comparison"].get("steps"), list):
-        out["comparison"] = {**data["comparison"], "steps": [
-            _unpacked_step(st) for st in data["comparison"]["steps"]]}
+        out["comparison"] = {**data["comparison"], "steps": _unpacked_steps(
+            data["comparison"]["steps"], v2, budget, "comparison/steps")}
     return out
 
 
@@ -425,23 +715,28 @@ def dumps(trace: dict, packed: bool = False) -> str:
 def write_trace(trace: dict, path: str | Path) -> int:
     """Write the trace, packed (:func:`pack`), after checking it; returns its size in bytes."""
     text = dumps(trace, packed=True)
-    validate_trace(json.loads(text))
-    from .files import write_atomic
     data = text.encode("utf-8")
+    validate_trace(json.loads(text), max_bytes=max(len(data), MAX_TRACE_BYTES))
+    from .files import write_atomic
     write_atomic(path, data)
     return len(data)
 
 
-def validate_trace(data: Any) -> dict:
-    """Check a parsed trace (either form: plain or packed): the schema, then its meaning
-    (:mod:`medal.trace_check`). Returns the plain trace. Raises only :class:`TraceError`,
-    which says where (a JSON path) and what."""
+def validate_trace(data: Any, max_bytes: int | None = None) -> dict:
+    """Check a parsed trace (any form: plain, packed-1 or packed-2): decode the packing
+    (bounded by ``max_bytes``, the size limit: :data:`MAX_TRACE_BYTES` by default), then
+    the schema, then its meaning (:mod:`medal.trace_check`). Returns the plain trace.
+    Raises only :class:`TraceError`, which says where (a JSON path) and what."""
     from .trace_check import check
+    encoding = data.get("encoding") if isinstance(data, dict) else None
     try:
-        data = unpack(data)
+        data = unpack(data, MAX_TRACE_BYTES if max_bytes is None else max_bytes)
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
-        raise TraceError(f"the trace says it is packed ({PACKED}) but its packing is "
-                         f"malformed: {type(exc).__name__}: {str(exc)[:200]}") from None
+        raise TraceError(f"the trace says it is packed ({str(encoding)[:20]}) but its "
+                         f"packing is malformed: {type(exc).__name__}: "
+                         f"{str(exc)[:300]}") from None
+    except RecursionError:  # pragma: no cover - the parser bounds nesting first
+        raise TraceError("the trace's packing is nested too deeply") from None
     return check(data)
 
 
@@ -464,7 +759,8 @@ def loads_trace(text: str | bytes, max_bytes: int = MAX_TRACE_BYTES) -> dict:
         size = len(text.encode("utf-8", "surrogatepass"))
     if size > max_bytes:
         raise TraceError(f"the trace is {size_text(size, max_bytes)}")
-    return validate_trace(parse(bytes(text) if isinstance(text, bytearray) else text))
+    return validate_trace(parse(bytes(text) if isinstance(text, bytearray) else text),
+                          max_bytes)
 
 
 def load_trace(path: str | Path, max_bytes: int = MAX_TRACE_BYTES) -> dict:

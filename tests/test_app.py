@@ -242,10 +242,13 @@ def test_oversized_upload_is_refused(app, monkeypatch):
                for e in app.error), [e.value for e in app.error]
 
 
-def test_uploaded_trace_is_replayed_without_a_model(app):
+@pytest.mark.parametrize("packed", [False, True], ids=["plain", "packed-2"])
+def test_uploaded_trace_is_replayed_without_a_model(app, packed):
     trace = make_trace(lc=2, candidates=2)
-    upload(app, "run.json", dumps(trace).encode())
+    upload(app, "run.json", dumps(trace, packed=packed).encode())  # as --trace writes it
     assert not app.error
+    if packed:
+        assert app.session_state["uploaded"][1] == json.loads(dumps(trace))
     assert phase(app) == "Finished"
     # the viewer was sent one frame per position of the trace
     sender = app.session_state["viewer_sender"]

@@ -80,3 +80,35 @@ def test_cli_warns_when_the_trace_is_above_the_app_limit(tmp_path, monkeypatch, 
     rc = main(["generate", "--problem", json.dumps(PROBLEM), "--trace", str(out),
                "--max-iterations", "3"])
     assert rc == 0 and "upload limit" not in capsys.readouterr().err
+
+
+def test_paper_settings_nodes_pack_small(tmp_path):
+    """Tiny LLaDA (126,464-token vocabulary, 256 answer slots) at the paper's settings:
+    packed-2 stores a node as differences from its parent, so a node costs a few KB (its
+    entropies, top-k and action set), not the ~18 KB of packed-1. The full 200-iteration
+    run (1,001 nodes; scripts/trace_size.py) packs to 6.8 MB: docs/REAL_MODELS.md."""
+    import standins
+    from medal.models import load_model
+    from medal.tasks import get_task
+    folder = standins.save_checkpoint(tmp_path / "llada", "llada", "native")
+    model = load_model(f"llada:{folder}", device="cpu")
+    config = GenerationConfig(gen_length=256, steps=256, block_length=32, lc=20, k1=3, k2=5,
+                              candidates=3, max_iterations=2, seed=0)
+    run = Run(model, task="countdown", problem=get_task("countdown").generate(1, seed=10_000)[0],
+              strategy="medal", config=config, trace=True)
+    while (event := run.step()) is not None and event.kind != "search_finished":
+        pass
+    plain = json.loads(dumps(run.trace))
+    text = dumps(plain, packed=True)
+    packed = json.loads(text)
+    nodes = packed["tree"]["nodes"]
+    assert len(nodes) == 11
+
+    def per_node(p):  # below the root's children (whose parent has no completion yet)
+        deep = [n for n in p["tree"]["nodes"] if n["depth"] >= 2]
+        return sum(len(json.dumps(n, separators=(",", ":"))) for n in deep) / len(deep)
+
+    assert per_node(packed) < 7_000 < 14_000 < per_node(trace_module.pack_v1(plain))
+    assert loads_trace(text) == plain
+    # 1,001 nodes at this rate, with the iterations' records, fit well under the limit
+    assert 1001 * per_node(packed) < 0.5 * trace_module.MAX_TRACE_BYTES
