@@ -5,8 +5,8 @@ Needs MEDAL_REAL_MODEL_CODE (see docs/REAL_MODELS.md) and transformers 4.x (the 
 code fails on 5.x). For each family: a checkpoint folder with the genuine code and seeded
 random weights (seed 0), loaded with ``implementation="remote"``; the ids of a fixed batch
 and the top-3 answer logits per slot (float32). LLaDA-MoE (its genuine code in
-``lladamoe/``): the two checkpoints of test_native.py's ``MOE_VARIANTS``, same numbers. And the ids the slow DreamTokenizer
-(genuine) gives for the chat template and a text with special tokens. test_native.py
+``lladamoe/``): the two checkpoints of test_native.py's ``MOE_VARIANTS``, same numbers.
+And the ids the slow DreamTokenizer (genuine) gives for the chat template and a text with special tokens. test_native.py
 checks the native code against these numbers on any transformers.
 
     MEDAL_REAL_MODEL_CODE=/path/to/genuine-code python tests/record_native_reference.py

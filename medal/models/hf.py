@@ -8,8 +8,8 @@ Specs (see :func:`parse_spec`)::
     mlm:<hub id or local dir>[@revision]     any AutoModelForMaskedLM checkpoint (BERT-style)
     llada-8b-instruct, llada-1.5, dream-7b-instruct   shortcuts for the official hub ids
 
-LLaDA, LLaDA-MoE and Dream run on MEDAL's own model code (:mod:`medal.models.native`, the default)
-or, with ``implementation="remote"``, on the checkpoint's own code through
+LLaDA, LLaDA-MoE and Dream run on MEDAL's own model code (:mod:`medal.models.native`, the
+default) or, with ``implementation="remote"``, on the checkpoint's own code through
 ``transformers`` (opt-in). The family is read from ``config.json`` (:func:`detect_family`);
 block-causal and uniform-noise families are refused there, with the reason.
 
@@ -306,8 +306,8 @@ def from_pretrained(auto_class, source: ModelSource, *, needs_remote_code: bool,
             f"could not load {source.name} with transformers {_transformers_version()}: "
             f"{type(exc).__name__}: {text[:400]}. A checkpoint's own code is written for "
             "the transformers of its day (LLaDA's and Dream's need 4.x; tested: 4.57.6, and "
-            "they fail on 5.x). For LLaDA, LLaDA-MoE and Dream use MEDAL's native code instead "
-            "(--implementation native, the default), which runs on any transformers; "
+            "they fail on 5.x). For LLaDA, LLaDA-MoE and Dream use MEDAL's native code "
+            "instead (--implementation native, the default), which runs on any transformers; "
             "otherwise install transformers 4.x (pip install 'transformers>=4.50,<5'; see "
             "docs/REAL_MODELS.md)"
         ) from exc
@@ -984,8 +984,8 @@ def load_hf_model(spec: str, *, trust_remote_code: bool | None = None, device: s
                   mask_id: int | None = None, memory_check: bool = True) -> HFDiffusionLM:
     """Load a ``llada:``/``dream:``/``mlm:``/``hf:`` spec or a shortcut (see the module
     docstring). The family is the one config.json declares (the prefix where it declares
-    none); LLaDA, LLaDA-MoE and Dream run on MEDAL's own code unless ``implementation="remote"``
-    (or ``MEDAL_IMPLEMENTATION=remote``)."""
+    none); LLaDA, LLaDA-MoE and Dream run on MEDAL's own code unless
+    ``implementation="remote"`` (or ``MEDAL_IMPLEMENTATION=remote``)."""
     source = parse_spec(spec, revision)
     impl = choose_implementation(implementation)
     if impl == "remote" and source.family != "mlm" and not remote_code_opted_in(

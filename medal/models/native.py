@@ -316,7 +316,8 @@ class Block(nn.Module):
         self.q = nn.Linear(h, h, bias=cfg.qkv_bias)
         self.k = nn.Linear(h, kv, bias=cfg.qkv_bias)
         self.v = nn.Linear(h, kv, bias=cfg.qkv_bias)
-        self.o = nn.Linear(h, h, bias=cfg.linear_bias if cfg.out_bias is None else cfg.out_bias)
+        out_bias = cfg.linear_bias if cfg.out_bias is None else cfg.out_bias
+        self.o = nn.Linear(h, h, bias=out_bias)
         if cfg.qk_norm:
             self.q_norm = RMSNorm(cfg.head_dim, cfg.norm_eps)
             self.k_norm = RMSNorm(cfg.head_dim, cfg.norm_eps)
