@@ -48,9 +48,10 @@ def _remote_code_runs() -> tuple[bool, str]:
     import transformers
     major = int(transformers.__version__.split(".")[0])
     if major >= 5:
-        return False, (f"transformers {transformers.__version__}: LLaDA's and Dream's own code "
-                       "(and the stand-ins, which treat transformers as it does) fail on 5.x "
-                       "by design; the native side is checked against recorded numbers")
+        return False, (f"transformers {transformers.__version__}: LLaDA's, LLaDA-MoE's and "
+                       "Dream's own code (and the stand-ins, which treat transformers as it "
+                       "does) fail on 5.x by design; the native side is checked against "
+                       "recorded numbers")
     return True, ""
 
 

@@ -305,8 +305,8 @@ def from_pretrained(auto_class, source: ModelSource, *, needs_remote_code: bool,
         raise ModelLoadError(
             f"could not load {source.name} with transformers {_transformers_version()}: "
             f"{type(exc).__name__}: {text[:400]}. A checkpoint's own code is written for "
-            "the transformers of its day (LLaDA's and Dream's need 4.x; tested: 4.57.6, and "
-            "they fail on 5.x). For LLaDA, LLaDA-MoE and Dream use MEDAL's native code "
+            "the transformers of its day (LLaDA's, LLaDA-MoE's and Dream's need 4.x; tested: "
+            "4.57.6, and they fail on 5.x). For LLaDA, LLaDA-MoE and Dream use MEDAL's native code "
             "instead (--implementation native, the default), which runs on any transformers; "
             "otherwise install transformers 4.x (pip install 'transformers>=4.50,<5'; see "
             "docs/REAL_MODELS.md)"
