@@ -1,6 +1,6 @@
 """Our own model code for the LLaDA, LLaDA-MoE and Dream families, in one readable file.
 
-Both are a Llama-style transformer that reads the whole sequence at once (no causal
+All three are a Llama-style transformer that reads the whole sequence at once (no causal
 mask): token embedding, then per layer ``x + attention(RMSNorm(x))`` and
 ``x + MLP(RMSNorm(x))``, a final RMSNorm and the output layer. They differ in details
 that their checkpoints' own code (``modeling_llada.py``, ``modeling_dream.py``) fixes,
