@@ -19,7 +19,9 @@ device (no memory for the weights), so a full-size 8B config needs only one tens
 worth of memory at a time. Every tensor is drawn from its own generator, seeded from
 ``--seed`` and the tensor's name: the same seed gives the same weights whatever the
 order, dtype rounding aside. Matrices are N(0, --std) (default: the config's
-``initializer_range`` / ``init_std``, else 0.02), 1-D weights (norms) are 1, biases 0.
+``initializer_range`` / ``init_std``, else 0.02), 1-D weights (norms) are 1, biases 0;
+except, so that a test exercises them, LLaDA-MoE's per-head q/k norms (1 + N(0, 0.1)) and
+its router's ``expert_bias`` (N(0, 0.05): not zero in a trained checkpoint).
 
 Building the model class runs the code in ``--code``: only use code you have read.
 
@@ -74,10 +76,15 @@ def copy_tokenizer(source: Path, out: Path, fast: bool) -> None:
 
 def init_value(name: str, shape: tuple[int, ...], std: float, seed: int,
                dtype: torch.dtype) -> torch.Tensor:
-    """One tensor's seeded random value: matrices N(0, std), 1-D weights 1, biases 0."""
+    """One tensor's seeded random value: matrices N(0, std), 1-D weights 1, biases 0
+    (LLaDA-MoE's q/k norms and expert bias: random, see the module docstring)."""
+    gen = torch.Generator().manual_seed(seed * 1_000_003 + zlib.crc32(name.encode()))
     if len(shape) >= 2:
-        gen = torch.Generator().manual_seed(seed * 1_000_003 + zlib.crc32(name.encode()))
         return torch.randn(shape, generator=gen, dtype=torch.float32).mul_(std).to(dtype)
+    if name.endswith("expert_bias"):
+        return torch.randn(shape, generator=gen, dtype=torch.float32).mul_(0.05).to(dtype)
+    if name.endswith(("q_norm.weight", "k_norm.weight")):
+        return (1 + 0.1 * torch.randn(shape, generator=gen, dtype=torch.float32)).to(dtype)
     if name.endswith("bias"):
         return torch.zeros(shape, dtype=dtype)
     return torch.ones(shape, dtype=dtype)
@@ -145,7 +152,7 @@ def build(config: Path, code: Path | None, out: Path, *, tokenizer: Path | None 
           std: float | None = None, overrides: dict | None = None,
           native: str | None = None) -> Path:
     """The whole folder (see the module docstring); returns ``out``. With ``native``
-    (a family: llada/dream) the names and shapes come from MEDAL's native network and no
+    (a family: llada/llada-moe/dream) the names and shapes come from MEDAL's native network and no
     code goes into the folder (``code`` is not needed)."""
     config, out = Path(config), Path(out)
     tokenizer = Path(tokenizer) if tokenizer else config.parent
@@ -173,7 +180,7 @@ def main(argv=None) -> int:
     p.add_argument("--config", required=True, type=Path, help="config.json to use")
     p.add_argument("--code", type=Path, default=None,
                    help="folder with the model's *.py files (named in the config's auto_map)")
-    p.add_argument("--native", choices=("llada", "dream"), default=None,
+    p.add_argument("--native", choices=("llada", "llada-moe", "dream"), default=None,
                    help="take the tensor names and shapes from MEDAL's native model code for "
                         "this family instead of running --code (no code in the folder)")
     p.add_argument("--out", required=True, type=Path, help="checkpoint folder to write")

@@ -32,8 +32,14 @@ STANDIN_CODE = Path(__file__).resolve().parent / "standin_code"
 REAL_CODE_ENV = "MEDAL_REAL_MODEL_CODE"
 CODE_FILES = {"llada": ("configuration_llada.py", "modeling_llada.py"),
               "dream": ("configuration_dream.py", "modeling_dream.py", "generation_utils.py")}
+#: optional: <dir>/lladamoe/{configuration,modeling}_lladamoe.py (LLaDA-MoE's genuine code;
+#: without it the LLaDA-MoE genuine tests skip and the LLaDA/Dream ones still run)
+OPTIONAL_CODE_FILES = {"llada-moe": ("configuration_lladamoe.py", "modeling_lladamoe.py")}
+#: a family's folder name (REAL_CONFIGS, the genuine code)
+FOLDER = {"llada": "llada", "dream": "dream", "llada-moe": "lladamoe"}
 #: the config key that holds each family's position limit
-POSITIONS_KEY = {"llada": "max_sequence_length", "dream": "max_position_embeddings"}
+POSITIONS_KEY = {"llada": "max_sequence_length", "dream": "max_position_embeddings",
+                 "llada-moe": "max_position_embeddings"}
 
 # Words of the Countdown prompts (for the BERT vocabulary); anything else is [UNK].
 WORDS = ("Use to make Solve the problem by breaking it into subtasks then answer Question "
@@ -68,22 +74,47 @@ def genuine_code() -> tuple[Path | None, str]:
     return folder, ""
 
 
+def genuine_moe_code() -> tuple[Path | None, str]:
+    """Like :func:`genuine_code`, for LLaDA-MoE's genuine files (``lladamoe/``)."""
+    folder, why = genuine_code()
+    if folder is None:
+        return None, why
+    missing = [f"lladamoe/{f}" for f in OPTIONAL_CODE_FILES["llada-moe"]
+               if not (folder / "lladamoe" / f).is_file()]
+    if missing:
+        return None, (f"{REAL_CODE_ENV}={folder} lacks {', '.join(missing)} (LLaDA-MoE's "
+                      "genuine code)")
+    return folder, ""
+
+
 def code_folder(family: str, source: str = "standin") -> Path | None:
     if source == "native":
         return None
     if source == "standin":
+        if family not in CODE_FILES:
+            raise RuntimeError(f"no stand-in code for {family}")
         return STANDIN_CODE / family
-    folder, why = genuine_code()
+    folder, why = genuine_moe_code() if family == "llada-moe" else genuine_code()
     if folder is None:
         raise RuntimeError(why)
-    return folder / family
+    return folder / FOLDER[family]
+
+
+def _moe_mask_text(directory: Path) -> None:
+    """LLaDA-MoE's tokenizer names its mask ``<|mask|>``; the test checkpoints use LLaDA's
+    tokenizer with its ``<|mdm_mask|>`` renamed so (same id, 126336)."""
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        f = directory / name
+        if f.is_file():
+            f.write_text(f.read_text(encoding="utf-8").replace("<|mdm_mask|>", "<|mask|>"),
+                         encoding="utf-8")
 
 
 def save_checkpoint(directory, family: str, source: str = "standin", seed: int = 0,
                     max_positions: int | None = None, dtype: str = "fp32",
                     overrides: dict | None = None) -> Path:
-    """A checkpoint folder of ``family`` (llada/dream) with the real config (changed by
-    ``overrides``) and tokenizer, ``source`` code ("standin", "genuine", or "native": no
+    """A checkpoint folder of ``family`` (llada/dream/llada-moe) with the real config
+    (changed by ``overrides``) and tokenizer, ``source`` code ("standin", "genuine", or "native": no
     code, tensor names and shapes from MEDAL's native network) and seeded random weights.
     The weights depend on the seed, the names and the shapes only, so the three sources
     give the same weights.
@@ -102,9 +133,16 @@ def save_checkpoint(directory, family: str, source: str = "standin", seed: int =
     # Dream's slow tokenizer is code (tokenization_dream.py): with the genuine code it is
     # used as a download uses it; the stand-ins use a fast tokenizer with the same ids
     fast = family == "dream" and not (code and (code / "tokenization_dream.py").is_file())
-    return _builder().build(REAL_CONFIGS / family / "config.json", code, Path(directory),
-                            fast_tokenizer=fast, dtype=dtype, seed=seed, overrides=overrides,
-                            native=family if source == "native" else None)
+    # LLaDA-MoE: a tiny config of our own (tests/data/real-models/lladamoe) and LLaDA's
+    # tokenizer with the mask renamed <|mask|>, as LLaDA-MoE's is named
+    tokenizer = REAL_CONFIGS / "llada" if family == "llada-moe" else None
+    out = _builder().build(REAL_CONFIGS / FOLDER[family] / "config.json", code,
+                           Path(directory), tokenizer=tokenizer, fast_tokenizer=fast,
+                           dtype=dtype, seed=seed, overrides=overrides,
+                           native=family if source == "native" else None)
+    if family == "llada-moe":
+        _moe_mask_text(out)
+    return out
 
 
 def save_llada(directory, seed: int = 0, max_positions: int | None = None) -> Path:

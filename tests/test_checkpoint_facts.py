@@ -139,11 +139,21 @@ def test_uniform_noise_models_are_refused_with_the_reason(base, tmp_path):
         load_model(f"dream:{d}", trust_remote_code=True, device="cpu")
 
 
-def test_llada_moe_runs_on_its_own_code_only(base, tmp_path):
-    d = _copy(base["llada"], tmp_path / "moe", {"model_type": "lladamoe",
-                                               "architectures": ["LLaDAMoEModelLM"]})
-    with pytest.raises(ModelLoadError, match="no native code.*--trust-remote-code"):
-        load_model(f"llada:{d}", device="cpu")
+def test_llada_moe_runs_natively_and_its_own_code_only_with_the_opt_in(tmp_path):
+    """LLaDA-MoE has native code (the default); its checkpoint code needs the opt-in; a
+    config that says LLaDA-MoE but holds LLaDA's keys is refused with what is missing."""
+    d = standins.save_checkpoint(tmp_path / "moe", "llada-moe", "native")
+    for spec in (f"llada:{d}", f"hf:{d}"):
+        m = load_model(spec, device="cpu")
+        assert m.family == "llada-moe" and m.implementation == "native"
+        assert m.token_text(m.mask_id) == "<|mask|>"
+    with pytest.raises(ModelLoadError, match="--trust-remote-code"):
+        load_model(f"llada:{d}", device="cpu", implementation="remote")
+    dense = _copy(standins.save_checkpoint(tmp_path / "dense", "llada", "native"),
+                  tmp_path / "claims-moe", {"model_type": "lladamoe",
+                                            "architectures": ["LLaDAMoEModelLM"]})
+    with pytest.raises(ModelLoadError, match="hidden_size.*llada-moe"):
+        load_model(f"llada:{dense}", device="cpu")
 
 
 # ---------------------------------------------------------------------- memory, offline, gpu_check

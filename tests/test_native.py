@@ -1,5 +1,8 @@
-"""MEDAL's native LLaDA and Dream code (medal/models/native.py) against the checkpoints'
-own code, on tiny checkpoints with the real configs, tokenizers and seeded random weights.
+"""MEDAL's native LLaDA, LLaDA-MoE and Dream code (medal/models/native.py) against the
+checkpoints' own code, on tiny checkpoints with the real configs, tokenizers and seeded
+random weights (LLaDA-MoE: a tiny config of ours with the genuine config's keys, LLaDA's
+tokenizer with the mask named ``<|mask|>``; it has no stand-in, so it is compared with the
+genuine code only, and with numbers recorded from it).
 
 Each comparison loads ONE checkpoint folder twice: ``implementation="remote"`` (the folder's
 code through transformers) and ``implementation="native"`` (MEDAL's code, the same
@@ -27,7 +30,7 @@ import torch
 
 import standins
 from medal.config import GenerationConfig
-from medal.engine import Run
+from medal.engine import STRATEGIES, Run
 from medal.errors import ModelLoadError
 from medal.models import hf, load_model
 from medal.models.native import NativeConfig, NativeLM, checkpoint_name
@@ -37,6 +40,7 @@ from trace_compare import differences
 PROMPT = "Use 4, 18, 13 to make 20."
 SMALL = dict(gen_length=8, lc=2, steps=8, max_iterations=6, samples=2, seed=0, decompose=False)
 GENUINE, WHY_NOT = standins.genuine_code()
+GENUINE_MOE, WHY_NOT_MOE = standins.genuine_moe_code()
 REFERENCE = Path(__file__).resolve().parent / "data" / "native-reference.json"
 
 
@@ -44,9 +48,10 @@ def _remote_code_runs() -> tuple[bool, str]:
     import transformers
     major = int(transformers.__version__.split(".")[0])
     if major >= 5:
-        return False, (f"transformers {transformers.__version__}: LLaDA's and Dream's own code "
-                       "(and the stand-ins, which treat transformers as it does) fail on 5.x "
-                       "by design; the native side is checked against recorded numbers")
+        return False, (f"transformers {transformers.__version__}: LLaDA's, LLaDA-MoE's and "
+                       "Dream's own code (and the stand-ins, which treat transformers as it "
+                       "does) fail on 5.x by design; the native side is checked against "
+                       "recorded numbers")
     return True, ""
 
 
@@ -65,7 +70,21 @@ VARIANTS = {
                                          "weight_tying": True}),
     "dream": ("dream", 0, None),
     "dream-tied": ("dream", 4, {"tie_word_embeddings": True, "num_key_value_heads": 1}),
+    # LLaDA-MoE: layers dense, MoE, MoE; 8 experts, top 2, expert bias, shared expert,
+    # q/k norms; and a variant with the other switches: partial RoPE, clip_qkv, q/k/v/o
+    # biases, GQA, tied output, MoE-dense-MoE, no shared expert, and the routing keys the
+    # published code reads but does not use (sigmoid, norm_topk_prob, scaling, groups)
+    "llada-moe": ("llada-moe", 0, None),
+    "llada-moe-switches": ("llada-moe", 5, {
+        "partial_rotary_factor": 0.5, "clip_qkv": 0.05, "attention_bias": True,
+        "num_key_value_heads": 2, "tie_word_embeddings": True, "moe_layer_freq": [1, 0, 1],
+        "shared_expert_intermediate_size": None, "moe_router_score_function": "sigmoid",
+        "norm_topk_prob": True, "routed_scaling_factor": 2.5, "router_num_group": 2,
+        "router_topk_group": 1}),
 }
+MOE_VARIANTS = ["llada-moe", "llada-moe-switches"]
+MOE_CODES = [pytest.param("genuine", marks=[needs_remote, pytest.mark.skipif(
+    GENUINE_MOE is None, reason=WHY_NOT_MOE)])]
 
 
 @pytest.fixture(autouse=True)
@@ -92,9 +111,11 @@ def folder(tmp_path_factory):
 def _pair(folder, code, variant, dtype="float32"):
     d = folder(code, variant)
     family = VARIANTS[variant][0]
-    remote = load_model(f"{family}:{d}", trust_remote_code=True, device="cpu", dtype=dtype,
+    prefix = family.split("-")[0]  # llada-moe checkpoints load as llada: (or hf:)
+    remote = load_model(f"{prefix}:{d}", trust_remote_code=True, device="cpu", dtype=dtype,
                         implementation="remote")
-    native = load_model(f"{family}:{d}", device="cpu", dtype=dtype)
+    native = load_model(f"{prefix}:{d}", device="cpu", dtype=dtype)
+    assert remote.family == native.family == family
     assert remote.implementation == "remote" and native.implementation == "native"
     return remote, native
 
@@ -117,8 +138,17 @@ def _finite(x):
 
 # ---------------------------------------------------------------------- logits
 
-@pytest.mark.parametrize("code", CODES)
-@pytest.mark.parametrize("variant", list(VARIANTS))
+DENSE_VARIANTS = [v for v in VARIANTS if v not in MOE_VARIANTS]
+
+
+def _cases(dense, moe=MOE_VARIANTS):
+    """(code, variant) pairs: the dense variants with every code, LLaDA-MoE's with the
+    genuine code only (it has no stand-in)."""
+    return ([pytest.param(c.values[0], v, marks=c.marks) for c in CODES for v in dense]
+            + [pytest.param(c.values[0], v, marks=c.marks) for c in MOE_CODES for v in moe])
+
+
+@pytest.mark.parametrize("code, variant", _cases(DENSE_VARIANTS))
 def test_float32_logits_equal_the_checkpoint_code(folder, code, variant):
     remote, native = _pair(folder, code, variant)
     ids, slots = _batch(native)
@@ -136,8 +166,7 @@ def test_float32_logits_equal_the_checkpoint_code(folder, code, variant):
     torch.testing.assert_close(ours, raw, rtol=0, atol=4 * torch.finfo(torch.float32).eps * scale)
 
 
-@pytest.mark.parametrize("code", CODES)
-@pytest.mark.parametrize("variant", ["llada", "llada-1.5", "dream"])
+@pytest.mark.parametrize("code, variant", _cases(("llada", "llada-1.5", "dream")))
 def test_bfloat16_logits_within_bfloat16_rounding(folder, code, variant):
     remote, native = _pair(folder, code, variant, dtype="bfloat16")
     ids, slots = _batch(native, batch=4)
@@ -170,8 +199,7 @@ def _trace(model, strategy):
     return result, trace
 
 
-@pytest.mark.parametrize("code", CODES)
-@pytest.mark.parametrize("variant", ["llada", "llada-1.5", "dream"])
+@pytest.mark.parametrize("code, variant", _cases(("llada", "llada-1.5", "dream")))
 @pytest.mark.parametrize("strategy", ["greedy", "medal"])
 def test_greedy_and_medal_traces_are_identical(folder, code, variant, strategy):
     remote, native = _pair(folder, code, variant)
@@ -192,12 +220,12 @@ def _reference_numbers(model):
             "top_logits": top.values.tolist()}
 
 
-@pytest.mark.parametrize("family", ["llada", "dream"])
+@pytest.mark.parametrize("family", ["llada", "dream", "llada-moe", "llada-moe-switches"])
 def test_native_matches_the_recorded_reference(folder, family):
     """Native logits on a checkpoint written without any model code equal the numbers
     recorded from the genuine code (transformers 4.57.6, float32), on whatever
     transformers is installed (the CI's 5.x lane included)."""
-    native = load_model(f"{family}:{folder('native', family)}", device="cpu")
+    native = load_model(f"hf:{folder('native', family)}", device="cpu")
     assert native.implementation == "native"
     ref = json.loads(REFERENCE.read_text())[family]
     got = _reference_numbers(native)
@@ -207,8 +235,7 @@ def test_native_matches_the_recorded_reference(folder, family):
                                rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("code", CODES)
-@pytest.mark.parametrize("family", ["llada", "dream"])
+@pytest.mark.parametrize("code, family", _cases(("llada", "dream")))
 def test_checkpoint_code_matches_the_recorded_reference(folder, code, family):
     """The reference numbers are the checkpoint code's own (standin, and genuine when
     MEDAL_REAL_MODEL_CODE is set): the same seeds and names give the same weights."""
@@ -300,9 +327,9 @@ def test_float16_is_refused_natively(folder):
 
 
 def test_checkpoint_names_cover_every_parameter():
-    for family in ("llada", "dream"):
+    for family in ("llada", "dream", "llada-moe"):
         cfg = NativeConfig.from_dict(family, json.loads(
-            (standins.REAL_CONFIGS / family / "config.json").read_text()))
+            (standins.REAL_CONFIGS / standins.FOLDER[family] / "config.json").read_text()))
         with torch.device("meta"):
             names = [checkpoint_name(family, n) for n in NativeLM(cfg).state_dict()]
         assert len(set(names)) == len(names)
@@ -323,3 +350,57 @@ def test_native_forward_takes_positions_and_an_attention_bias(folder):
         masked = m.net(padded, attention_bias=keep)[:, :-2]
     assert torch.equal(full, same)
     torch.testing.assert_close(masked, full, rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------------- LLaDA-MoE, any transformers
+
+def test_llada_moe_is_native_by_default_with_its_mask_named_mask(folder):
+    m = load_model(f"llada:{folder('native', 'llada-moe')}", device="cpu")
+    assert m.family == "llada-moe" and m.implementation == "native"
+    assert m.token_text(m.mask_id) == "<|mask|>" and not m.describe()["remote_code"]
+    net = m.net
+    assert [b.moe is not None for b in net.blocks] == [False, True, True]
+    assert all(b.shared is not None for b in net.blocks[1:])
+    assert len(net.blocks[1].moe.experts) == 8 and net.blocks[1].moe.top_k == 2
+
+
+def test_llada_moe_routing_matters(folder):
+    """The experts a token goes to differ between tokens, and the expert bias changes the
+    logits (the test weights give it a random value): the routing is exercised."""
+    m = load_model(f"hf:{folder('native', 'llada-moe')}", device="cpu")
+    ids, _ = _batch(m, batch=1)
+    block = m.net.blocks[1]
+    seen = []
+    handle = block.moe.router.register_forward_hook(lambda mod, a, out: seen.append(out))
+    with torch.no_grad():
+        before = m.net(ids)
+        handle.remove()
+        chosen = torch.topk(seen[0].softmax(-1) + block.moe.expert_bias, 2, dim=-1).indices
+        assert len({tuple(sorted(r)) for r in chosen.tolist()}) > 2
+        for b in m.net.blocks[1:]:
+            b.moe.expert_bias.zero_()
+        after = m.net(ids)
+    assert (before - after).abs().max() > 1e-4
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+def test_every_strategy_runs_on_native_llada_moe(folder, strategy):
+    m = load_model(f"hf:{folder('native', 'llada-moe')}", device="cpu")
+    run = Run(m, task="countdown", prompt=PROMPT, strategy=strategy,
+              config=GenerationConfig(**SMALL), trace=True)
+    res = run.finish()
+    assert len(res.answer_ids) == SMALL["gen_length"] and m.mask_id not in res.answer_ids
+    assert res.forwards > 0 and run.trace["run"]["model"]["family"] == "llada-moe"
+    assert run.trace["run"]["model"]["implementation"] == "native"
+
+
+def test_llada_moe_settings_it_cannot_run_are_refused():
+    cfg = json.loads((standins.REAL_CONFIGS / "lladamoe" / "config.json").read_text())
+    for change, said in (({"rope_scaling": {"type": "yarn"}}, "rope_scaling"),
+                         ({"partial_rotary_factor": 0.1}, "partial_rotary_factor"),
+                         ({"moe_layer_freq": [1]}, "moe_layer_freq"),
+                         ({"hidden_act": "gelu"}, "hidden_act"),
+                         ({"head_dim": 8}, "head_dim"),
+                         ({"shared_expert_intermediate_size": -1}, "shared_expert")):
+        with pytest.raises(ModelLoadError, match=f"{said}.*--implementation remote"):
+            NativeConfig.from_dict("llada-moe", {**cfg, **change})

@@ -3,11 +3,11 @@
 Specs:
 
 * ``builtin:<task>`` -- the shipped tiny models (CPU, no network);
-* ``llada:<hub id or dir>``, ``dream:<hub id or dir>`` -- the LLaDA and Dream families,
-  on MEDAL's own model code (:mod:`medal.models.native`), or with
-  ``implementation="remote"`` on the checkpoint's own code through ``transformers``
-  (opt-in: ``trust_remote_code=True``, ``--trust-remote-code`` or
-  ``MEDAL_TRUST_REMOTE_CODE=1``);
+* ``llada:<hub id or dir>``, ``dream:<hub id or dir>`` -- the LLaDA and Dream families
+  (LLaDA-MoE checkpoints load as ``llada:`` or ``hf:``), on MEDAL's own model code
+  (:mod:`medal.models.native`), or with ``implementation="remote"`` on the checkpoint's
+  own code through ``transformers`` (opt-in: ``trust_remote_code=True``,
+  ``--trust-remote-code`` or ``MEDAL_TRUST_REMOTE_CODE=1``);
 * ``hf:<hub id or dir>`` -- the family read from the checkpoint's config.json;
 * ``mlm:<hub id or dir>`` -- any ``AutoModelForMaskedLM`` checkpoint;
 * shortcuts ``llada-8b-instruct``, ``llada-1.5``, ``dream-7b-instruct``;
@@ -41,7 +41,7 @@ def add_model_arguments(parser) -> None:
                         "config.json) (optionally @<revision>), or a shortcut: "
                         "llada-8b-instruct, llada-1.5, dream-7b-instruct")
     g.add_argument("--trust-remote-code", action="store_true",
-                   help="allow LLaDA/Dream checkpoints to run the Python code they ship "
+                   help="allow LLaDA/LLaDA-MoE/Dream checkpoints to run the Python code they ship "
                         "(also: MEDAL_TRUST_REMOTE_CODE=1); read it first, pin --revision")
     g.add_argument("--device", choices=DEVICES, default="auto",
                    help="where the model runs (auto: CUDA if present, else CPU)")
@@ -50,7 +50,7 @@ def add_model_arguments(parser) -> None:
     g.add_argument("--revision", default=None,
                    help="hub commit, branch or tag to load (same as spec@<revision>)")
     g.add_argument("--implementation", choices=IMPLEMENTATIONS, default=None,
-                   help="LLaDA/Dream: native (default: MEDAL's own model code, no remote "
+                   help="LLaDA/LLaDA-MoE/Dream: native (default: MEDAL's own model code, no remote "
                         "code) or remote (the checkpoint's own code; needs "
                         f"--trust-remote-code); default also from {IMPLEMENTATION_ENV}")
     g.add_argument("--mask-id", type=int, default=None,

@@ -8,8 +8,8 @@ Specs (see :func:`parse_spec`)::
     mlm:<hub id or local dir>[@revision]     any AutoModelForMaskedLM checkpoint (BERT-style)
     llada-8b-instruct, llada-1.5, dream-7b-instruct   shortcuts for the official hub ids
 
-LLaDA and Dream run on MEDAL's own model code (:mod:`medal.models.native`, the default)
-or, with ``implementation="remote"``, on the checkpoint's own code through
+LLaDA, LLaDA-MoE and Dream run on MEDAL's own model code (:mod:`medal.models.native`, the
+default) or, with ``implementation="remote"``, on the checkpoint's own code through
 ``transformers`` (opt-in). The family is read from ``config.json`` (:func:`detect_family`);
 block-causal and uniform-noise families are refused there, with the reason.
 
@@ -77,7 +77,7 @@ DREAM_FULL_ATTENTION = "full"
 #: spec prefixes: a family, or ``hf:`` (the family read from the checkpoint's config.json)
 FAMILIES = ("llada", "dream", "mlm", "hf")
 #: families MEDAL has its own model code for (medal/models/native.py)
-NATIVE_FAMILIES = ("llada", "dream")
+NATIVE_FAMILIES = ("llada", "llada-moe", "dream")
 #: how the network runs: MEDAL's own code, or the checkpoint's (opt-in remote code)
 IMPLEMENTATIONS = ("native", "remote")
 IMPLEMENTATION_ENV = "MEDAL_IMPLEMENTATION"
@@ -305,9 +305,9 @@ def from_pretrained(auto_class, source: ModelSource, *, needs_remote_code: bool,
         raise ModelLoadError(
             f"could not load {source.name} with transformers {_transformers_version()}: "
             f"{type(exc).__name__}: {text[:400]}. A checkpoint's own code is written for "
-            "the transformers of its day (LLaDA's and Dream's need 4.x; tested: 4.57.6, and "
-            "they fail on 5.x). For LLaDA and Dream use MEDAL's native code instead "
-            "(--implementation native, the default), which runs on any transformers; "
+            "the transformers of its day (LLaDA's, LLaDA-MoE's and Dream's need 4.x; tested: "
+            "4.57.6, and they fail on 5.x). For LLaDA, LLaDA-MoE and Dream use MEDAL's native code "
+            "instead (--implementation native, the default), which runs on any transformers; "
             "otherwise install transformers 4.x (pip install 'transformers>=4.50,<5'; see "
             "docs/REAL_MODELS.md)"
         ) from exc
@@ -904,10 +904,10 @@ class LLaDALM(HFDiffusionLM):
 
 
 class LLaDAMoELM(LLaDALM):
-    """LLaDA-MoE (mixture-of-experts MLPs): the checkpoint's own code only (no native code
-    yet: the expert routing is not written here). Its mask is named ``<|mask|>``."""
+    """LLaDA-MoE (mixture-of-experts MLPs): per-slot logits like LLaDA; MEDAL's native code
+    (default) or the checkpoint's own (opt-in). Its mask is named ``<|mask|>``."""
     family = "llada-moe"
-    native = False
+    native = True
     typical_parameters = 7.0e9
 
 
@@ -984,8 +984,8 @@ def load_hf_model(spec: str, *, trust_remote_code: bool | None = None, device: s
                   mask_id: int | None = None, memory_check: bool = True) -> HFDiffusionLM:
     """Load a ``llada:``/``dream:``/``mlm:``/``hf:`` spec or a shortcut (see the module
     docstring). The family is the one config.json declares (the prefix where it declares
-    none); LLaDA and Dream run on MEDAL's own code unless ``implementation="remote"``
-    (or ``MEDAL_IMPLEMENTATION=remote``)."""
+    none); LLaDA, LLaDA-MoE and Dream run on MEDAL's own code unless
+    ``implementation="remote"`` (or ``MEDAL_IMPLEMENTATION=remote``)."""
     source = parse_spec(spec, revision)
     impl = choose_implementation(implementation)
     if impl == "remote" and source.family != "mlm" and not remote_code_opted_in(

@@ -1,6 +1,6 @@
-"""Our own model code for the LLaDA and Dream families, in one readable file.
+"""Our own model code for the LLaDA, LLaDA-MoE and Dream families, in one readable file.
 
-Both are a Llama-style transformer that reads the whole sequence at once (no causal
+All three are a Llama-style transformer that reads the whole sequence at once (no causal
 mask): token embedding, then per layer ``x + attention(RMSNorm(x))`` and
 ``x + MLP(RMSNorm(x))``, a final RMSNorm and the output layer. They differ in details
 that their checkpoints' own code (``modeling_llada.py``, ``modeling_dream.py``) fixes,
@@ -17,6 +17,27 @@ output                          ``ff_out`` (or tied to ``wte``)  ``lm_head``
 what position i predicts        slot i                          slot i + 1 (shifted; the
                                                                 adapter shifts back)
 ==============================  =============================  ==========================
+
+LLaDA-MoE (``model_type`` ``lladamoe``, ``modeling_lladamoe.py``) is the same layer with
+Dream's parameter names and RoPE precision (cos/sin in the model dtype), slot i predicted
+at position i (as LLaDA), and these differences, all from its config:
+
+* ``qk_layernorm``: an RMSNorm over each head's query and key (``q_norm``, ``k_norm``),
+  before ``clip_qkv`` (q, k, v clamped to +-clip) and before RoPE;
+* ``partial_rotary_factor``: RoPE turns only the first ``head_dim * factor`` dims;
+* ``attention_bias``: biases on q, k, v *and* o;
+* the MLP of layer i is dense (``dense_intermediate_size``) where ``moe_layer_freq[i]``
+  is 0, else a mixture of experts: a router ``gate`` (hidden -> experts), softmax in
+  float32, plus the router's ``expert_bias`` where ``moe_router_enable_expert_bias``, the
+  ``num_experts_per_tok`` largest, their (biased, unnormalised) weights times the
+  chosen experts' SwiGLU outputs (``expert_intermediate_size``), summed in expert order;
+  plus a shared SwiGLU expert (``shared_expert_intermediate_size``) where it is not null.
+
+The published ``modeling_lladamoe.py`` reads ``moe_router_score_function``,
+``norm_topk_prob``, ``routed_scaling_factor``, ``router_num_group`` and
+``router_topk_group`` into its config but never uses them in the forward (softmax
+routing, no renormalisation, no scaling, no expert groups whatever they say); this code
+computes what the published code computes, so it ignores them too.
 
 :func:`load_native` reads ``config.json`` and the checkpoint's safetensors by name
 (``model.safetensors`` or shards listed in ``model.safetensors.index.json``); no code from
@@ -37,7 +58,7 @@ from torch import nn
 
 from ..errors import ModelLoadError
 
-NATIVE_FAMILIES = ("llada", "dream")
+NATIVE_FAMILIES = ("llada", "llada-moe", "dream")
 
 
 # ---------------------------------------------------------------------- config
@@ -45,7 +66,7 @@ NATIVE_FAMILIES = ("llada", "dream")
 @dataclass(frozen=True)
 class NativeConfig:
     """The few numbers that define the network, read from a checkpoint's config.json."""
-    family: str              # "llada" or "dream"
+    family: str              # "llada", "llada-moe" or "dream"
     vocab_size: int          # rows of the embedding and columns of the logits
     hidden: int
     layers: int
@@ -61,10 +82,28 @@ class NativeConfig:
     rope_in_float32: bool    # LLaDA rotates q, k in float32; Dream in the model dtype
     scale_embeddings: bool = False  # LLaDA input_emb_norm: x * sqrt(hidden)
     scale_logits: bool = False      # LLaDA scale_logits: logits / sqrt(hidden)
+    # LLaDA-MoE (the defaults: none of it)
+    out_bias: bool | None = None    # the attention output has a bias (None: linear_bias)
+    qk_norm: bool = False           # RMSNorm over each head's q and k
+    clip_qkv: float | None = None   # q, k, v clamped to [-clip, clip]
+    rotary_dims: int | None = None  # RoPE on the first dims of a head only (None: all)
+    moe_layers: tuple[bool, ...] = ()  # per layer: a mixture of experts (else dense)
+    experts: int = 0
+    experts_per_token: int = 0
+    expert_hidden: int = 0
+    shared_expert_hidden: int | None = None  # a shared expert in every MoE layer
+    expert_bias: bool = False       # the router adds a per-expert bias before the top-k
 
     @property
     def head_dim(self) -> int:
         return self.hidden // self.heads
+
+    @property
+    def rope_dims(self) -> int:
+        return self.rotary_dims or self.head_dim
+
+    def is_moe(self, layer: int) -> bool:
+        return bool(self.moe_layers) and self.moe_layers[layer]
 
     @classmethod
     def from_dict(cls, family: str, cfg: dict, where: str = "config.json") -> "NativeConfig":
@@ -121,8 +160,60 @@ class NativeConfig:
                        qkv_bias=True, linear_bias=False,
                        tied_output=bool(cfg.get("tie_word_embeddings", False)),
                        rope_in_float32=False)
+        if family == "llada-moe":
+            return cls._llada_moe(cfg, need, unsupported)
         raise ModelLoadError(f"no native code for the family {family!r} "
                              f"(native: {', '.join(NATIVE_FAMILIES)})")
+
+
+    @classmethod
+    def _llada_moe(cls, cfg: dict, need, unsupported) -> "NativeConfig":
+        if cfg.get("rope_scaling"):
+            raise unsupported(f"rope_scaling is {cfg['rope_scaling']!r} (native: none)")
+        if cfg.get("hidden_act", "silu") != "silu":
+            raise unsupported(f"hidden_act is {cfg['hidden_act']!r} (native: 'silu')")
+        hidden, heads = int(need("hidden_size")), int(need("num_attention_heads"))
+        layers = int(need("num_hidden_layers"))
+        head_dim = hidden // heads
+        if cfg.get("head_dim") not in (None, head_dim):
+            raise unsupported(f"head_dim is {cfg['head_dim']!r} (native: hidden_size / "
+                              f"num_attention_heads = {head_dim})")
+        factor = float(need("partial_rotary_factor"))
+        rotary = int(head_dim * factor)
+        if not 0 < rotary <= head_dim or rotary % 2:
+            raise unsupported(f"partial_rotary_factor {factor} turns {rotary} of a head's "
+                              f"{head_dim} dims (native: an even number, 2 to {head_dim})")
+        freq = need("moe_layer_freq")
+        if not isinstance(freq, list) or len(freq) < layers:
+            raise unsupported(f"moe_layer_freq is {freq!r} (native: a list of 0/1 with one "
+                              f"entry per layer, {layers})")
+        moe = tuple(f != 0 for f in freq[:layers])
+        shared = cfg.get("shared_expert_intermediate_size")
+        if shared is not None and int(shared) <= 0:
+            raise unsupported(f"shared_expert_intermediate_size is {shared!r} (native: "
+                              "null or a positive size)")
+        experts = int(need("num_experts")) if any(moe) else 0
+        top_k = int(need("num_experts_per_tok")) if any(moe) else 0
+        if any(moe) and not 0 < top_k <= experts:
+            raise unsupported(f"num_experts_per_tok is {top_k} of {experts} experts")
+        clip = cfg.get("clip_qkv")
+        bias = bool(cfg.get("attention_bias", False))
+        return cls(family="llada-moe", vocab_size=int(need("vocab_size")), hidden=hidden,
+                   layers=layers, heads=heads,
+                   kv_heads=int(cfg.get("num_key_value_heads") or heads),
+                   mlp_hidden=int(need("dense_intermediate_size")) if not all(moe) else 0,
+                   norm_eps=float(cfg.get("rms_norm_eps", 1e-5)),
+                   rope_theta=float(need("rope_theta")),
+                   max_positions=int(cfg.get("max_position_embeddings") or 4096),
+                   qkv_bias=bias, linear_bias=False, out_bias=bias,
+                   tied_output=bool(cfg.get("tie_word_embeddings", False)),
+                   rope_in_float32=False, qk_norm=bool(cfg.get("qk_layernorm")),
+                   clip_qkv=None if clip is None else float(clip),
+                   rotary_dims=rotary, moe_layers=moe, experts=experts,
+                   experts_per_token=top_k,
+                   expert_hidden=int(need("expert_intermediate_size")) if any(moe) else 0,
+                   shared_expert_hidden=None if shared is None else int(shared),
+                   expert_bias=bool(cfg.get("moe_router_enable_expert_bias")))
 
 
 # ---------------------------------------------------------------------- the network
@@ -144,7 +235,7 @@ class RMSNorm(nn.Module):
 
 def rotary_tables(cfg: NativeConfig, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """cos and sin of RoPE's angles ``position * theta^(-2j/d)``, float32, ``[B or 1, 1, T, d]``."""
-    d = cfg.head_dim
+    d = cfg.rope_dims
     inv_freq = 1.0 / (cfg.rope_theta ** (torch.arange(0, d, 2, dtype=torch.float,
                                                       device=positions.device) / d))
     angles = positions.float()[..., None] * inv_freq          # [B, T, d/2]
@@ -158,13 +249,66 @@ def rotate_half(x: torch.Tensor) -> torch.Tensor:
 
 
 def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    return (x * cos) + (rotate_half(x) * sin)
+    """RoPE on the first ``cos.shape[-1]`` dims of each head (all of them but for a
+    partial rotary factor); the rest pass through."""
+    d = cos.shape[-1]
+    if d == x.shape[-1]:
+        return (x * cos) + (rotate_half(x) * sin)
+    turned = (x[..., :d] * cos) + (rotate_half(x[..., :d]) * sin)
+    return torch.cat((turned, x[..., d:]), dim=-1)
+
+
+class SwiGLU(nn.Module):
+    """``down(silu(gate(x)) * up(x))``: one expert of a mixture (no biases)."""
+
+    def __init__(self, hidden: int, inner: int):
+        super().__init__()
+        self.gate = nn.Linear(hidden, inner, bias=False)
+        self.up = nn.Linear(hidden, inner, bias=False)
+        self.down = nn.Linear(inner, hidden, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.down(F.silu(self.gate(x)) * self.up(x))
+
+
+class MixtureOfExperts(nn.Module):
+    """LLaDA-MoE's routed MLP: each token goes through its ``experts_per_token``
+    highest-scoring experts, their outputs weighted by the scores and summed."""
+
+    def __init__(self, cfg: NativeConfig):
+        super().__init__()
+        self.top_k = cfg.experts_per_token
+        self.router = nn.Linear(cfg.hidden, cfg.experts, bias=False)
+        self.experts = nn.ModuleList(SwiGLU(cfg.hidden, cfg.expert_hidden)
+                                     for _ in range(cfg.experts))
+        if cfg.expert_bias:
+            self.register_buffer("expert_bias", torch.zeros(cfg.experts))
+        else:
+            self.expert_bias = None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        shape = x.shape
+        x = x.reshape(-1, shape[-1])                                # [N, C], one row a token
+        scores = F.softmax(self.router(x), dim=-1, dtype=torch.float32)
+        if self.expert_bias is not None:  # it changes the weights too, not only the choice
+            scores = scores + self.expert_bias
+        weights, chosen = torch.topk(scores, self.top_k, dim=-1)   # [N, k]
+        weights = weights.to(x.dtype)
+        out = torch.zeros_like(x)
+        # expert by expert, the tokens that chose it (in the order of their rank, then
+        # position): the order of the sums, so the bits equal the published code's
+        for e, expert in enumerate(self.experts):
+            rank, rows = torch.where(chosen.T == e)
+            if rows.numel():
+                out.index_add_(0, rows, expert(x[rows]) * weights[rows, rank, None])
+        return out.view(shape)
 
 
 class Block(nn.Module):
-    """One transformer layer: bidirectional rotary attention, then a SwiGLU MLP."""
+    """One transformer layer: bidirectional rotary attention, then a SwiGLU MLP (or, in
+    LLaDA-MoE's MoE layers, a mixture of SwiGLU experts plus an optional shared one)."""
 
-    def __init__(self, cfg: NativeConfig):
+    def __init__(self, cfg: NativeConfig, layer: int = 0):
         super().__init__()
         self.cfg = cfg
         h, kv = cfg.hidden, cfg.kv_heads * cfg.head_dim
@@ -172,19 +316,33 @@ class Block(nn.Module):
         self.q = nn.Linear(h, h, bias=cfg.qkv_bias)
         self.k = nn.Linear(h, kv, bias=cfg.qkv_bias)
         self.v = nn.Linear(h, kv, bias=cfg.qkv_bias)
-        self.o = nn.Linear(h, h, bias=cfg.linear_bias)
+        out_bias = cfg.linear_bias if cfg.out_bias is None else cfg.out_bias
+        self.o = nn.Linear(h, h, bias=out_bias)
+        if cfg.qk_norm:
+            self.q_norm = RMSNorm(cfg.head_dim, cfg.norm_eps)
+            self.k_norm = RMSNorm(cfg.head_dim, cfg.norm_eps)
         self.mlp_norm = RMSNorm(h, cfg.norm_eps)
-        self.gate = nn.Linear(h, cfg.mlp_hidden, bias=cfg.linear_bias)
-        self.up = nn.Linear(h, cfg.mlp_hidden, bias=cfg.linear_bias)
-        self.down = nn.Linear(cfg.mlp_hidden, h, bias=cfg.linear_bias)
+        self.moe = MixtureOfExperts(cfg) if cfg.is_moe(layer) else None
+        if self.moe is None:
+            self.gate = nn.Linear(h, cfg.mlp_hidden, bias=cfg.linear_bias)
+            self.up = nn.Linear(h, cfg.mlp_hidden, bias=cfg.linear_bias)
+            self.down = nn.Linear(cfg.mlp_hidden, h, bias=cfg.linear_bias)
+        self.shared = (SwiGLU(h, cfg.shared_expert_hidden)
+                       if self.moe is not None and cfg.shared_expert_hidden else None)
 
     def forward(self, x, cos, sin, attention_bias=None):
         cfg = self.cfg
         B, T, C = x.shape
         h = self.attn_norm(x)
-        q = self.q(h).view(B, T, cfg.heads, cfg.head_dim).transpose(1, 2)
-        k = self.k(h).view(B, T, cfg.kv_heads, cfg.head_dim).transpose(1, 2)
-        v = self.v(h).view(B, T, cfg.kv_heads, cfg.head_dim).transpose(1, 2)
+        q, k, v = self.q(h), self.k(h), self.v(h)
+        if cfg.qk_norm:  # per head
+            q = self.q_norm(q.view(B, T, cfg.heads, cfg.head_dim)).view(B, T, -1)
+            k = self.k_norm(k.view(B, T, cfg.kv_heads, cfg.head_dim)).view(B, T, -1)
+        if cfg.clip_qkv is not None:
+            q, k, v = (t.clamp(-cfg.clip_qkv, cfg.clip_qkv) for t in (q, k, v))
+        q = q.view(B, T, cfg.heads, cfg.head_dim).transpose(1, 2)
+        k = k.view(B, T, cfg.kv_heads, cfg.head_dim).transpose(1, 2)
+        v = v.view(B, T, cfg.kv_heads, cfg.head_dim).transpose(1, 2)
         if cfg.rope_in_float32:
             q = apply_rotary(q.float(), cos, sin).type_as(v)
             k = apply_rotary(k.float(), cos, sin).type_as(v)
@@ -197,17 +355,22 @@ class Block(nn.Module):
         att = F.scaled_dot_product_attention(q, k, v, attn_mask=attention_bias, is_causal=False)
         x = x + self.o(att.transpose(1, 2).contiguous().view(B, T, C))
         h = self.mlp_norm(x)
-        return x + self.down(F.silu(self.gate(h)) * self.up(h))
+        if self.moe is None:
+            return x + self.down(F.silu(self.gate(h)) * self.up(h))
+        out = self.moe(h)
+        if self.shared is not None:
+            out = out + self.shared(h)
+        return x + out
 
 
 class NativeLM(nn.Module):
-    """Token ids -> logits, for a LLaDA- or Dream-family checkpoint."""
+    """Token ids -> logits, for a LLaDA-, LLaDA-MoE- or Dream-family checkpoint."""
 
     def __init__(self, cfg: NativeConfig):
         super().__init__()
         self.cfg = cfg
         self.embed = nn.Embedding(cfg.vocab_size, cfg.hidden)
-        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.layers))
+        self.blocks = nn.ModuleList(Block(cfg, i) for i in range(cfg.layers))
         self.final_norm = RMSNorm(cfg.hidden, cfg.norm_eps)
         self.lm_head = (None if cfg.tied_output else
                         nn.Linear(cfg.hidden, cfg.vocab_size, bias=cfg.linear_bias))
@@ -269,16 +432,36 @@ CHECKPOINT_NAMES = {
               "blocks.{i}.up": "model.layers.{i}.mlp.up_proj",
               "blocks.{i}.down": "model.layers.{i}.mlp.down_proj"},
 }
+#: LLaDA-MoE: Dream's names, and its q/k norms and experts ({j}: the expert)
+CHECKPOINT_NAMES["llada-moe"] = {
+    **CHECKPOINT_NAMES["dream"],
+    "blocks.{i}.q_norm": "model.layers.{i}.self_attn.q_norm",
+    "blocks.{i}.k_norm": "model.layers.{i}.self_attn.k_norm",
+    "blocks.{i}.moe": "model.layers.{i}.mlp",  # its expert_bias
+    "blocks.{i}.moe.router": "model.layers.{i}.mlp.gate",
+    "blocks.{i}.moe.experts.{j}.gate": "model.layers.{i}.mlp.experts.{j}.gate_proj",
+    "blocks.{i}.moe.experts.{j}.up": "model.layers.{i}.mlp.experts.{j}.up_proj",
+    "blocks.{i}.moe.experts.{j}.down": "model.layers.{i}.mlp.experts.{j}.down_proj",
+    "blocks.{i}.shared.gate": "model.layers.{i}.shared_expert.gate_proj",
+    "blocks.{i}.shared.up": "model.layers.{i}.shared_expert.up_proj",
+    "blocks.{i}.shared.down": "model.layers.{i}.shared_expert.down_proj",
+}
 
 
 def checkpoint_name(family: str, name: str) -> str:
-    """Our parameter name (``blocks.3.q.weight``) -> the checkpoint's."""
+    """Our parameter name (``blocks.3.q.weight``, ``blocks.3.moe.experts.5.up.weight``)
+    -> the checkpoint's."""
     module, _, leaf = name.rpartition(".")
     parts = module.split(".")
-    if parts[0] == "blocks":
-        key, i = "blocks.{i}." + ".".join(parts[2:]), parts[1]
-        return CHECKPOINT_NAMES[family][key].format(i=i) + "." + leaf
-    return CHECKPOINT_NAMES[family][module] + "." + leaf
+    numbers, key = [], []
+    for part in parts:  # the first number is the layer ({i}), the second the expert ({j})
+        if part.isdigit():
+            key.append("{i}" if not numbers else "{j}")
+            numbers.append(part)
+        else:
+            key.append(part)
+    i, j = (numbers + ["", ""])[:2]
+    return CHECKPOINT_NAMES[family][".".join(key)].format(i=i, j=j) + "." + leaf
 
 
 def weight_files(directory: Path) -> list[Path]:
