@@ -359,20 +359,14 @@ def sidebar_values(pg) -> dict:
         .map(e => [e.getAttribute('aria-label'), e.value])"""))
 
 
-#: issue 18, still open: after Uploaded trace -> Benchmark -> back, "N subtasks" (in a
-#: collapsed expander) came back as 1 in the last runs; the other settings and paths hold.
-#: Marked, not removed: it runs every time and reports when the bug is fixed.
-KNOWN_LOSS = pytest.mark.xfail(reason="issue 18: N subtasks lost on Uploaded trace -> "
-                                      "Benchmark -> Live run (open bug)", strict=False)
-
-
 @pytest.mark.parametrize("page", ["How MEDAL works", "Benchmark"])
 @pytest.mark.parametrize("via", ["Example", "Uploaded trace"])
-def test_no_navigation_changes_a_setting(browser, server, page, via, request):
-    if (via, page) == ("Uploaded trace", "Benchmark"):
-        request.applymarker(KNOWN_LOSS)
+def test_no_navigation_changes_a_setting(browser, server, page, via):
     """Issue 18 #1: example -> another page -> back -> Live run kept every setting (the
-    browser showed K1=1, C=1, c=0 ... and an empty prompt, and ran with them)."""
+    browser showed K1=1, C=1, c=0 ... and an empty prompt, and ran with them). "N subtasks"
+    (in a collapsed expander) also came back as 1 after Uploaded trace -> Benchmark, now and
+    then: the browser had built it from a run that carried only its default (fixed: every
+    setting's widget has its value as its default; tests/test_app.py checks every run)."""
     ctx, pg, offline = app_session(browser, server)
     settings_shown(pg)
     before = sidebar_values(pg)
