@@ -10,6 +10,8 @@ timeline cursor, a copy of every setting), so page switches and reruns keep it.
 """
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 
 import streamlit as st
@@ -254,6 +256,8 @@ def start_run(settings: dict):
         st.error(md(f"Cannot start this run: {exc}"))
         return None
     release(STATE.get("run"))   # the previous run's search, if any
+    run.observers.append(_Moves())
+    run._medal_lock = threading.Lock()
     STATE["run"] = run
     STATE["budget"] = serving.run_budget(SERVING)
     STATE["run_settings"] = settings_key(settings)
@@ -263,13 +267,45 @@ def start_run(settings: dict):
     return run
 
 
+class _Moves:
+    """An engine observer on a live run: how many events the engine has made. The Run
+    page's caches of the trace and of the viewer's frames are keyed on it, not only on the
+    page's own count (``STATE["events"]``): Stop -- any rerun -- makes Streamlit start a new
+    script run at once (fastReruns) while the old one finishes its engine step, and the old
+    one is stopped before it counts that step. The frames then stayed behind the trace for
+    good: a step request found the positions it asked for already made, stepped nothing and
+    sent no new frame, and the viewer asked again and again (issue 18: Next phase after
+    Stop did not step on)."""
+
+    def __init__(self):
+        self.n = 0
+
+    def __call__(self, event) -> None:
+        self.n += 1
+
+
+def engine_lock(run):
+    """The lock a script run holds while it steps ``run``'s engine: a script run that Stop
+    (or any rerun) replaced may still be inside an engine step; the new one waits for it
+    before it steps the run or reads its trace, so two threads never step one run."""
+    return getattr(run, "_medal_lock", None) or contextlib.nullcontext()
+
+
+def moved(run) -> tuple:
+    """A stamp that changes whenever ``run`` has moved (see :class:`_Moves`)."""
+    counter = next((o for o in getattr(run, "observers", ()) if isinstance(o, _Moves)), None)
+    return (STATE.get("events", 0), counter.n if counter is not None else None)
+
+
 def step_or_error(run, mode: str, **limits) -> bool:
     """Advance the run within its budget; on failure show why (no traceback) and stop."""
     if getattr(run, "_released", False):   # stopped over budget: nothing left to run
         STATE["running"] = STATE["playing"] = False
         return False
     try:
-        events = advance(run, mode, budget=STATE.get("budget"), **limits)
+        budget = STATE.get("budget")
+        with engine_lock(run):
+            events = advance(run, mode, budget=budget, **limits)
         STATE["events"] = STATE.get("events", 0) + len(events)
         return True
     except OverBudget as exc:  # stopped and released: the trace so far stays on view
@@ -361,7 +397,7 @@ def step_one_position(run) -> bool:
 
 def run_trace(run) -> dict:
     """``run.trace``, rebuilt only when the run has moved."""
-    key = (STATE.get("run_id"), STATE.get("events", 0))
+    key = (STATE.get("run_id"), moved(run))
     cached = STATE.get("trace_cache")
     if cached is not None and cached[0] == key:
         return cached[1]
@@ -514,7 +550,7 @@ def live_frames(run, trace: dict) -> Frames:
     frames = STATE.get("live_frames")
     if frames is None or frames.key != key:
         frames = STATE["live_frames"] = Frames(key)
-    stamp = (STATE.get("events", 0), run.done)
+    stamp = (moved(run), run.done)
     if STATE.get("live_frames_stamp") != (key, stamp):
         frames.update(trace, final=run.done)
         STATE["live_frames_stamp"] = (key, stamp)
@@ -557,6 +593,10 @@ def main() -> None:
         _restore_widgets()
         settings = sidebar_settings()
         STATE["settings_drawn_at"] = STATE["run_page_runs"]
+        run = STATE.get("run")
+        if run is not None:
+            with engine_lock(run):   # a stopped script run's last engine step: done
+                pass
         handle_request(req, settings)
         run = STATE.get("run")
         trace = run_trace(run) if run is not None else None
