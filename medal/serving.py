@@ -77,6 +77,9 @@ STREAMLIT_OPTIONS = {
     "client.toolbarMode": "minimal",
     "client.showErrorDetails": "none",    # visitors never see a traceback or server paths
     "global.showWarningOnDirectExecution": "false",
+    # the Run page gives each setting's widget its value both in the session state and as
+    # its default (medal/app/pages/run.py, K): on purpose, so no log warning about it
+    "global.disableWidgetStateDuplicationWarning": "true",
     "theme.base": "light",
     # a closed tab's session (its run, its uploads) is dropped 10 s after it disconnects
     # (Streamlit's default keeps it 120 s)

@@ -345,6 +345,56 @@ def test_state_survives_page_switches_in_every_mode(app):
     assert phase(app) == "Finished"
 
 
+def shown_without_state(w):
+    """What a browser that builds widget ``w`` from this run's message alone shows: the
+    value the message sets, or else the widget's default (a browser keeps no value for a
+    key it has not drawn)."""
+    p = w.proto
+    if getattr(p, "set_value", False):          # this run's message sets the value
+        return wanted(w)
+
+    def default():
+        try:
+            present = p.HasField("default")
+        except ValueError:                        # a field that is always present
+            present = True
+        return p.default if present else None
+    return ("index" if w.type in ("selectbox", "radio") else "value", default())
+
+
+def wanted(w):
+    if w.type in ("selectbox", "radio"):
+        return ("index", w.index)
+    return ("value", None if w.value is None else w.value)
+
+
+def test_every_setting_reaches_a_browser_in_every_run(app):
+    """Issue 18: "N subtasks" came back as 1 after Uploaded trace -> Benchmark -> Live run.
+    A value written into the session state reaches the browser only with the first run that
+    draws its widget; when another run followed at once (the viewer's own request), the
+    browser built the widget from the later run, which carried only the widget's default --
+    a number input's minimum. So every run must carry every setting's value."""
+    configure(app, k1=4, rollout_steps=2, temperature=0.5, eb_threshold=0.25, samples=3,
+              n_subtasks=5, seed=7, decompose=True, simulation="sample").run()
+    app.selectbox(key="w_strategy").set_value("medal-no-mcts").run()
+    want = settings_shown(app)
+    for via in ("Uploaded trace", "Example"):
+        for page in ("pages/benchmark.py", "pages/how_medal_works.py"):
+            app.radio(key="w_source").set_value(via).run()
+            app.switch_page(page).run()
+            app.switch_page("pages/run.py").run()
+            app.radio(key="w_source").set_value("Live run").run()
+            for _ in range(2):                # the run that draws them, and the next one
+                assert not app.exception
+                assert settings_shown(app) == want
+                lost = {w.key: (wanted(w), shown_without_state(w))
+                        for kind in SETTING_WIDGETS for w in getattr(app, kind)
+                        if w.key and w.key.startswith("w_")
+                        and shown_without_state(w) != wanted(w)}
+                assert lost == {}, f"{via} -> {page}: {lost}"
+                app.run()
+
+
 def test_live_run_steps_one_engine_step_per_request(app):
     """A request names how many positions the viewer wants: presses that arrived while the
     server was busy are one request for several steps, and none is lost."""

@@ -213,10 +213,10 @@
     var fresh = this.store !== store;
     this.store = store;
     if (fresh) this.resetTree();
-    var n = store.states.length;
+    var n = store.states.length, answered = null;
     if (data.ack !== undefined && data.ack !== null && data.ack === this.seq && this.pending) {
       // the host answered this viewer's request: go where it asked for
-      var p = this.pending; this.pending = null;
+      var p = this.pending; this.pending = null; answered = p;
       if (p.op === "end") store.target = n - 1;
       else if (p.op === "iteration") store.target = this.iterationEnd(p.from);
       else if (p.op === "step") store.target = Math.max(p.want - 1, store.target === null ? 0 : store.target);
@@ -225,8 +225,13 @@
     if (store.target === null || store.target === undefined) store.target = (store.cursor === null ? n - 1 : store.cursor);
     var want = Math.min(store.target, n - 1);
     this.show(Math.max(0, want), fresh);
-    // presses that arrived while the host was busy: ask again for what is still missing
-    if (store.live && !store.done && store.target > n - 1 && !this.pending) this.ask("step", {want: store.target + 1});
+    // presses that arrived while the host was busy: ask again for what is still missing --
+    // but not what the host has just answered without reaching (a run stopped over its
+    // budget, or failed): asking again would only repeat that answer, without end
+    if (store.live && !store.done && store.target > n - 1 && !this.pending) {
+      if (answered && answered.op === "step" && store.target <= answered.want - 1) store.target = n - 1;
+      else this.ask("step", {want: store.target + 1});
+    }
     if (this.playing && !this.timer) this.schedule();
     return {};
   };

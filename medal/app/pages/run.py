@@ -10,6 +10,8 @@ timeline cursor, a copy of every setting), so page switches and reruns keep it.
 """
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 
 import streamlit as st
@@ -56,7 +58,16 @@ def K(name: str) -> str:
     A browser that comes back to the settings after they were not drawn (another source,
     another page) kept stale widget states for the old keys and showed every number at its
     minimum (K1=1, c=0, an empty prompt...), and a run used them (issue 18 #1). So each
-    time the settings reappear they get fresh keys, their values from ``saved_widgets``."""
+    time the settings reappear they get fresh keys, their values from ``saved_widgets``.
+
+    Every setting's widget is also given its value as its default (``value=``/``index=``):
+    a value written into the session state reaches the browser once, with the first run
+    that draws the widget under its key; a later run sends only the widget's default. When
+    another run followed at once (the viewer asks for its data as it mounts) the browser
+    could build the widget from the later run and show the default -- a number input's
+    minimum: "N subtasks" came back as 1 after Uploaded trace -> Benchmark -> Live run
+    (issue 18) -- and then send that back. With the value as the default, every run's
+    widget carries it."""
     if name == "w_source":
         return name
     gen = STATE.get("settings_gen", 0)
@@ -81,6 +92,13 @@ def _restore_widgets() -> None:
     for key in ("w_prompt", "w_example"):
         if K(key) not in STATE and saved.get(key) is not None:
             STATE[K(key)] = saved[key]
+
+
+def _index(options, name: str) -> int:
+    """The position of setting ``name``'s value among ``options`` (0 when absent)."""
+    options = list(options)
+    value = STATE.get(K(name))
+    return options.index(value) if value in options else 0
 
 
 def _save_widgets() -> None:
@@ -126,14 +144,16 @@ def model_settings(sb) -> tuple[str, dict]:
     allowed = SERVING.models
     if STATE.get(K("w_model")) not in allowed:
         STATE[K("w_model")] = DEFAULT_MODEL if DEFAULT_MODEL in allowed else allowed[0]
-    spec = sb.selectbox("Model", allowed, key=K("w_model"),
+    spec = sb.selectbox("Model", allowed, key=K("w_model"), index=_index(allowed, "w_model"),
                         help="The models this server offers: the built-in tiny models (CPU) "
                              "and any the operator added (MEDAL_MODELS).")
     sb.caption(SERVING.remote_code_line())
     with sb.expander("Loading options (transformers models)"):
         device = st.selectbox("Device", DEVICES, key=K("w_device"),
+                              index=_index(DEVICES, "w_device"),
                               help="auto: CUDA if present, else CPU.")
         dtype = st.selectbox("Weights dtype", DTYPES, key=K("w_dtype"),
+                             index=_index(DTYPES, "w_dtype"),
                              help="auto: bfloat16 on a GPU, float32 on the CPU.")
     return spec, serving.load_options(SERVING, device, dtype)
 
@@ -154,20 +174,27 @@ def _task_changed() -> None:
 
 
 def _number_widget(p, container):
-    key = K(f"w_{p.name}")
+    """The widget of parameter ``p``, its current value as its default (see :func:`K`)."""
+    name = f"w_{p.name}"
+    key, value = K(name), STATE.get(K(name), p.default)
     if p.kind == "bool":
-        return container.checkbox(p.label, key=key, help=p.help)
+        return container.checkbox(p.label, value=bool(value), key=key, help=p.help)
     if p.kind == "optional_bool":
-        return container.selectbox(p.label, (None, True, False), key=key, help=p.help,
+        options = (None, True, False)
+        return container.selectbox(p.label, options, index=_index(options, name), key=key,
+                                   help=p.help,
                                    format_func=lambda v: {None: "default", True: "on",
                                                           False: "off"}[v])
     if p.kind == "choice":
-        return container.selectbox(p.label, p.choices, key=key, help=p.help)
+        return container.selectbox(p.label, p.choices, index=_index(p.choices, name),
+                                   key=key, help=p.help)
     if p.kind == "float":
         return container.number_input(p.label, min_value=p.min_value, step=p.step or 0.1,
+                                      value=None if value is None else float(value),
                                       key=key, help=p.help, format="%.3f")
     low = None if p.min_value is None else int(p.min_value)
     return container.number_input(p.label, min_value=low, step=1, key=key, help=p.help,
+                                  value=None if value is None else int(value),
                                   placeholder="default" if p.kind == "optional_int" else None)
 
 
@@ -176,20 +203,23 @@ def sidebar_settings() -> dict:
     spec, options = model_settings(sb)
     sb.subheader("Task and prompt")
     task_name = sb.selectbox("Task", list(TASKS), key=K("w_task"), on_change=_task_changed,
+                             index=_index(TASKS, "w_task"),
                              help="How a prompt is formatted and an answer verified.")
     task = TASKS[task_name]
     examples = [task.format_prompt(p) for p in task.example_problems]
     if STATE.get(K("w_example")) not in examples:
         STATE[K("w_example")] = examples[0]
-    sb.selectbox("Example prompts", examples, key=K("w_example"), on_change=_use_example)
+    sb.selectbox("Example prompts", examples, key=K("w_example"), on_change=_use_example,
+                 index=_index(examples, "w_example"))
     if K("w_prompt") not in STATE:
         STATE[K("w_prompt")] = examples[0]
-    prompt = sb.text_area("Prompt", key=K("w_prompt"), height=80,
+    prompt = sb.text_area("Prompt", key=K("w_prompt"), height=80, value=STATE[K("w_prompt")],
                           help="Pick an example above or write your own.")
     note = prompt_note(task_name, prompt)
     if note:
         sb.warning(note)
     strategy = sb.selectbox("Strategy", list(STRATEGIES), key=K("w_strategy"),
+                            index=_index(STRATEGIES, "w_strategy"),
                             help="medal: MCTS initialisation + phase C. The others are the "
                                  "paper's baselines and ablations.")
     groups = {"search": sb.expander("Search parameters (MEDAL)", expanded=True),
@@ -227,6 +257,8 @@ def start_run(settings: dict):
         st.error(md(f"Cannot start this run: {exc}"))
         return None
     release(STATE.get("run"))   # the previous run's search, if any
+    run.observers.append(_Moves())
+    run._medal_lock = threading.Lock()
     STATE["run"] = run
     STATE["budget"] = serving.run_budget(SERVING)
     STATE["run_settings"] = settings_key(settings)
@@ -236,13 +268,45 @@ def start_run(settings: dict):
     return run
 
 
+class _Moves:
+    """An engine observer on a live run: how many events the engine has made. The Run
+    page's caches of the trace and of the viewer's frames are keyed on it, not only on the
+    page's own count (``STATE["events"]``): Stop -- any rerun -- makes Streamlit start a new
+    script run at once (fastReruns) while the old one finishes its engine step, and the old
+    one is stopped before it counts that step. The frames then stayed behind the trace for
+    good: a step request found the positions it asked for already made, stepped nothing and
+    sent no new frame, and the viewer asked again and again (issue 18: Next phase after
+    Stop did not step on)."""
+
+    def __init__(self):
+        self.n = 0
+
+    def __call__(self, event) -> None:
+        self.n += 1
+
+
+def engine_lock(run):
+    """The lock a script run holds while it steps ``run``'s engine: a script run that Stop
+    (or any rerun) replaced may still be inside an engine step; the new one waits for it
+    before it steps the run or reads its trace, so two threads never step one run."""
+    return getattr(run, "_medal_lock", None) or contextlib.nullcontext()
+
+
+def moved(run) -> tuple:
+    """A stamp that changes whenever ``run`` has moved (see :class:`_Moves`)."""
+    counter = next((o for o in getattr(run, "observers", ()) if isinstance(o, _Moves)), None)
+    return (STATE.get("events", 0), counter.n if counter is not None else None)
+
+
 def step_or_error(run, mode: str, **limits) -> bool:
     """Advance the run within its budget; on failure show why (no traceback) and stop."""
     if getattr(run, "_released", False):   # stopped over budget: nothing left to run
         STATE["running"] = STATE["playing"] = False
         return False
     try:
-        events = advance(run, mode, budget=STATE.get("budget"), **limits)
+        budget = STATE.get("budget")
+        with engine_lock(run):
+            events = advance(run, mode, budget=budget, **limits)
         STATE["events"] = STATE.get("events", 0) + len(events)
         return True
     except OverBudget as exc:  # stopped and released: the trace so far stays on view
@@ -334,7 +398,7 @@ def step_one_position(run) -> bool:
 
 def run_trace(run) -> dict:
     """``run.trace``, rebuilt only when the run has moved."""
-    key = (STATE.get("run_id"), STATE.get("events", 0))
+    key = (STATE.get("run_id"), moved(run))
     cached = STATE.get("trace_cache")
     if cached is not None and cached[0] == key:
         return cached[1]
@@ -487,7 +551,7 @@ def live_frames(run, trace: dict) -> Frames:
     frames = STATE.get("live_frames")
     if frames is None or frames.key != key:
         frames = STATE["live_frames"] = Frames(key)
-    stamp = (STATE.get("events", 0), run.done)
+    stamp = (moved(run), run.done)
     if STATE.get("live_frames_stamp") != (key, stamp):
         frames.update(trace, final=run.done)
         STATE["live_frames_stamp"] = (key, stamp)
@@ -518,8 +582,9 @@ def main() -> None:
     compact_style()
     st.caption("**MEDAL Explorer** · MCTS-initialised decoding of diffusion language "
                "models, step by step")
-    source = st.sidebar.radio("Source", ["Live run", "Uploaded trace", "Example", "Compare"],
-                              key="w_source", horizontal=True)
+    sources = ["Live run", "Uploaded trace", "Example", "Compare"]
+    source = st.sidebar.radio("Source", sources, key="w_source", horizontal=True,
+                              index=_index(sources, "w_source"))
     example_buttons(st.sidebar)
     if source == "Compare":     # issue 19: two runs side by side on one timeline
         STATE.pop("pending_request", None)
@@ -537,6 +602,10 @@ def main() -> None:
         _restore_widgets()
         settings = sidebar_settings()
         STATE["settings_drawn_at"] = STATE["run_page_runs"]
+        run = STATE.get("run")
+        if run is not None:
+            with engine_lock(run):   # a stopped script run's last engine step: done
+                pass
         handle_request(None if whatif else req, settings)
         run = STATE.get("run")
         trace = run_trace(run) if run is not None else None
