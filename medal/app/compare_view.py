@@ -341,9 +341,28 @@ def whatif_form(trace: dict | None, source_id: str | None, label: str) -> None:
                                                    "decode": "then decode (phase C from it)"}[x])
         else:
             then = "decode"
+        # the callback reads the choices as the browser sends them with the click (values
+        # bound here would be this script run's, which can lag behind the page)
         st.button("Fork and compare", key=f"wi{gen}_go", type="primary",
-                  disabled=not slots, on_click=_do_fork,
-                  args=(source_id, label, node, step, [(s, picks[s]) for s in slots], then))
+                  disabled=not slots, on_click=_fork_from_form,
+                  args=(source_id, label, node, step, gen, [(s, picks[s]) for s in slots], then))
+
+
+def _fork_from_form(source_id, label, node, step, gen, drawn, then) -> None:
+    """The What-if form's button: the slots, tokens and "then" as the form holds them at
+    the click (``drawn``/``then``: as this script run drew them, for what it lacks)."""
+    state = st.session_state
+    chosen = dict(drawn)
+    slots = state.get(f"wi{gen}_slots", [s for s, _ in drawn])
+    actions = []
+    for s in slots:
+        other = state.get(f"wi{gen}_other{s}")
+        token = other if other else state.get(f"wi{gen}_tok{s}", chosen.get(s))
+        if token is not None:
+            actions.append((s, token))
+    if node is not None:
+        then = state.get(f"wi{gen}_then", then)
+    _do_fork(source_id, label, node, step, actions, then)
 
 
 def _do_fork(source_id, label, node, step, actions, then) -> None:
