@@ -109,3 +109,32 @@ def test_a_live_run_sends_the_frames_of_its_replay():
     replay = Frames("replay")
     replay.update(run.trace)
     assert states(live.bundle()) == states(replay.bundle())
+
+
+def test_candidates_tab_compares_winner_and_runner_up_slot_by_slot():
+    """Issue 19, item 4, in the viewer: the Candidates tab carries the winner against the
+    runner-up slot by slot (medal.diff.compare_candidates): the slots whose token differs
+    all listed, each slot's IG part, and the parts of every slot adding up to the
+    difference of the two cumulative gains."""
+    from medal.diff import compare_candidates
+    checked = 0
+    for ex in list_examples():
+        t = load_example(ex)
+        if not (t.get("search") or {}).get("candidates") or len(t["search"]["candidates"]) < 2:
+            continue
+        cands = states(bundle(t))[-1]["v"]["cands"]
+        sc = cands["slots"]
+        winner = next(r["node"] for r in cands["rows"] if r["_winner"])
+        runner = max((r for r in cands["rows"] if not r["_winner"]), key=lambda r: r["_ig"])
+        assert (sc["a"], sc["b"]) == (winner, runner["node"]), ex.name
+        full = compare_candidates(t, sc["a"], sc["b"])
+        assert sc["differing"] == full["differing_slots"]
+        shown = {r["slot"] for r in sc["rows"]}
+        assert set(full["differing_slots"][:40]) <= shown | set(full["differing_slots"][40:])
+        assert abs(sum(r["ig_contribution"] for r in full["slots"]) - full["ig_difference"]) < 1e-9
+        assert abs(sc["difference"] - (sc["ig"][0] - sc["ig"][1])) < 1e-5
+        for r in sc["rows"]:
+            want = next(x for x in full["slots"] if x["slot"] == r["slot"])
+            assert r["IG part"] == pytest.approx(want["ig_contribution"], abs=1e-6)
+        checked += 1
+    assert checked >= 2

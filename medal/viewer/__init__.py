@@ -434,7 +434,34 @@ def _candidates_part(trace: dict) -> dict | None:
                    | {"_winner": bool(r.winner), "_ig": _num(r.cumulative_ig), "_q": _num(r.q)})
     report = candidate_report(trace) or {}
     return {"rows": out, "winners": winners_by(trace), "tie": near_tie(trace) or "",
-            "why": report.get("why") or ""}
+            "why": report.get("why") or "", "slots": _winner_against_runner_up(rows, trace)}
+
+
+def _winner_against_runner_up(rows, trace: dict, most: int = 40) -> dict | None:
+    """The winner and the runner-up (the other candidate with the highest cumulative IG)
+    slot by slot (:func:`medal.diff.compare_candidates`): the slots whose token differs
+    or whose remaining entropy moves the gain, each slot's part of the IG difference."""
+    from ..diff import compare_candidates
+
+    win = next((r for r in rows if r.winner), None)
+    others = [r for r in rows if not r.winner and r.cumulative_ig is not None]
+    if win is None or not others:
+        return None
+    runner = max(others, key=lambda r: r.cumulative_ig)
+    rep = compare_candidates(trace, win.node, runner.node)
+    shown = [r for r in rep["slots"] if r["token_differs"] or abs(r["ig_contribution"]) >= 5e-4]
+
+    def tok(side):
+        return "[mask]" if side["token"] is None else (
+            side["text"] if side["text"] is not None else f"#{side['token']}")
+
+    table = [{"slot": r["slot"], f"node {win.node} (winner)": tok(r["a"]),
+              "H winner": _num(r["a"]["entropy"]), f"node {runner.node}": tok(r["b"]),
+              "H runner-up": _num(r["b"]["entropy"]), "IG part": _num(r["ig_contribution"]),
+              "share": _num(r["share"])} for r in shown[:most]]
+    return {"a": win.node, "b": runner.node, "ig": [_num(v) for v in rep["ig"]],
+            "difference": _num(rep["ig_difference"]), "differing": rep["differing_slots"],
+            "rows": table, "more": max(0, len(shown) - most)}
 
 
 def _summary(trace: dict):

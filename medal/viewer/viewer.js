@@ -630,7 +630,23 @@
     p.appendChild(bars);
     var cols = Object.keys(c.rows[0] || {}).filter(function (k) { return k.charAt(0) !== "_"; });
     p.appendChild(table(c.rows, cols));
+    if (c.slots) this.drawSlotComparison(c.slots, p);
     if (c.why) { var w = h("details", "mv-why"); w.appendChild(h("summary", "", "Why the winner won (the engine's account)")); w.appendChild(h("pre", "", c.why)); p.appendChild(w); }
+  };
+
+  /* the winner against the runner-up, slot by slot (medal.diff.compare_candidates) */
+  Viewer.prototype.drawSlotComparison = function (sc, p) {
+    var box = h("div", "mv-slotcmp");
+    box.appendChild(h("h4", "", "Winner (node " + sc.a + ") against the runner-up (node " + sc.b + "), slot by slot"));
+    box.appendChild(h("p", "", "Cumulative IG " + fmt(sc.ig[0], 4) + " against " + fmt(sc.ig[1], 4) +
+      ": difference " + fmt(sc.difference, 4) + ". Each slot's IG part is (H runner-up − H winner) / Σ H at the root; the parts add up to the difference. " +
+      "Slots whose token differs: " + (sc.differing.length ? sc.differing.join(", ") : "none") + "."));
+    if (sc.rows.length) {
+      var cols = Object.keys(sc.rows[0]);
+      box.appendChild(table(sc.rows, cols, "mv-slottable"));
+    }
+    if (sc.more) box.appendChild(h("p", "mv-muted", "… and " + sc.more + " more slots with a smaller part (medal candidates TRACE " + sc.a + " " + sc.b + " lists every one)."));
+    p.appendChild(box);
   };
 
   /* ---- entropy heatmaps (SVG) */

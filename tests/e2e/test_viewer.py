@@ -566,3 +566,28 @@ def test_app_presenter_mode_keys(browser, server):
     assert prompt.input_value().startswith(" ")          # Space went into the field
     ctx.close()
     assert offline.blocked == []
+
+
+def test_app_candidates_tab_compares_winner_and_runner_up_slot_by_slot(browser, server):
+    """Issue 19, item 4, in the app: at the end of an example, the Candidates tab shows the
+    winner against the runner-up slot by slot, as ``medal candidates`` computes it."""
+    from medal.diff import compare_candidates
+    ex = next(e for e in EXAMPLES if e.name == "countdown-medal-fixes-greedy")
+    trace = load_example(ex)
+    ctx, pg, offline = app_session(browser, server)
+    open_example_in_app(pg, ex.title)
+    pg.wait_for_function(f"__medalViewer.store.key === 'example-{ex.name}'", timeout=60_000)
+    pg.evaluate("__medalViewer.go(__medalViewer.n() - 1)")
+    pg.locator(".mv .mv-tab[data-tab=cands]").first.click()
+    box = pg.locator(".mv-slotcmp").first
+    expect(box).to_be_visible(timeout=30_000)
+    head = box.locator("h4").inner_text()
+    a, b = (int(x) for x in __import__("re").findall(r"node (\d+)", head)[:2])
+    assert a == trace["search"]["winner"] and b in trace["search"]["candidates"] and b != a
+    rep = compare_candidates(trace, a, b)
+    slots = [int(c) for c in box.locator("table.mv-slottable tr td:first-child").all_inner_texts()]
+    assert set(rep["differing_slots"]) <= set(slots) and slots, (slots, rep["differing_slots"])
+    shown = float(__import__("re").search(r"difference (-?\d+\.\d+)", box.inner_text()).group(1))
+    assert abs(shown - rep["ig_difference"]) <= 1e-4
+    ctx.close()
+    assert offline.blocked == []
