@@ -190,17 +190,10 @@ class Comparison:
 
     def html(self, title: str | None = None) -> str:
         """One self-contained HTML document (the viewer inlined, no network)."""
-        from .viewer import CSP, _inline, pack, viewer_css, viewer_js
-        from .viz.tree import vis_assets
+        from .viewer import standalone_page
         title = title or f"MEDAL compare: {self.names[0]} vs {self.names[1]}"
-        vis_js, vis_css = vis_assets()
-        return (_PAGE.replace("{{CSP}}", CSP)
-                .replace("{{TITLE}}", _html.escape(title[:200]))
-                .replace("{{VIS_CSS}}", _inline(vis_css, "style"))
-                .replace("{{CSS}}", _inline(viewer_css(), "style"))
-                .replace("{{VIS_JS}}", _inline(vis_js))
-                .replace("{{JS}}", _inline(viewer_js()))
-                .replace("{{DATA}}", pack(self.bundle())))
+        return standalone_page(self.bundle(), title, mount="compare", element="medal-compare",
+                               name="medalCompare")
 
     def save_html(self, path) -> Path:
         """Write the page atomically (a temporary file renamed over ``path``)."""
@@ -241,27 +234,3 @@ def compare(a, b, *, names: tuple[str, str] | None = None, height: int = 1100) -
     return Comparison(ta, tb, tuple(str(n) for n in names), height)
 
 
-_PAGE = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{{CSP}}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{TITLE}}</title>
-<style>{{VIS_CSS}}</style>
-<style>{{CSS}}</style>
-<style>body { margin: 0; } .medal-standalone { padding: 8px 14px; }</style>
-</head><body>
-<div id="medal-compare" class="medal-standalone"></div>
-<script>{{VIS_JS}}</script>
-<script>{{JS}}</script>
-<script id="medal-data" type="application/gzip;base64">{{DATA}}</script>
-<script>
-MedalViewer.unpack(document.getElementById("medal-data").textContent).then(function (data) {
-  window.medalCompare = MedalViewer.compare(document.getElementById("medal-compare"), data,
-                                            {host: "page"});
-}).catch(function (err) {
-  document.getElementById("medal-compare").textContent =
-    "This browser cannot open the page (" + err + "); use a current Chromium, Firefox or Safari.";
-});
-</script>
-</body></html>
-"""

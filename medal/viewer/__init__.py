@@ -729,6 +729,14 @@ def page(trace: dict, *, title: str | None = None, height: int | None = None) ->
     data = bundle(trace)
     m = data["meta"]
     title = title or f"MEDAL trace: {m.get('strategy')} on {m.get('prompt')}"
+    return standalone_page(data, title)
+
+
+def standalone_page(data: dict, title: str, *, mount: str = "mount",
+                    element: str = "medal-viewer", name: str = "medalViewer") -> str:
+    """One self-contained HTML document that inlines vis-network and the viewer and calls
+    ``MedalViewer.<mount>(#element, data)``, keeping the result as ``window.<name>``
+    (``mount``: one run; ``compare``: :class:`medal.comparison.Comparison`)."""
     vis_js, vis_css = vis_assets()
     return (_PAGE.replace("{{CSP}}", CSP)
             .replace("{{TITLE}}", _html.escape(title[:200]))
@@ -736,6 +744,8 @@ def page(trace: dict, *, title: str | None = None, height: int | None = None) ->
             .replace("{{CSS}}", _inline(viewer_css(), "style"))
             .replace("{{VIS_JS}}", _inline(vis_js))
             .replace("{{JS}}", _inline(viewer_js()))
+            .replace("{{ELEMENT}}", element).replace("{{NAME}}", name)
+            .replace("{{MOUNT}}", mount)
             .replace("{{DATA}}", pack(data)))
 
 
@@ -748,16 +758,16 @@ _PAGE = """<!DOCTYPE html>
 <style>{{CSS}}</style>
 <style>body { margin: 0; } .medal-standalone { padding: 8px 14px; }</style>
 </head><body>
-<div id="medal-viewer" class="medal-standalone"></div>
+<div id="{{ELEMENT}}" class="medal-standalone"></div>
 <script>{{VIS_JS}}</script>
 <script>{{JS}}</script>
 <script id="medal-data" type="application/gzip;base64">{{DATA}}</script>
 <script>
 MedalViewer.unpack(document.getElementById("medal-data").textContent).then(function (data) {
-  window.medalViewer = MedalViewer.mount(document.getElementById("medal-viewer"), data,
+  window.{{NAME}} = MedalViewer.{{MOUNT}}(document.getElementById("{{ELEMENT}}"), data,
                                          {host: "page"});
 }).catch(function (err) {
-  document.getElementById("medal-viewer").textContent =
+  document.getElementById("{{ELEMENT}}").textContent =
     "This browser cannot open the page (" + err + "); use a current Chromium, Firefox or Safari.";
 });
 </script>
