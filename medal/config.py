@@ -44,7 +44,7 @@ does not:
   ``candidate_choice`` = "vote" goes BEYOND the paper (off by default, labelled): roll
   out every candidate and take the answer most rollouts agree on (ties: rollout IG).
 * ``lc``: the paper's 20 is for 256-slot answers (8%); short answers take a task default
-  (Countdown and Pick: 2; Sudoku: 3) -- see ``Task.default_lc``.
+  (Countdown, Pick and Twins: 2; Sudoku: 3) -- see ``Task.default_lc``.
 * ``logits_eos_inf`` / ``confidence_eos_eot_inf``: the options of LLaDA's ``generate.py``
   of the same names, for every model. The first sets the model's EOS logit to -inf before
   anything is computed from the logits (LLaDA used it for code: answers run to their full

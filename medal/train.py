@@ -18,12 +18,13 @@ from tqdm.auto import tqdm
 
 from .errors import InputError
 from .models.tiny import CharTokenizer, TinyConfig, TinyDLM, masked_diffusion_loss, save_checkpoint
-from .tasks import countdown_training_example, pick_training_example, sudoku_training_example
+from .tasks import (countdown_training_example, pick_training_example, sudoku_training_example,
+                    twins_training_example)
 
 EXAMPLE_MAKERS = {"countdown": countdown_training_example, "sudoku": sudoku_training_example,
-                  "pick": pick_training_example}
+                  "pick": pick_training_example, "twins": twins_training_example}
 #: task -> (prompt_length, answer_length) used when train() is not given them
-DEFAULT_LENGTHS = {"countdown": (24, 28), "sudoku": (26, 19), "pick": (32, 8)}
+DEFAULT_LENGTHS = {"countdown": (24, 28), "sudoku": (26, 19), "pick": (32, 8), "twins": (41, 8)}
 
 
 def encode_example(tok: CharTokenizer, cfg: TinyConfig, prompt: str, answer: str):

@@ -1,7 +1,7 @@
 """Regenerate the example traces shipped in medal/assets/examples/ (opened in one click from the
 Run page; checked to reproduce by tests/test_examples.py).
 
-    python scripts/make_examples.py            # all five, with the shipped built-in models
+    python scripts/make_examples.py            # all six, with the shipped built-in models
     python scripts/make_examples.py --only countdown-longer-search   # one example
 
 Each example is a MEDAL run with the greedy comparison, found by scanning a fixed list
@@ -19,7 +19,11 @@ of problems (generated from a fixed seed) with the shipped model, in order:
   does not beat greedy: both write letters of the two words mixed. The shipped Pick model
   writes each letter from its own marginal whatever was written before (it never learnt to
   stay with one word), so no early commitment helps: the first problem where greedy's
-  answer is a mix and MEDAL's is too, with the search's tree and candidates to show it.
+  answer is a mix and MEDAL's is too, with the search's tree and candidates to show it;
+* ``twins-medal-fixes-greedy``: the positive control (issue 20), where MEDAL beats greedy:
+  greedy writes the most likely letters of two slots of different pairs in one step and
+  mixes the words; MEDAL's search commits one letter at a time, the model follows it, and
+  its answer is one of the words -- the first problem where that happens.
 
 The scan is deterministic (same model, same seed: same examples). Re-run this after the
 built-in models or the trace format change, and commit the new files.
@@ -86,7 +90,7 @@ def _differs(trace: dict) -> bool:
 def main() -> int:
     EXAMPLES_DIR.mkdir(parents=True, exist_ok=True)
     countdown, sudoku = load_model("builtin:countdown"), load_model("builtin:sudoku")
-    pick = load_model("builtin:pick")
+    pick, twins = load_model("builtin:pick"), load_model("builtin:twins")
     specs = [
         ("countdown-medal-fixes-greedy", "countdown", countdown,
          lambda t, m, g: m is True and g is False,
@@ -116,6 +120,14 @@ def main() -> int:
          "does MEDAL: its search commits a letter where the words differ, but this model "
          "writes every other letter from its own marginal anyway (it never learnt to stay "
          "with one word), so no early order helps. docs/RESULTS.md has the figures."),
+        ("twins-medal-fixes-greedy", "twins", twins,
+         lambda t, m, g: m is True and g is False,
+         "Twins: where the order matters, MEDAL fixes greedy",
+         "Write any one of the four words; words 1 and 2 share half their letters, words 3 "
+         "and 4 the other half. Greedy writes two letters per step, the most likely ones, "
+         "one from each pair, and mixes the words. MEDAL's search commits one letter at a "
+         "time; the model follows it, and the answer is one of the words. Default settings "
+         "(2 slots per step, the task's default). docs/RESULTS.md has the figures."),
     ]
     only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
     index = []
@@ -126,7 +138,8 @@ def main() -> int:
             continue
         config = LONGER if name == "countdown-longer-search" else None
         trace, i = find(model, task, want, seed=2026,
-                        greedy_wrong=task in ("countdown", "pick") and config is None, config=config)
+                        greedy_wrong=task in ("countdown", "pick", "twins") and config is None,
+                        config=config)
         write_trace(trace, EXAMPLES_DIR / f"{name}.json")
         res, comp = trace["result"], trace["comparison"]["result"]
         print(f"{name}: problem #{i} {trace['run']['prompt']!r}: MEDAL {res['text']!r} "

@@ -5,10 +5,11 @@
 #      the research runs (default 300)
 #   M: problems for the paper's options, the parameter sweeps and the decomposition and
 #      verifier checks (default N)
-#   NP / MP (environment): problems for the Pick task's runs / its sweeps (1000 / 200); NH for its
-#      headroom (300)
+#   NP / MP (environment): problems for the Pick and Twins tasks' runs / their sweeps (1000 /
+#      200); NH for their headroom (300)
 # The runs go in two lanes side by side (two processes, one thread each: the machine has 2
-# cores), most important first; LANE=a / LANE=b / LANE=sudoku / LANE=pick runs one lane only. A run whose output file exists is skipped, so an
+# cores), most important first; LANE=a / LANE=b / LANE=sudoku / LANE=pick / LANE=twins runs one
+# lane only. A run whose output file exists is skipped, so an
 # interrupted script resumes where it stopped; delete results/ (or a task's folder, e.g.
 # after retraining its model) to measure again. docs/RESULTS.md is regenerated from
 # whatever results/ holds and marks anything missing "not run".
@@ -21,7 +22,7 @@ export OMP_NUM_THREADS=1
 # default for them) it is medal exactly; the decomposition check below measures it
 ALL=greedy,random,entropy,margin,eb,bst5,medal,medal-no-mcts,medal-margin-only
 CD=results/countdown SD=results/sudoku R=results/countdown/research O=results/countdown/options
-PK=results/pick
+PK=results/pick TW=results/twins
 # the positive control's sizes: its tiny model makes 1000+ problems cheap
 NP=${NP:-1000}
 MP=${MP:-200}
@@ -41,7 +42,7 @@ import json, os, platform, sys
 t, n, m = sys.argv[1:]
 np_, mp = os.environ.get("NP", "1000"), os.environ.get("MP", "300")
 what = (f"{np_} fresh problems for every strategy, mode and reward; {mp} for the parameter "
-        "sweeps; one thread per process" if t == "pick" else
+        "sweeps; one thread per process" if t in ("pick", "twins") else
         f"{n} fresh problems for the headline table, the candidate analysis and the "
         f"research runs; {m} for the paper's options, the parameter sweeps and the "
         "decomposition and verifier checks; two processes side by side, one thread each.")
@@ -53,10 +54,11 @@ json.dump({"command": f"NP={np_} MP={mp} bash scripts/results.sh {n} {m}",
 EOF
 }
 
-mkdir -p $CD $SD $R $O $PK
+mkdir -p $CD $SD $R $O $PK $TW
 meta countdown
 meta sudoku
 meta pick
+meta twins
 
 # Two lanes, one thread each, run side by side (the machine has 2 cores); LANE=a or LANE=b
 # runs only one of them (e.g. the Sudoku runs while the Countdown model is retrained).
@@ -114,16 +116,34 @@ lane_pick() {
   bench pick $PK/sweeps.json "$MP" --strategies medal \
       --sweep lc=1,2,4,6 --sweep k2=1,3,5,10 --sweep max_iterations=1,2,4,8,32
 }
+# the positive control (issue 20): Twins, where the most likely letters of two slots belong to
+# different pairs of words, so writing two slots per step mixes them
+lane_twins() {
+  [ -f $TW/headroom.json ] || python scripts/headroom.py twins "$NH" 8 $TW/headroom.json
+  bench twins $TW/results.json "$NP" --strategies $ALL
+  bench twins $TW/explore.json "$NP" --strategies medal,medal-margin-only --search explore
+  bench twins $TW/verifier.json "$NP" --strategies medal --reward ig+verifier
+  bench twins $TW/verifier_explore.json "$NP" --strategies medal --reward ig+verifier --search explore
+  # Best-of-N at matched cost: 3 sampled decodes of 4 steps = 12 sequences, MEDAL's cost
+  bench twins $TW/bst3.json "$NP" --strategies bst5 --samples 3
+  # slots per step: 1 (8 steps) and 4 (2 steps), beside the default 2 (4 steps)
+  bench twins $TW/steps8.json "$NP" --strategies greedy,medal --steps 8
+  bench twins $TW/steps2.json "$NP" --strategies greedy,medal --steps 2
+  bench twins $TW/k2_10.json "$NP" --strategies medal --k2 10
+  bench twins $TW/sweeps.json "$MP" --strategies medal \
+      --sweep lc=1,2,4,6 --sweep k2=1,3,5,10 --sweep max_iterations=1,2,4,8,32
+}
 case "${LANE:-all}" in
+  twins) lane_twins 2>&1 | tee -a results/results-twins.log ;;
   a) lane_a 2>&1 | tee -a results/results-a.log ;;
   b|sudoku) lane_b 2>&1 | tee -a results/results-b.log ;;
   pick) lane_pick 2>&1 | tee -a results/results-pick.log ;;
   *) lane_a > results/results-a.log 2>&1 &
-     (lane_b; lane_pick) 2>&1 | tee -a results/results-b.log
+     (lane_b; lane_twins; lane_pick) 2>&1 | tee -a results/results-b.log
      wait
      cat results/results-a.log ;;
 esac
-case "${LANE:-all}" in a|b|sudoku|pick) exit 0 ;; esac   # one lane: no document yet
+case "${LANE:-all}" in a|b|sudoku|pick|twins) exit 0 ;; esac   # one lane: no document yet
 if [ ! -f results/ui.log ]; then
   python -m medal bench --task countdown --n 5 --strategies medal --out results/ui.json \
       --ui --no-progress > results/ui.log 2>&1

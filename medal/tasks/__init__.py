@@ -11,6 +11,7 @@ from . import countdown as _cd
 from . import pick as _pk
 from . import sudoku as _sd
 from . import text as _tx
+from . import twins as _tw
 from .decomposition import decompose_prompt
 
 
@@ -46,8 +47,8 @@ class Task:
     #: False for a task without a verifier: answers are never marked right or wrong
     has_verifier: bool = True
     #: denoising steps used with the built-in model when the user sets none (None: one
-    #: slot per step). Pick decodes 2 slots per step: where parallel decoding can mix
-    #: its answers (see :mod:`medal.tasks.pick`)
+    #: slot per step). Pick and Twins decode 2 slots per step: where parallel decoding can
+    #: mix their answers (see :mod:`medal.tasks.twins`)
     default_steps: int | None = None
 
     def prompt(self, problem, decompose: bool = False, n_subtasks: int = 3,
@@ -154,7 +155,32 @@ PICK = Task(
     default_steps=_pk.DEFAULT_STEPS,
 )
 
-TASKS = {t.name: t for t in (COUNTDOWN, SUDOKU, PICK, TEXT)}
+TWINS = Task(
+    name="twins",
+    description="Write any one of the four words (8 letters a-x). Words 1 and 2 share half "
+                "their letters, words 3 and 4 the other half: a decoder that writes two "
+                "letters per step from their marginals can take one from each pair and mix "
+                "them. The positive control for search over the order.",
+    problem_type=_tw.TwinsProblem,
+    parse_problem=_tw.parse_problem,
+    format_prompt=_tw.format_prompt,
+    problem_from_prompt=_tw.problem_from_prompt,
+    verify=_tw.verify,
+    extract_answer=_tw.extract_answer,
+    generate=_tw.generate_problems,
+    load_problems=_tw.load_problems,
+    save_problems=_tw.save_problems,
+    example_problems=tuple(_tw.parse_problem(w) for w in (
+        "iidlaiad npdmanad geqerhrr geveuhwu", "cjddjkci cpddnpcp qessfete uexwfewe",
+        "alidcdkl apodcdnm sgeqtshe wgeuwuhe", "dllkbbib doopbbpb qhfhrrfs vhfhuvfw",
+        "ildijbab ppdnpbab fhqheqqq fhxhewuw")),
+    default_gen_length=_tw.ANSWER_LENGTH,
+    default_lc=2,
+    default_decompose=False,
+    default_steps=_tw.DEFAULT_STEPS,
+)
+
+TASKS = {t.name: t for t in (COUNTDOWN, SUDOKU, PICK, TWINS, TEXT)}
 
 
 def get_task(name: str) -> Task:
@@ -204,6 +230,17 @@ def pick_training_example(rng: random.Random, max_answer: int = _pk.ANSWER_LENGT
                          f"the model allows {max_answer}")
     problem, word = _pk.training_example(rng)
     return PICK.format_prompt(problem), word
+
+
+def twins_training_example(rng: random.Random,
+                           max_answer: int = _tw.ANSWER_LENGTH) -> tuple[str, str]:
+    """A (prompt, answer) pair for training the built-in Twins model: a problem and one of
+    its four words, drawn uniformly, so the model learns the mixture over the right answers."""
+    if max_answer < _tw.ANSWER_LENGTH:
+        raise InputError(f"a Twins answer is {_tw.ANSWER_LENGTH} letters; "
+                         f"the model allows {max_answer}")
+    problem, word = _tw.training_example(rng)
+    return TWINS.format_prompt(problem), word
 
 
 def sudoku_training_example(rng: random.Random, max_answer: int = _sd.ANSWER_LENGTH,

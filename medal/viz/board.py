@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from ..tasks import countdown as _cd
 from ..tasks import pick as _pk
 from ..tasks import sudoku as _sd
+from ..tasks import twins as _tw
 from .common import STEP_COLOURS, esc, lerp_colour, run_config, run_info, text_colour_for
 from .order import SlotToken, slot_tokens
 
@@ -22,7 +23,7 @@ GIVEN_BG = "#d9d9d9"
 
 def task_of(trace: dict) -> str | None:
     """``"sudoku"``, ``"countdown"``, ``"pick"`` or None, from the run's problem (or its
-    prompt)."""
+    prompt). Twins runs (four words, any one right) are drawn as Pick's are: ``"pick"``."""
     problem = run_info(trace, "problem")
     if isinstance(problem, dict):
         if "grid" in problem:
@@ -36,7 +37,7 @@ def task_of(trace: dict) -> str | None:
         return "sudoku"
     if _cd.problem_from_prompt(prompt) is not None:
         return "countdown"
-    if _pk.problem_from_prompt(prompt) is not None:
+    if _pk.problem_from_prompt(prompt) is not None or _tw.problem_from_prompt(prompt) is not None:
         return "pick"
     return None
 
