@@ -180,9 +180,12 @@ def test_twins_runs_render_as_an_expression_view(model):
               trace=True)
     run.finish()
     trace = run.trace
-    assert board.task_of(trace) == "pick"
+    assert board.task_of(trace) == "twins"
     html = board.task_view_html(trace)
     assert "words: " + "  ".join(problem.words) in html
     for res in (trace["result"], trace["comparison"]["result"]):
         assert ("= word " if res["verified"] else "(not one of the words: a mix)") in html
-    assert board.task_of({"run": {"prompt": trace["run"]["prompt"]}}) == "pick"
+    assert board.task_of({"run": {"prompt": trace["run"]["prompt"]}}) == "twins"
+    assert board.task_of({"run": {"problem": problem.to_json()}}) == "twins"
+    # Pick's problems stay Pick's
+    assert board.task_of({"run": {"problem": {"words": ["abcdefgh", "abcdhfgc"]}}}) == "pick"

@@ -22,8 +22,12 @@ GIVEN_BG = "#d9d9d9"
 
 
 def task_of(trace: dict) -> str | None:
-    """``"sudoku"``, ``"countdown"``, ``"pick"`` or None, from the run's problem (or its
-    prompt). Twins runs (four words, any one right) are drawn as Pick's are: ``"pick"``."""
+    """``"sudoku"``, ``"countdown"``, ``"pick"``, ``"twins"`` or None: the run's recorded
+    task, else read from its problem (or its prompt). Twins runs are drawn as Pick's are
+    (the words, which word the answer is, or a mix)."""
+    recorded = run_info(trace, "task")
+    if recorded in ("sudoku", "countdown", "pick", "twins"):
+        return recorded
     problem = run_info(trace, "problem")
     if isinstance(problem, dict):
         if "grid" in problem:
@@ -31,14 +35,20 @@ def task_of(trace: dict) -> str | None:
         if "numbers" in problem and "target" in problem:
             return "countdown"
         if "words" in problem:
-            return "pick"
+            try:
+                _tw.parse_problem(problem["words"])
+                return "twins"
+            except Exception:  # not four words in two pairs of twins: a Pick problem
+                return "pick"
     prompt = run_info(trace, "prompt") or ""
     if _sd.problem_from_prompt(prompt) is not None:
         return "sudoku"
     if _cd.problem_from_prompt(prompt) is not None:
         return "countdown"
-    if _pk.problem_from_prompt(prompt) is not None or _tw.problem_from_prompt(prompt) is not None:
+    if _pk.problem_from_prompt(prompt) is not None:
         return "pick"
+    if _tw.problem_from_prompt(prompt) is not None:
+        return "twins"
     return None
 
 
@@ -268,6 +278,6 @@ def task_view_html(trace: dict) -> str | None:
     task = task_of(trace)
     if task == "sudoku" and (run_config(trace).get("gen_length") or 0) >= _sd.ANSWER_LENGTH:
         return sudoku_boards_html(trace)
-    if task in ("countdown", "pick"):
+    if task in ("countdown", "pick", "twins"):
         return expression_html(trace)
     return None
