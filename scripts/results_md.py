@@ -988,8 +988,20 @@ def control_section(results: Path, task: str, doc) -> list[str]:
                 text += (f"; at about the same cost ({m['mean_sequence_forwards']:.1f} "
                          f"sequences against {mb['mean_sequence_forwards']:.1f}), Best-of-3 "
                          f"scores {pct(mb['accuracy'])} (MEDAL +{wb}/−{lb}, {_p(pb)})")
-            text += (". The shipped example `twins-medal-fixes-greedy` shows one problem "
-                     "step by step." if task == "twins" else ".")
+            text += "."
+            cheaper = [(s, mm) for s, mm in doc["summary"].items()
+                       if not s.startswith("medal") and mm["accuracy"] >= m["accuracy"] - 0.005
+                       and mm["mean_sequence_forwards"] < m["mean_sequence_forwards"]]
+            for s, mm in cheaper:
+                text += (f" But MEDAL is not the only way out, nor the cheapest: `{s}` reaches "
+                         f"{pct(mm['accuracy'])} at {mm['mean_sequence_forwards']:.1f} sequences "
+                         f"(MEDAL {m['mean_sequence_forwards']:.1f})"
+                         + (" — the entropy-bounded sampler decides how many slots to write "
+                            "from their summed entropy, so it writes one uncertain slot alone "
+                            "and the rest once they are settled." if s == "eb" else "."))
+            if task == "twins":
+                text += (" The shipped example `twins-medal-fixes-greedy` shows one problem "
+                         "step by step.")
         else:
             text += PICK_NEGATIVE if task == "pick" else "MEDAL does not beat greedy here."
         out += [text, ""]
