@@ -87,12 +87,16 @@ def test_older_forms_still_load(traces, form):
 
 
 def test_shipped_packed1_examples_load():
+    """The examples written before packed-2 (packed-1) still load; newer ones are packed-2."""
+    encodings = {}
     for example in list_examples():
         raw = json.loads(example.path.read_text())
-        assert raw["encoding"] == PACKED_1
+        encodings[example.name] = raw["encoding"]
+        assert raw["encoding"] in (PACKED_1, PACKED)
         trace = load_example(example)
         # written again, as packed-2, it reads back the same
         assert _exact(loads_trace(dumps(trace, packed=True))) == _exact(trace)
+    assert sum(e == PACKED_1 for e in encodings.values()) >= 5, encodings
 
 
 # ---------------------------------------------------------------------- hostile input
