@@ -643,7 +643,8 @@ def main() -> None:
         frames = (example_frames(STATE.get("example_name")) if source == "Example"
                   else replay_frames(key, trace))
         data = _sender().data(frames, live=False, done=True, ack=ack)
-    components.viewer(data, key="medal_viewer", on_request=_on_request, on_need=_on_need)
+    components.viewer(data, key="medal_viewer", on_request=_on_request, on_need=_on_need,
+                      sender=_sender())
     compare_view.whatif_form(trace, source_id, {"live": "the live run", "upload": "the uploaded trace"}
                              .get(source_id, "this example"))
     if live and run is not None and STATE.get("last_step_ms") is not None:
