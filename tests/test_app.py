@@ -501,3 +501,16 @@ def test_the_viewer_library_travels_once_per_session(app):
     code, data = viewer_message(app)
     assert "MedalViewer" in data.get("lib", "")
     assert data["pool_from"] == 0 and data["frames_from"] == 0
+
+
+def test_no_full_garbage_collection_after_every_run():
+    """Issue 18: Streamlit collects all garbage after every script run by default; with a
+    model, a run's search and its frames in memory that took 150-250 ms and held the GIL,
+    so the messages of the run that had just ended (a live step's new frames) waited for
+    it. Off in both places the app's options are set (the figure: scripts/bench_viewer.py)."""
+    import tomllib
+
+    from medal.serving import STREAMLIT_OPTIONS
+    assert STREAMLIT_OPTIONS["runner.postScriptGC"] == "false"
+    config = tomllib.loads((Path(APP).parent / ".streamlit" / "config.toml").read_text())
+    assert config["runner"]["postScriptGC"] is False
