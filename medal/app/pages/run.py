@@ -585,10 +585,12 @@ def _fragment_only() -> bool:
 def _fragment_serves(req: dict | None) -> bool:
     """Whether the live view's fragment answers ``req`` on its own: a step, an iteration,
     a run to the end or a stop of a live run that exists and can go on. Anything else (the
-    first step, which starts a run; Reset; What if…) changes the rest of the page: the
-    whole page runs."""
+    first step, which starts a run; Reset; What if… and its form; a finished run, whose
+    parameters the sidebar shows) changes the rest of the page: the whole page runs."""
     run = STATE.get("run")
     if run is None or run.done or getattr(run, "_released", False):
+        return False
+    if STATE.get("whatif"):      # its form's choices and Fork and compare open other views
         return False
     return req is None or (isinstance(req, dict)
                            and req.get("op") in ("step", "iteration", "end", "stop"))
