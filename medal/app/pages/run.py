@@ -526,13 +526,15 @@ def trace_tab(trace: dict) -> None:
     data = ((lambda: dumps(trace, packed=True)) if DEFERRED_DOWNLOAD
             else dumps(trace, packed=True))
     when = STATE.get("run_started_at") if STATE.get("w_source") == "Live run" else None
+    # a download needs no run of the page ("ignore"): a rerun for it (of the live view,
+    # then of the whole page for a finished run) could cancel the file on its way
     st.download_button("Download trace (JSON)", data, file_name=download_name(trace, when),
-                       mime="application/json", key="download_trace")
+                       mime="application/json", key="download_trace", on_click="ignore")
     # --- issue 10b: the same run as one self-contained web page ---
     page = (lambda: export_html(trace)) if DEFERRED_DOWNLOAD else None
     if trace.get("result") is not None and page is not None:
         st.download_button("Download as a web page (HTML)", page, file_name="medal-trace.html",
-                           mime="text/html", key="download_html",
+                           mime="text/html", key="download_html", on_click="ignore",
                            help="One HTML file with the tree, heatmap, order, candidates and "
                                 "inspector, stepped phase by phase; it opens in any browser "
                                 "with no server and no network (also: python -m medal export "
