@@ -80,6 +80,9 @@ STREAMLIT_OPTIONS = {
     # the Run page gives each setting's widget its value both in the session state and as
     # its default (medal/app/pages/run.py, K): on purpose, so no log warning about it
     "global.disableWidgetStateDuplicationWarning": "true",
+    # no full garbage collection after every script run: it held the GIL 150-250 ms with a
+    # model and a run in memory, and a live step's new frames waited for it (issue 18)
+    "runner.postScriptGC": "false",
     "theme.base": "light",
     # a closed tab's session (its run, its uploads) is dropped 10 s after it disconnects
     # (Streamlit's default keeps it 120 s)

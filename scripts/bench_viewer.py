@@ -7,7 +7,7 @@ for docs/UI.md. A benchmark, not a test: the figures depend on the machine and i
   next ``afterDrawing`` of the tree (Tree tab), or the end of ``go`` (other tabs; they
   draw synchronously), on a trace with >= 300 tree nodes, in the HTML export;
 * live "Next phase" -> the new frame drawn: in the app, at the head of a live run, the
-  click to the viewer showing the new position;
+  click to the viewer showing the new position (and the bytes the page received for it);
 * page load -> interactive tree: the app's URL opened to the tree of an example drawn
   (the example opened by its button as the first click), and the export's file opened
   to its tree drawn;
@@ -32,6 +32,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT)]
 CHROMIUM = "/usr/bin/chromium"
+
+
+#: counts the bytes the page receives on its WebSockets (Streamlit's), in __wsBytes
+WS_BYTES = """(() => { globalThis.__wsBytes = 0; const O = WebSocket;
+  globalThis.WebSocket = function (...a) { const w = new O(...a);
+    w.addEventListener("message", (e) => {
+      globalThis.__wsBytes += e.data.byteLength || e.data.size || e.data.length || 0; });
+    return w; };
+  globalThis.WebSocket.prototype = O.prototype; Object.assign(globalThis.WebSocket, O); })()"""
 
 
 def pct(xs, q):
@@ -71,6 +80,7 @@ def main() -> int:
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
+    print(f"load average at the start: {os.getloadavg()}", file=sys.stderr)
     from medal.viz.examples import list_examples, load_example
     from medal.viz.export import write_html
     tmp = Path(tempfile.mkdtemp())
@@ -156,6 +166,7 @@ def main() -> int:
             out["example click -> tree (frames computed)"] = clicks[len(examples):]
             ctx.close()
             ctx = b.new_context(viewport={"width": 1440, "height": 900})
+            ctx.add_init_script(WS_BYTES)
             pg = ctx.new_page()
             t0 = time.perf_counter()
             pg.goto(url)
@@ -169,16 +180,21 @@ def main() -> int:
             pg.click("button.mv-next")
             pg.wait_for_function("__medalViewer.n() >= 1", timeout=120_000)
             pg.wait_for_timeout(1000)
-            live = []
+            live, received = [], []
             for _ in range(args.live_steps):
                 n0 = pg.evaluate("__medalViewer.n()")
+                pg.evaluate("globalThis.__wsBytes = 0")
                 t0 = time.perf_counter()
                 pg.click("button.mv-next")
                 pg.wait_for_function(f"__medalViewer.n() > {n0} && __medalViewer.pos === __medalViewer.n() - 1",
                                      timeout=120_000, polling=10)
                 live.append((time.perf_counter() - t0) * 1000)
+                received.append(pg.evaluate("globalThis.__wsBytes"))
                 pg.wait_for_timeout(150)
             out["live Next phase -> new frame drawn"] = live
+            print(f"live step: received from the server per step: p50 "
+                  f"{statistics.median(received) / 1e3:.1f} kB, max {max(received) / 1e3:.1f} kB",
+                  file=sys.stderr)
             b.close()
     finally:
         server.terminate()

@@ -472,3 +472,45 @@ def test_a_fresh_live_run_starts_on_the_first_request(app):
     button(app, "Play").click().run()
     assert not app.exception
     assert phase(app) == "Start"
+
+
+def viewer_message(at) -> tuple[int, dict]:
+    """(size of the viewer component's own code, its data) in the latest run's message."""
+    proto = at.get("bidi_component")[0].proto
+    assert proto.component_name.endswith("medal_viewer")
+    return len(proto.js_content), json.loads(proto.json)
+
+
+def test_the_viewer_library_travels_once_per_session(app):
+    """Issue 18 (live step p90 <= 250 ms): Streamlit sends a component's inline code with
+    every run of the page, and the viewer's was vis-network and viewer.js (~0.5 MB): every
+    live step and every example click carried it again. Now the component's code is the
+    small adapter, and the library goes once per session, in the first run's data."""
+    code, data = viewer_message(app)
+    assert code < 20_000
+    assert "MedalViewer" in data.get("lib", "") and "vis" in data["lib"]
+    configure(app).run()
+    for _ in range(3):
+        button(app, "Next phase").click().run()
+        code, data = viewer_message(app)
+        assert code < 20_000 and "lib" not in data
+        assert data["key"] and data["frames"]          # the new frames still come
+    # a browser that never got it (its run was superseded) asks again: all of it comes
+    app.session_state["viewer_sender"].need({"lib": True, "key": None, "pool": 0, "frames": 0})
+    app.run()
+    code, data = viewer_message(app)
+    assert "MedalViewer" in data.get("lib", "")
+    assert data["pool_from"] == 0 and data["frames_from"] == 0
+
+
+def test_no_full_garbage_collection_after_every_run():
+    """Issue 18: Streamlit collects all garbage after every script run by default; with a
+    model, a run's search and its frames in memory that took 150-250 ms and held the GIL,
+    so the messages of the run that had just ended (a live step's new frames) waited for
+    it. Off in both places the app's options are set (the figure: scripts/bench_viewer.py)."""
+    import tomllib
+
+    from medal.serving import STREAMLIT_OPTIONS
+    assert STREAMLIT_OPTIONS["runner.postScriptGC"] == "false"
+    config = tomllib.loads((Path(APP).parent / ".streamlit" / "config.toml").read_text())
+    assert config["runner"]["postScriptGC"] is False

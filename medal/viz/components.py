@@ -17,8 +17,19 @@ import re
 
 _ADAPTER = r"""
 const VIEWERS = new WeakMap();
+// vis-network and the viewer (~0.5 MB) come once per browser session, in the data of the
+// first run that draws the viewer (``lib``), not with the component's code: Streamlit
+// sends a component's inline code with every run of the page, and every live step is one
+const haveLib = (data) => {
+  if (!globalThis.MedalViewer && typeof data.lib === "string") (0, eval)(data.lib);
+  return !!globalThis.MedalViewer;
+};
 export default function (component) {
   const { data, parentElement, setTriggerValue } = component;
+  if (!haveLib(data)) {          // the run that carried it never reached this browser
+    setTriggerValue("need", {lib: true, key: data.key || null, pool: 0, frames: 0});
+    return;
+  }
   let v = VIEWERS.get(parentElement);
   if (!v) {
     const root = document.createElement("div");
@@ -40,15 +51,26 @@ export default function (component) {
 
 
 @functools.lru_cache(maxsize=1)
+def viewer_lib() -> str:
+    """vis-network and the viewer's JavaScript, evaluated once per browser session by the
+    component (see :func:`viewer`)."""
+    from ..viewer import viewer_js
+    from .tree import vis_assets
+    js, _css = vis_assets()
+    return js + "\n" + viewer_js() + "\n//# sourceURL=medal-viewer-lib.js\n"
+
+
+@functools.lru_cache(maxsize=1)
 def _viewer_component():
     import streamlit as st
 
-    from ..viewer import viewer_css, viewer_js
+    from ..viewer import viewer_css
     from .tree import vis_assets
-    js, css = vis_assets()
+    _js, css = vis_assets()
     tooltip = "".join(m.group(0) for m in re.finditer(r"div\.vis-tooltip\{[^}]*\}", css))
-    return st.components.v2.component("medal_viewer", js=js + "\n" + viewer_js() + "\n" + _ADAPTER,
-                                      css=tooltip + viewer_css())
+    # only the adapter: Streamlit sends a component's inline code with every run of the
+    # page; the library goes once per session in the data (viewer_lib, Sender.lib_sent)
+    return st.components.v2.component("medal_viewer", js=_ADAPTER, css=tooltip + viewer_css())
 
 
 def trigger(key: str, event: str):
@@ -65,10 +87,12 @@ def trigger(key: str, event: str):
 
 
 class Sender:
-    """What the browser already holds, per run: the page sends only the rest."""
+    """What the browser already holds, per run: the page sends only the rest; and whether
+    it holds the viewer's library (:func:`viewer_lib`, sent once per session)."""
 
     def __init__(self):
         self.sent: dict[str, tuple[int, int]] = {}
+        self.lib_sent = False
 
     def data(self, frames, *, live: bool, done: bool, ack=None) -> dict:
         pool_n, frames_n = self.sent.get(frames.key, (0, 0))
@@ -81,12 +105,27 @@ class Sender:
         return out
 
     def need(self, value: dict) -> None:
-        if isinstance(value, dict) and value.get("key"):
+        if not isinstance(value, dict):
+            return
+        if value.get("lib"):          # the browser has no viewer yet: it holds nothing
+            self.lib_sent = False
+            self.sent.clear()
+        if value.get("key"):
             self.sent[value["key"]] = (int(value.get("pool", 0)), int(value.get("frames", 0)))
 
+    def with_lib(self, data: dict) -> dict:
+        """``data``, with the viewer's library when this session has not sent it yet."""
+        if self.lib_sent:
+            return data
+        self.lib_sent = True
+        return {**data, "lib": viewer_lib()}
 
-def viewer(data: dict, *, key: str, on_request, on_need) -> None:
-    """Mount (first call) or feed (later calls) the viewer."""
+
+def viewer(data: dict, *, key: str, on_request, on_need, sender: Sender | None = None) -> None:
+    """Mount (first call) or feed (later calls) the viewer. ``sender``: the session's
+    :class:`Sender`, which adds the viewer's library to the first call's data (without
+    one, every call carries it)."""
+    data = sender.with_lib(data) if sender is not None else {**data, "lib": viewer_lib()}
     _viewer_component()(key=key, data=data, on_request_change=on_request,
                         on_need_change=on_need, height="content")
 

@@ -345,6 +345,46 @@ def test_app_live_run_loses_no_press(browser, server):
     assert offline.blocked == []
 
 
+#: counts the messages and bytes the page receives on its WebSocket (Streamlit's)
+WS_COUNT = """(() => { globalThis.__ws = {n: 0, bytes: 0}; const O = WebSocket;
+  globalThis.WebSocket = function (...a) { const w = new O(...a);
+    w.addEventListener("message", (e) => { __ws.n += 1;
+      __ws.bytes += e.data.byteLength || e.data.size || e.data.length || 0; });
+    return w; };
+  globalThis.WebSocket.prototype = O.prototype; Object.assign(globalThis.WebSocket, O); })()"""
+
+
+def test_app_live_step_sends_only_the_live_view(browser, server):
+    """Issue 18 (live step p90 <= 250 ms): each live step re-ran the whole page, and the
+    browser got again every element (~60: the sidebar's settings) and the viewer's code
+    (vis-network and viewer.js, ~0.5 MB), and redrew them. Now the code goes once per
+    session and a step reruns only the live view (a fragment). The time itself is the
+    benchmark's figure (scripts/bench_viewer.py); this checks what travels."""
+    ctx = browser.new_context(viewport=SIZES["1440x900"])
+    ctx.add_init_script(WS_COUNT)
+    pg = ctx.new_page()
+    pg.goto(server)
+    expect(pg.locator(".mv .mv-next")).to_be_visible(timeout=60_000)
+    pg.click("button.mv-next")
+    pg.wait_for_function("__medalViewer.n() >= 1", timeout=120_000)
+    wait_idle(pg)
+    k1 = pg.get_by_label("K1: tokens kept per masked slot", exact=True)
+    before = k1.input_value()
+    got = []
+    for _ in range(5):
+        n = pg.evaluate("__medalViewer.n()")
+        pg.evaluate("__ws.n = 0; __ws.bytes = 0")
+        pg.click("button.mv-next")
+        pg.wait_for_function(f"__medalViewer.n() > {n} && __medalViewer.pos === __medalViewer.n() - 1",
+                             timeout=120_000)
+        wait_idle(pg)
+        got.append(pg.evaluate("[__ws.n, __ws.bytes]"))
+    assert all(m <= 20 and b < 100_000 for m, b in got), got
+    assert pg.evaluate("__medalViewer.n()") >= 6
+    assert k1.input_value() == before                    # the sidebar is still there
+    ctx.close()
+
+
 DEFAULTS = {"K1: tokens kept per masked slot": "3", "K2: actions per expansion": "5",
             "C: candidates to collect": "3", "γ: margin scale": "5.000",
             "c: UCB exploration constant": "0.100", "Max iterations": "200",
