@@ -7,16 +7,15 @@ from __future__ import annotations
 
 import json
 import random
-import shlex
 from pathlib import Path
 
 import pytest
 
 from medal import load_model
-from medal.cli import build_parser
 from medal.config import GenerationConfig
 from medal.engine import Run
 from medal.errors import InputError
+from recipe_checks import check_recorded_command, decode_after_commitment
 from medal.tasks import TWINS, get_task, twins_training_example
 from medal.tasks import twins as tw
 
@@ -89,26 +88,9 @@ def test_prompt_round_trip_and_training_examples():
 # ------------------------------------------------------------ the shipped model
 
 def test_recorded_command_is_the_one_that_ran():
-    """Re-parse the recorded training command with the CLI's own parser: every option it
-    gives must be what the checkpoint records, and the architecture must match."""
-    meta = json.loads((ASSET / "config.json").read_text())
-    tr = meta["training"]
-    argv = shlex.split(tr["command"])
-    assert argv[:4] == ["python", "-m", "medal", "train"]
-    args = build_parser().parse_args(argv[3:])
-    assert args.task == meta["task"] == "twins"
-    assert (args.steps, args.batch_size, args.lr, args.seed) == (
-        tr["steps"], tr["batch_size"], tr["lr"], tr["seed"])
-    assert args.threads == tr["threads"]
-    assert args.bf16 == tr["bf16"]
-    arch = meta["config"]
-    assert (args.layers, args.width) == (arch["n_layer"], arch["n_embd"])
-    assert (args.prompt_length, args.answer_length) == (
-        arch["prompt_length"], arch["answer_length"])
-    assert Path(args.out) == Path("medal/assets/twins")
-    assert tr["seconds"] <= 3600, "the issue's budget: at most 60 minutes of training"
-    assert tr["parameters"] == sum(
-        p.numel() for p in load_model("builtin:twins").net.parameters())
+    """The recorded training command, re-parsed with the CLI's own parser, is what the
+    checkpoint records, and its time is within the issue's 60 minutes."""
+    check_recorded_command("twins", budget_seconds=3600)
 
 
 @pytest.fixture(scope="module")
@@ -122,17 +104,7 @@ def _finish(model, problem, strategy, seed, **cfg):
 
 
 def _after_commitment(model, problem, slot, letter, seed, steps):
-    """Decode greedily (``steps`` steps) after writing ``letter`` at ``slot`` first."""
-    from medal.decoding import decode
-    run = Run(model, task="twins", problem=problem, strategy="greedy",
-              config=GenerationConfig(seed=seed, steps=steps))
-    state = run.new_state()
-    state.answer[slot] = model.tokenizer.encode(letter)[0]
-    state.order[slot], state.step, state.steps_in_block = 0, 1, {0: 1}
-    for _ in decode(run.runner, state, run.config, "low_confidence", "decode"):
-        pass
-    return model.decode_masked(state.answer)
-
+    return decode_after_commitment(model, "twins", problem, slot, letter, seed, steps)
 
 def test_the_model_follows_a_written_letter(model):
     """The premise's first half: after one letter of word 1 is written where word 1 has

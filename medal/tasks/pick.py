@@ -88,25 +88,33 @@ def generate_problems(n: int, seed: int = 0) -> list[PickProblem]:
 
 # ------------------------------------------------------------------ parsing
 
+def words_of(obj, title: str, prefix: str, example: str):
+    """The list of words a word-choice problem (Pick, Twins) is given as: ``{"words":
+    [...]}``, a list, its JSON, or ``"w1 w2 ..."`` (with or without the prompt's
+    ``prefix``). Refuses anything else, naming ``title``'s form with ``example``."""
+    if isinstance(obj, str):
+        text = obj.strip()
+        if text[:1] in "{[":
+            obj = json_problem(text, example)
+        else:
+            if text.lower().startswith(prefix.strip().lower()):
+                text = text[len(prefix.strip()):]
+            obj = text.split()
+    if isinstance(obj, dict):
+        if set(obj) != {"words"}:
+            raise InputError(f'a {title} problem is an object with exactly the key "words", '
+                             f"e.g. {example}")
+        obj = obj["words"]
+    if not isinstance(obj, (list, tuple)):
+        raise InputError(f"a {title} problem is a list of words, e.g. {example}")
+    return obj
+
+
 def parse_problem(obj) -> PickProblem:
     """A problem from ``{"words": [...]}``, a list of words, or ``"w1 w2 ..."``."""
     if isinstance(obj, PickProblem):
         return obj
-    if isinstance(obj, str):
-        text = obj.strip()
-        if text[:1] in "{[":
-            obj = json_problem(text, _EXAMPLE)
-        else:
-            if text.lower().startswith(PROMPT_PREFIX.strip().lower()):
-                text = text[len(PROMPT_PREFIX.strip()):]
-            obj = text.split()
-    if isinstance(obj, dict):
-        if set(obj) != {"words"}:
-            raise InputError(f'a Pick problem is an object with exactly the key "words", '
-                             f"e.g. {_EXAMPLE}")
-        obj = obj["words"]
-    if not isinstance(obj, (list, tuple)):
-        raise InputError(f"a Pick problem is a list of words, e.g. {_EXAMPLE}")
+    obj = words_of(obj, "Pick", PROMPT_PREFIX, _EXAMPLE)
     if not MIN_WORDS <= len(obj) <= MAX_WORDS:
         raise InputError(f"a Pick problem lists {MIN_WORDS} to {MAX_WORDS} words, got {len(obj)}")
     for w in obj:

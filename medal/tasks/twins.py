@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Iterable
 
 from ..errors import InputError
-from .jsonl import json_problem, load_jsonl, save_jsonl
-from .pick import extract_answer, verify  # noqa: F401  (the same verdict: one of the words)
+from .jsonl import load_jsonl, save_jsonl
+from .pick import extract_answer, verify, words_of  # noqa: F401  (verdict: one of the words)
 
 WORD_LENGTH = 8
 N_WORDS = 4
@@ -127,21 +127,7 @@ def parse_problem(obj) -> TwinsProblem:
     """A problem from ``{"words": [...]}``, a list of four words, or ``"w1 w2 w3 w4"``."""
     if isinstance(obj, TwinsProblem):
         return obj
-    if isinstance(obj, str):
-        text = obj.strip()
-        if text[:1] in "{[":
-            obj = json_problem(text, _EXAMPLE)
-        else:
-            if text.lower().startswith(PROMPT_PREFIX.strip().lower()):
-                text = text[len(PROMPT_PREFIX.strip()):]
-            obj = text.split()
-    if isinstance(obj, dict):
-        if set(obj) != {"words"}:
-            raise InputError(f'a Twins problem is an object with exactly the key "words", '
-                             f"e.g. {_EXAMPLE}")
-        obj = obj["words"]
-    if not isinstance(obj, (list, tuple)):
-        raise InputError(f"a Twins problem is a list of four words, e.g. {_EXAMPLE}")
+    obj = words_of(obj, "Twins", PROMPT_PREFIX, _EXAMPLE)
     if len(obj) != N_WORDS:
         raise InputError(f"a Twins problem lists {N_WORDS} words, got {len(obj)}")
     _check_structure(obj)

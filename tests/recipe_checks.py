@@ -1,0 +1,54 @@
+"""Checks shared by the built-in models' tests: the training command recorded in a
+checkpoint's config.json is the one that ran."""
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+from medal import load_model
+from medal.cli import build_parser
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def check_recorded_command(task: str, budget_seconds: float = 3600) -> dict:
+    """Re-parse the recorded training command with the CLI's own parser: every option it
+    gives must be what the checkpoint records, the architecture must match the weights,
+    and the recorded time must be within ``budget_seconds``. Returns the training record."""
+    meta = json.loads((ROOT / "medal" / "assets" / task / "config.json").read_text())
+    tr = meta["training"]
+    argv = shlex.split(tr["command"])
+    assert argv[:4] == ["python", "-m", "medal", "train"]
+    args = build_parser().parse_args(argv[3:])
+    assert args.task == meta["task"] == task
+    assert (args.steps, args.batch_size, args.lr, args.seed) == (
+        tr["steps"], tr["batch_size"], tr["lr"], tr["seed"])
+    assert args.threads == tr["threads"]
+    assert args.bf16 == tr["bf16"]
+    arch = meta["config"]
+    assert (args.layers, args.width) == (arch["n_layer"], arch["n_embd"])
+    assert (args.prompt_length, args.answer_length) == (
+        arch["prompt_length"], arch["answer_length"])
+    assert Path(args.out) == Path(f"medal/assets/{task}")
+    assert tr["seconds"] <= budget_seconds, f"the budget: at most {budget_seconds} s of training"
+    assert tr["parameters"] == sum(
+        p.numel() for p in load_model(f"builtin:{task}").net.parameters())
+    return tr
+
+
+def decode_after_commitment(model, task: str, problem, slot: int, letter: str, seed: int,
+                            steps: int) -> str:
+    """Greedy decoding in ``steps`` steps after ``letter`` is written at ``slot`` first (the
+    word-choice tasks' premise: does the model follow a written letter?)."""
+    from medal.config import GenerationConfig
+    from medal.decoding import decode
+    from medal.engine import Run
+    run = Run(model, task=task, problem=problem, strategy="greedy",
+              config=GenerationConfig(seed=seed, steps=steps))
+    state = run.new_state()
+    state.answer[slot] = model.tokenizer.encode(letter)[0]
+    state.order[slot], state.step, state.steps_in_block = 0, 1, {0: 1}
+    for _ in decode(run.runner, state, run.config, "low_confidence", "decode"):
+        pass
+    return model.decode_masked(state.answer)
