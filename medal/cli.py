@@ -181,7 +181,8 @@ def _config_from_args(args, **override):
         verifier_bonus=args.verifier_bonus, complete_candidates=args.complete_candidates,
         candidate_choice=args.candidate_choice, scoring_scope=args.scoring_scope,
         pair_temperature=args.pair_temperature,
-        one_per_parent=args.one_per_parent, gen_length=args.gen_length, steps=args.steps,
+        one_per_parent=args.one_per_parent, min_action_prob=args.min_action_prob,
+        gen_length=args.gen_length, steps=args.steps,
         block_length=args.block_length, temperature=args.temperature,
         slot_temperature=args.slot_temperature, eb_threshold=args.eb_threshold,
         samples=args.samples, logits_eos_inf=args.logits_eos_inf,
@@ -399,6 +400,11 @@ def add_config_arguments(g) -> None:
                     help="complete every candidate with phase C, not only the winner")
     s_.add_argument("--one-per-parent", action="store_true",
                     help="count at most one candidate per parent node (more diverse candidates)")
+    s_.add_argument("--min-action-prob", type=float, default=0.0,
+                    help="BEYOND the paper: leave actions whose token probability is below "
+                         "this out of the action set, so a node keeps fewer than K2 children "
+                         "when the rest are implausible (0..1; default 0: off, the paper's "
+                         "top-K2)")
     d_ = g.add_argument_group("decoding")
     d_.add_argument("--gen-length", type=int, default=None,
                     help="answer slots (default: the model's)")

@@ -43,6 +43,13 @@ does not:
 
   ``candidate_choice`` = "vote" goes BEYOND the paper (off by default, labelled): roll
   out every candidate and take the answer most rollouts agree on (ties: rollout IG).
+* ``min_action_prob`` goes BEYOND the paper (off by default, labelled): actions whose
+  token probability is below it are left out of the action set, so a node keeps fewer
+  than K2 children when the rest are implausible. The paper's set always holds K2 actions;
+  once the answer is settled (few masked slots, each with one certain token) it fills up
+  with tokens of probability near 0 whose r_IG is noise against a remaining entropy near
+  0, which is why a deep search (L_c = 6) collapses on every built-in task
+  (docs/RESULTS.md).
 * ``lc``: the paper's 20 is for 256-slot answers (8%); short answers take a task default
   (Countdown, Pick and Twins: 2; Sudoku: 3) -- see ``Task.default_lc``.
 * ``logits_eos_inf`` / ``confidence_eos_eot_inf``: the options of LLaDA's ``generate.py``
@@ -75,6 +82,7 @@ RANGES: dict[str, tuple] = {
     "block_length": (1, 4096), "temperature": (0, 100), "slot_temperature": (0, 100),
     "eb_threshold": (0, 1_000_000), "samples": (1, 100), "n_subtasks": (1, 16),
     "seed": (0, 4_294_967_295), "rollout_steps": (1, 4096), "pair_temperature": (0, 100),
+    "min_action_prob": (0, 1),
 }
 #: a sampling temperature is 0 (argmax) or at least this: below it softmax(x / T)
 #: overflows float32 and sampling fails
@@ -122,6 +130,8 @@ class GenerationConfig:
     candidate_choice: str = "search"  # "search" IG, "rollout" IG (paper), "vote" (beyond)
     scoring_scope: str = "search"  # where scoring="margin" applies: "search" (paper) or "all"
     one_per_parent: bool = False   # count at most one candidate per parent (diversity)
+    min_action_prob: float = 0.0   # BEYOND the paper: leave actions of p below this out of
+    #                                the action set (0: off, the paper's top-K2 always)
     # --- decoding ---
     gen_length: int | None = None  # answer slots (None: the model's default)
     steps: int | None = None       # denoising steps (None: one slot per step)
@@ -154,7 +164,7 @@ class GenerationConfig:
             need(v is None or (type(v) is int and v >= 1),
                  f"{name} must be a whole number >= 1 (or unset), got {v!r}")
         for name in ("gamma", "c", "temperature", "slot_temperature", "pair_temperature",
-                     "eb_threshold", "verifier_bonus"):
+                     "eb_threshold", "verifier_bonus", "min_action_prob"):
             v = getattr(self, name)
             need(isinstance(v, (int, float)) and v == v and abs(v) != float("inf") and v >= 0,
                  f"{name} must be a finite number >= 0, got {v!r}")

@@ -175,11 +175,17 @@ def _array(x) -> np.ndarray:
 
 def batch_action_sets(top_tokens, top_probs, H, eligible, k1: int, k2: int, gamma: float,
                       scoring: str = "confidence", late_tokens=(),
-                      counts: list[int] | None = None) -> ActionSets:
+                      counts: list[int] | None = None,
+                      min_prob: float = 0.0) -> ActionSets:
     """:func:`action_set` of B states at once (``[B, slots, k]``, ``[B, slots]``; CPU
     tensors or NumPy arrays), in one pass: the K2 children of an expansion get their
     action sets together. ``counts``: each state's number of eligible slots, when the
     caller knows it.
+
+    ``min_prob`` (BEYOND the paper, 0 = off): of the top-K2 actions, those whose token
+    probability is below it are left out, in score order, so a state keeps fewer than K2
+    actions when the rest are implausible (at least one stays). See
+    ``GenerationConfig.min_action_prob``.
 
     Every figure equals torch's one-state computation to the bit: the two transcendental
     steps (exp(-H) and the sigmoid) are torch's, the sigmoid taken row by row as for one
@@ -218,8 +224,22 @@ def batch_action_sets(top_tokens, top_probs, H, eligible, k1: int, k2: int, gamm
     pairs = np.empty(picks.shape + (2,), dtype=np.int64)
     np.floor_divide(picks, k1, out=pairs[..., 0])                      # slot
     pairs[..., 1] = top_tokens[np.arange(B)[:, None], pairs[..., 0], picks % k1]  # token
-    return ActionSets(pairs, [min(k2, c * k1) for c in counts], picks,
-                      (s, probs.reshape(B, -1), H, margin))
+    sizes = [min(k2, c * k1) for c in counts]
+    if min_prob > 0:
+        pairs, picks, sizes = _plausible_only(pairs, picks, sizes, probs.reshape(B, -1),
+                                              min_prob)
+    return ActionSets(pairs, sizes, picks, (s, probs.reshape(B, -1), H, margin))
+
+
+def _plausible_only(pairs, picks, sizes, flat_probs, min_prob: float):
+    """The action sets without their actions of probability below ``min_prob``: the kept
+    ones first, in score order; a state keeps at least its best action."""
+    keep = np.take_along_axis(flat_probs, picks, axis=1) >= min_prob
+    keep &= np.arange(picks.shape[1])[None, :] < np.asarray(sizes)[:, None]
+    order = np.argsort(~keep, axis=1, kind="stable")
+    rows = np.arange(picks.shape[0])[:, None]
+    sizes = [max(1, int(k)) if n else 0 for k, n in zip(keep.sum(1).tolist(), sizes)]
+    return pairs[rows, order], picks[rows, order], sizes
 
 
 def information_gain(parent_entropy: torch.Tensor, parent_masked: torch.Tensor,

@@ -193,7 +193,8 @@ class MCTS:
                                      eligible, cfg.k1, cfg.k2, cfg.gamma, cfg.scoring,
                                      late_tokens=self.runner.model.end_ids
                                      if getattr(cfg, "confidence_eos_eot_inf", False) else (),
-                                     counts=n_masked if eligible is masked else None)
+                                     counts=n_masked if eligible is masked else None,
+                                     min_prob=getattr(cfg, "min_action_prob", 0.0))
             counts = sets.counts
         nodes = []
         start = len(self.nodes)

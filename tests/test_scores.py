@@ -3,8 +3,9 @@ import math
 import pytest
 import torch
 
-from medal.scores import (EPS, action_set, confidence_scores, cumulative_information_gain,
-                          entropy, information_gain, margin_only_scores, top2_margin, ucb)
+from medal.scores import (EPS, action_set, batch_action_sets, confidence_scores,
+                          cumulative_information_gain, entropy, information_gain,
+                          margin_only_scores, top2_margin, ucb)
 
 
 def test_entropy_matches_hand_computation():
@@ -50,6 +51,30 @@ def test_action_set_takes_top_k1_per_slot_then_top_k2():
     # K1=1 keeps only the best token of each slot
     acts1 = action_set(top_tokens, top_probs, H, eligible, k1=1, k2=5, gamma=5.0)
     assert sorted((a.slot, a.token) for a in acts1) == [(0, 1), (1, 4)]
+
+
+def test_min_prob_leaves_implausible_actions_out_in_score_order():
+    """Beyond the paper (``min_action_prob``): of the top-K2 actions, those of probability
+    below the floor go; the kept ones stay in score order; at least one stays; 0 is the
+    paper's set exactly."""
+    top_probs = torch.tensor([[[0.999, 0.0008, 0.0002], [0.6, 0.395, 0.005],
+                               [0.998, 0.0015, 0.0005]],
+                              [[0.001, 0.0009, 0.0001], [0.002, 0.001, 0.0005],
+                               [0.003, 0.001, 0.0001]]])
+    top_tokens = torch.arange(18).view(2, 3, 3)
+    H = entropy(top_probs)
+    eligible = torch.ones(2, 3, dtype=torch.bool)
+    paper = batch_action_sets(top_tokens, top_probs, H, eligible, 3, 5, 5.0)
+    floor = batch_action_sets(top_tokens, top_probs, H, eligible, 3, 5, 5.0, min_prob=0.01)
+    assert paper.counts == [5, 5]
+    kept = [(a.slot, a.token) for a in floor.actions(0)]
+    assert all(a.p >= 0.01 for a in floor.actions(0)) and floor.counts[0] == 4
+    assert kept == [(a.slot, a.token) for a in paper.actions(0) if a.p >= 0.01]
+    # nothing plausible: the best action alone stays
+    assert floor.counts[1] == 1
+    assert floor.actions(1)[0].token == paper.actions(1)[0].token
+    zero = batch_action_sets(top_tokens, top_probs, H, eligible, 3, 5, 5.0, min_prob=0.0)
+    assert zero.counts == paper.counts and (zero.pairs == paper.pairs).all()
 
 
 def test_information_gain_hand_computed():

@@ -161,3 +161,27 @@ def test_twins_runs_render_as_an_expression_view(model):
     assert board.task_of({"run": {"problem": problem.to_json()}}) == "twins"
     # Pick's problems stay Pick's
     assert board.task_of({"run": {"problem": {"words": ["abcdefgh", "abcdhfgc"]}}}) == "pick"
+
+
+def test_a_deep_search_fills_its_action_set_with_implausible_letters(model):
+    """Why L_c = 6 collapses (docs/RESULTS.md): once two commitments settle the word, the
+    paper's action set still holds K2 = 5 actions, so it takes letters of probability near
+    0 and the candidates' cumulative IG cannot tell them apart. The floor beyond the paper
+    (``min_action_prob``) leaves them out, and the same search is right; its trace records
+    the setting and passes the gate."""
+    from medal.trace import dumps, loads_trace
+    problem = tw.parse_problem("kacaiiid nacampod gtqsfgft guvwfgfw")
+    paper = Run(model, task="twins", problem=problem, strategy="medal",
+                config=GenerationConfig(seed=0, lc=6), trace=True)
+    assert paper.finish().verified is False
+    nodes = {n["id"]: n for n in paper.trace["tree"]["nodes"]}
+    winner = nodes[paper.trace["search"]["winner"]]
+    assert min(a["p"] for a in nodes[winner["parent"]]["action_set"]) < 0.01
+    assert winner["action"]["p"] < 0.01                     # the winner's last commitment
+    floor = Run(model, task="twins", problem=problem, strategy="medal",
+                config=GenerationConfig(seed=0, lc=6, min_action_prob=0.01), trace=True)
+    assert floor.finish().verified is True
+    assert all(a["p"] >= 0.01 for n in floor.trace["tree"]["nodes"]
+               for a in (n.get("action_set") or []))
+    again = loads_trace(dumps(floor.trace, packed=True))
+    assert again["run"]["config"]["min_action_prob"] == 0.01
