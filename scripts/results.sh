@@ -71,6 +71,9 @@ lane_a() {
   bench countdown $CD/verifier.json "$M" --strategies medal --reward ig+verifier
   # the exploring search mode (issue 20) against the default, on the headline's problems
   bench countdown $CD/explore.json "$N" --strategies medal --search explore
+  # beyond the paper: a probability floor for the action set, where deep searches collapse
+  bench countdown $CD/floor/results.json "$M" --strategies medal --min-action-prob 0.01 \
+      --sweep lc=4,6
   # the paper's full setting: MEDAL with task decomposition on
   bench countdown $CD/decomposition.json "$M" --strategies medal --decompose
   # the paper's own choices, each against the default (issue 11, item 2)
@@ -97,6 +100,8 @@ lane_b() {
       --sweep lc=1,2,4,6 --sweep k2=1,3,5,10 --sweep max_iterations=1,2,4,8,32
   bench sudoku $SD/verifier.json "$M" --strategies medal --reward ig+verifier
   bench sudoku $SD/explore.json "$N" --strategies medal --search explore
+  bench sudoku $SD/floor/results.json "$M" --strategies medal --min-action-prob 0.01 \
+      --sweep lc=4,6
 }
 # the attempted positive control (issue 20): Pick, where parallel decoding can mix right
 # answers
@@ -132,6 +137,9 @@ lane_twins() {
   bench twins $TW/k2_10.json "$NP" --strategies medal --k2 10
   bench twins $TW/sweeps.json "$MP" --strategies medal \
       --sweep lc=1,2,4,6 --sweep k2=1,3,5,10 --sweep max_iterations=1,2,4,8,32
+  # beyond the paper: a probability floor for the action set (the L_c sweep again)
+  bench twins $TW/floor/results.json "$MP" --strategies medal --min-action-prob 0.01 \
+      --sweep lc=1,2,4,6
 }
 case "${LANE:-all}" in
   twins) lane_twins 2>&1 | tee -a results/results-twins.log ;;
