@@ -48,8 +48,8 @@ does not:
   than K2 children when the rest are implausible. The paper's set always holds K2 actions;
   once the answer is settled (few masked slots, each with one certain token) it fills up
   with tokens of probability near 0 whose r_IG is noise against a remaining entropy near
-  0, which is why a deep search (L_c = 6) collapses on every built-in task
-  (docs/RESULTS.md).
+  0. docs/RESULTS.md measures it: with a floor of 0.01 the L_c = 6 search goes from 19.5%
+  to 100% on Twins and from 14% to 25% on Countdown, and changes nothing on Sudoku.
 * ``lc``: the paper's 20 is for 256-slot answers (8%); short answers take a task default
   (Countdown, Pick and Twins: 2; Sudoku: 3) -- see ``Task.default_lc``.
 * ``logits_eos_inf`` / ``confidence_eos_eot_inf``: the options of LLaDA's ``generate.py``
