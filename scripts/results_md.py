@@ -1057,6 +1057,15 @@ def control_section(results: Path, task: str, doc) -> list[str]:
                          + (" — the entropy-bounded sampler decides how many slots to write "
                             "from their summed entropy, so it writes one uncertain slot alone "
                             "and the rest once they are settled." if s == "eb" else "."))
+            for label, dd in steps_rows:
+                gg = dd["summary"]["greedy"]
+                if gg["accuracy"] >= m["accuracy"] - 0.005 and \
+                        gg["mean_sequence_forwards"] < m["mean_sequence_forwards"]:
+                    text += (f" Nor does it beat slower decoding: greedy with {label} "
+                             f"reaches {pct(gg['accuracy'])} at "
+                             f"{gg['mean_sequence_forwards']:.1f} sequences. What the search "
+                             "buys is the safety of one slot at a time for its first L_c "
+                             "commitments, then the speed of several per step.")
             if task == "twins":
                 text += (" The shipped example `twins-medal-fixes-greedy` shows one problem "
                          "step by step.")
