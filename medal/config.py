@@ -198,6 +198,12 @@ class GenerationConfig:
         need(self.decompose in (None, True, False),
              f"decompose must be true, false or unset, got {self.decompose!r}")
 
+    @staticmethod
+    def with_defaults(recorded: dict) -> dict:
+        """A recorded configuration with the fields it predates filled with their
+        defaults (a trace written before a field existed ran with its default)."""
+        return {**{f.name: f.default for f in fields(GenerationConfig)}, **recorded}
+
     @property
     def phase_c_scoring(self) -> str:
         """The scoring phase C ranks slots by: ``scoring`` unless it is restricted to the

@@ -112,6 +112,16 @@ def _paths(a, b, rel, abs_tol, limit=10) -> list[tuple]:
 
 # ---------------------------------------------------------------------- the timeline
 
+def _config_completed(trace: dict) -> dict:
+    """``trace`` (a shallow copy) with its configuration complete: a trace written before
+    a configuration field existed ran with that field's default."""
+    from .config import GenerationConfig
+    cfg = trace["run"].get("config")
+    if not isinstance(cfg, dict):
+        return trace
+    return {**trace, "run": {**trace["run"], "config": GenerationConfig.with_defaults(cfg)}}
+
+
 def without_context(trace: dict) -> dict:
     """The run itself: ``trace`` less its context (wall clock, fork record, environment).
     Returns a new dict; ``trace`` is not changed."""
@@ -591,6 +601,7 @@ def diff_traces(a: dict, b: dict, *, rel: float = REL, abs_tol: float = ABS,
     for t, n in ((a, names[0]), (b, names[1])):
         if not isinstance(t, dict) or not isinstance(t.get("run"), dict):
             raise InputError(f"{n} is not a trace (load it with medal.trace.load_trace)")
+    a, b = _config_completed(a), _config_completed(b)
     ca, cb = without_context(a), without_context(b)
     identical = ca == cb
     config = _config_changes(a, b)

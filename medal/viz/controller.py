@@ -200,6 +200,10 @@ _ALL_PARAMETERS: tuple[Parameter, ...] = (
               "Also decode the losing candidates, to compare their final answers."),
     Parameter("one_per_parent", "At most one candidate per parent", "bool",
               "More diverse candidates: siblings do not all count."),
+    Parameter("min_action_prob", "Action probability floor (beyond the paper)", "float",
+              "Actions whose token probability is below this leave the action set, so a "
+              "node can have fewer than K2 children (0: off, the paper's top-K2; 0..1).",
+              min_value=0.0, step=0.01),
     Parameter("gen_length", "Answer length (slots)", "optional_int",
               "Empty: the model's default.", group="decoding", min_value=1),
     Parameter("steps", "Steps", "optional_int",

@@ -65,11 +65,14 @@ def rerun(trace: dict, task: str, model=None) -> dict:
 
 def comparable(trace: dict) -> dict:
     """``trace`` without wall-clock figures, library versions and the record of where it
-    ran."""
+    ran, its configuration complete (fields it predates at their defaults)."""
+    from ..config import GenerationConfig
     out = copy.deepcopy(trace)
     out.pop("timing", None)
     out.pop("reproducibility", None)
     out["run"].pop("versions", None)
+    # a trace written before a configuration field existed ran with its default
+    out["run"]["config"] = GenerationConfig.with_defaults(out["run"].get("config") or {})
 
     def strip(value):
         if isinstance(value, dict):
