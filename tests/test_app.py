@@ -15,7 +15,7 @@ from medal.trace import dumps  # noqa: E402
 
 from medal.viz.phases import current_phase  # noqa: E402
 from medal.viz.timeline import positions  # noqa: E402
-from viz_support import RANDOM_SPEC, make_trace, patch_load_model  # noqa: E402
+from viz_support import RANDOM_SPEC, app_test, make_trace, patch_load_model  # noqa: E402
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 TIMEOUT = 120
@@ -30,7 +30,7 @@ OPERATOR_MODELS = ",".join([RANDOM_SPEC, RANDOM_SPEC + "-trusted", RANDOM_SPEC +
 def app(monkeypatch):
     patch_load_model(monkeypatch)
     monkeypatch.setenv("MEDAL_MODELS", OPERATOR_MODELS)
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at = app_test(APP, timeout=TIMEOUT)
     at.run()
     assert not at.exception
     return at
@@ -86,6 +86,13 @@ def phase(at) -> str:
     """The phase at the head of what the page holds (the viewer opens there)."""
     info = current_phase(head_trace(at))
     return info.title + (f" · iteration {info.iteration}" if info.iteration else "")
+
+
+def open_expander(at, key: str):
+    """Open the page's lazily drawn expander ``key`` (its content is drawn only while it is
+    open) and rerun, as a click on its label does."""
+    at.session_state[key] = True
+    return at.run()
 
 
 def markdown_text(at) -> str:
@@ -147,6 +154,9 @@ def test_search_phase_by_phase_then_to_the_end(app):
     frames = app.session_state["live_frames"]
     assert len(frames.enc.frames) == len(positions(app.session_state["run"].trace))
     exp = next(e for e in app.expander if e.label.startswith("Trace file"))
+    assert not exp.get("download_button")        # drawn only while it is open
+    open_expander(app, "open_trace_files")
+    exp = next(e for e in app.expander if e.label.startswith("Trace file"))
     assert exp.get("download_button")
     button(app, "Reset").click().run()
     assert "run" not in app.session_state
@@ -198,7 +208,7 @@ def test_remote_code_is_the_operators_setting(monkeypatch):
         return inner(spec, **options)
 
     monkeypatch.setattr(medal.models, "load_model", recording)
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at = app_test(APP, timeout=TIMEOUT).run()
     assert not [c for c in at.checkbox if "trust" in (c.key or "") or "remote" in c.label.lower()]
     assert any("Remote model code: not allowed" in c.value for c in at.caption)
     configure(at)
@@ -208,7 +218,7 @@ def test_remote_code_is_the_operators_setting(monkeypatch):
     assert calls[-1] == (RANDOM_SPEC + "-plain", {})
 
     monkeypatch.setenv("MEDAL_TRUST_REMOTE_CODE", "1")
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at = app_test(APP, timeout=TIMEOUT).run()
     assert any("Remote model code: allowed" in c.value for c in at.caption)
     configure(at)
     at.selectbox(key="w_model").set_value(RANDOM_SPEC + "-trusted").run()
@@ -415,6 +425,8 @@ def test_replay_hides_the_step_time_and_shows_the_prompt_and_parameters(app):
     trace = make_trace(lc=2, candidates=2, seed=5)
     upload(app, "run.json", dumps(trace).encode())
     assert not any(c.value.startswith("last step:") for c in app.caption)
+    assert not app.code                          # the expander's content: drawn once open
+    open_expander(app, "open_run_parameters")
     codes = [c.value for c in app.code]
     assert trace["run"]["prompt"] in codes
     exp = next(e for e in app.expander if e.label == "Prompt and parameters of this run")
@@ -425,6 +437,7 @@ def test_replay_hides_the_step_time_and_shows_the_prompt_and_parameters(app):
 def test_tables_show_missing_values_one_way(app):
     configure(app).run()
     button(app, "Run to end").click().run()
+    open_expander(app, "open_run_parameters")
     frames = [f for f in app.dataframe]
     assert frames and all(f.proto.placeholder == "—" for f in frames)
 

@@ -149,12 +149,11 @@ def test_app_compares_the_live_run_with_an_uploaded_trace(monkeypatch):
     pytest.importorskip("streamlit")
     from pathlib import Path
 
-    from streamlit.testing.v1 import AppTest
-
     from medal.trace import dumps
     from test_app import Press   # the viewer's controls, as the page receives them
+    from viz_support import app_test
     root = Path(__file__).resolve().parents[1]
-    at = AppTest.from_file(str(root / "app.py"), default_timeout=300).run()
+    at = app_test(root / "app.py", timeout=300).run()
     Press(at, "Run to end").click().run()
     assert at.session_state["run"].done
     at.radio(key="w_source").set_value("Uploaded trace").run()

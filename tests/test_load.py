@@ -21,6 +21,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 from medal import serving  # noqa: E402
 from medal.viz.controller import (OverBudget, RunBudget, process_rss,  # noqa: E402
                                   run_memory_estimate)
+from viz_support import app_test  # noqa: E402
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 SESSIONS = 8
@@ -66,7 +67,7 @@ def test_eight_sessions_at_their_limits_are_answered_within_the_ceiling(operator
     sessions, peak = [], before
     t0 = time.time()
     for _ in range(SESSIONS):
-        at = AppTest.from_file(APP, default_timeout=300)
+        at = app_test(APP, timeout=300)
         at.run()
         at_the_limits(at).run()
         button(at, "Run to end").click().run()
@@ -89,7 +90,7 @@ def test_eight_sessions_at_their_limits_are_answered_within_the_ceiling(operator
 
 
 def test_reset_releases_the_run(operator):
-    at = AppTest.from_file(APP, default_timeout=300)
+    at = app_test(APP, timeout=300)
     at.run()
     at_the_limits(at).run()
     button(at, "Next iteration").click().run()

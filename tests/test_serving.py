@@ -157,13 +157,12 @@ def test_page_shows_trace_strings_as_text(monkeypatch):
 
 def test_page_refuses_a_run_beyond_the_operators_limit(monkeypatch):
     pytest.importorskip("streamlit")
-    from streamlit.testing.v1 import AppTest
 
-    from viz_support import RANDOM_SPEC, patch_load_model
+    from viz_support import RANDOM_SPEC, app_test, patch_load_model
     patch_load_model(monkeypatch)
     monkeypatch.setenv("MEDAL_MODELS", RANDOM_SPEC)
     monkeypatch.setenv("MEDAL_MAX_ITERATIONS", "5")
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at = app_test(ROOT / "app.py").run()
     at.selectbox(key="w_model").set_value(RANDOM_SPEC)
     at.number_input(key="w_max_iterations").set_value(12)
     from test_app import Press   # the viewer's Next phase, as the page receives it

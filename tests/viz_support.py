@@ -75,3 +75,14 @@ def states(bundle: dict) -> list[dict]:
                     items[k] = pool[i]
         out.append(cur)
     return out
+
+
+def app_test(path, *, source: str | None = "live", timeout: float = 120):
+    """An AppTest of the app (or a page) opened as the URL ``?source=<source>`` opens it:
+    a new session opens on an example unless its URL names a source (issue 18), and most
+    tests drive the live run. ``source=None``: the plain URL. Not run yet."""
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_file(str(path), default_timeout=timeout)
+    if source is not None:
+        at.query_params["source"] = source
+    return at

@@ -110,15 +110,20 @@ class Offline:
             self.blocked.append(ws.url)
 
 
-def offline_session(browser, server, viewport: dict, **context_options):
+def offline_session(browser, server, viewport: dict, query: str = "?source=live",
+                    **context_options):
     """(context, page, offline): a browser session on the app with every request that
-    would leave the machine blocked and recorded, loaded up to the Run page's controls."""
+    would leave the machine blocked and recorded, loaded up to the Run page's controls.
+
+    ``query``: the URL's query. A new session opens on an example unless its URL names a
+    source (issue 18); these sessions start on the live run unless told otherwise
+    (``query=""``: the plain URL, as a visitor opens it)."""
     offline = Offline()
     context = browser.new_context(viewport=viewport, **context_options)
     context.route("**/*", offline.route)
     pg = context.new_page()
     pg.on("websocket", offline.websocket)
-    pg.goto(server)
+    pg.goto(server + query)
     expect(pg.locator(".mv .mv-next")).to_be_visible(timeout=60_000)   # the viewer is up
     return context, pg, offline
 

@@ -363,7 +363,7 @@ def test_app_live_step_sends_only_the_live_view(browser, server):
     ctx = browser.new_context(viewport=SIZES["1440x900"])
     ctx.add_init_script(WS_COUNT)
     pg = ctx.new_page()
-    pg.goto(server)
+    pg.goto(server + "?source=live")
     expect(pg.locator(".mv .mv-next")).to_be_visible(timeout=60_000)
     pg.click("button.mv-next")
     pg.wait_for_function("__medalViewer.n() >= 1", timeout=120_000)
@@ -447,6 +447,35 @@ def test_no_navigation_changes_a_setting(browser, server, page, via):
     assert pg.evaluate("__medalViewer.store.meta.config.k2") == 5
     assert pg.evaluate("__medalViewer.store.meta.config.c") == 0.1
     assert pg.evaluate("__medalViewer.store.meta.prompt") == before["Prompt"]
+    ctx.close()
+    assert offline.blocked == []
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_app_opens_on_an_example_to_step_through(browser, server, size):
+    """Issue 18 (page load -> interactive tree <= 2 s; the landing says what to do first):
+    the plain URL opens on the first example, finished, its tree drawn with its key nodes
+    framed, a "Start here" note above it and no settings drawn; the keys step it at once.
+    (The time itself is the benchmark's figure, scripts/bench_viewer.py.)"""
+    ctx, pg, offline = offline_session(browser, server, SIZES[size], query="")
+    ex = next(e for e in EXAMPLES if e.name == "countdown-medal-fixes-greedy")
+    pg.wait_for_function(f"__medalViewer.store && __medalViewer.store.key === 'example-{ex.name}' "
+                         "&& globalThis.__medalTreeDrawn && "
+                         "__medalViewer.framedAt === __medalViewer.n() - 1", timeout=60_000)
+    pg.screenshot(path=str(ARTIFACTS / f"e2e-viewer-app-landing-example-{size}.png"))
+    note = pg.locator('[data-testid="stAlert"]', has_text="Start here")
+    expect(note).to_be_visible()
+    assert "Next phase" in note.inner_text() and "Live run" in note.inner_text()
+    assert pg.get_by_label("K1: tokens kept per masked slot", exact=True).count() == 0
+    trace = load_example(ex)
+    end = len(positions(trace)) - 1
+    check(trace, end, drawn(pg, "__medalViewer"), "landing")
+    assert framed(pg, expected(trace, end)) == []
+    pg.keyboard.press("Home")
+    for _ in range(3):
+        pg.keyboard.press("ArrowRight")
+    pg.wait_for_function("__medalViewer.pos === 3", timeout=10_000)
+    check(trace, 3, drawn(pg, "__medalViewer"), "landing")
     ctx.close()
     assert offline.blocked == []
 

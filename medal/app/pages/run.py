@@ -456,6 +456,56 @@ def _open_example(name: str) -> None:
     STATE["w_source"] = "Example"
     STATE["example_name"] = name
     STATE["inspect_node"] = None
+    STATE.pop("landing_example", None)
+
+
+#: the example a new session opens on (issue 18: page load -> interactive tree <= 2 s)
+LANDING_EXAMPLE = "countdown-medal-fixes-greedy"
+#: ``?source=`` values of the page's URL
+SOURCE_PARAMS = {"live": "Live run", "upload": "Uploaded trace", "example": "Example",
+                 "compare": "Compare"}
+
+
+def land() -> None:
+    """A new session's first view. The URL may name it: ``?example=<name>`` opens that
+    example, ``?source=live`` (``upload``, ``compare``, ``example``) that source. Without
+    either, the page opens on an example, so the first thing a visitor sees is a run to step
+    through (and the page's first run draws no settings: the ~40 setting widgets took most of
+    the browser's time to the first tree, issue 18)."""
+    if "run_page_runs" in STATE:
+        return
+    shipped = [e.name for e in list_examples()]
+    params = st.query_params
+    name, source = params.get("example"), params.get("source")
+    if name is not None and name not in shipped:
+        STATE["landing_note"] = (f"There is no example named \"{name[:60]}\" (the page's URL, "
+                                 f"?example=...); the examples are: {', '.join(shipped)}.")
+        name = None
+    if source is not None and source.lower() not in SOURCE_PARAMS:
+        STATE["landing_note"] = (f"Unknown source \"{source[:60]}\" in the page's URL "
+                                 f"(?source=...); use one of: {', '.join(SOURCE_PARAMS)}.")
+        source = None
+    source = SOURCE_PARAMS.get((source or "").lower())
+    if name is None and source in (None, "Example"):
+        name = (LANDING_EXAMPLE if LANDING_EXAMPLE in shipped else
+                next(iter(shipped), None))
+    if name is not None and source in (None, "Example"):
+        STATE["w_source"] = "Example"
+        STATE["example_name"] = name
+        STATE["landing_example"] = name
+    elif source is not None:
+        STATE["w_source"] = source
+
+
+def landing_example_note(name: str) -> None:
+    """What to do first, above the example a new session opened on."""
+    if STATE.get("landing_example") != name:
+        return
+    st.info("**Start here:** this is an example run, shown finished: MEDAL's search tree "
+            "and its answer. Press **|◀ Start** (or Home), then step through it with **Next "
+            "phase** or the → key, or press **▶ Play**. Then open an example run from the "
+            "sidebar (*Open an example run*), or choose **Live run** at the top of the "
+            "sidebar to run MEDAL on a prompt of your own.")
 
 
 def example_buttons(container) -> None:
@@ -496,7 +546,10 @@ def run_parameters(trace: dict) -> None:
     """The prompt and parameters a trace was made with (shown as text: they come from the
     trace, which may be anyone's upload), in the sidebar: out of the way of the tree."""
     run = trace.get("run") or {}
-    with st.sidebar.expander("Prompt and parameters of this run", expanded=False):
+    box = lazy_expander(st.sidebar, "Prompt and parameters of this run", "open_run_parameters")
+    if box is None:
+        return
+    with box:
         st.text(f"Strategy: {run.get('strategy')} · model: "
                 f"{(run.get('model') or {}).get('name')}")
         st.text("Prompt:")
@@ -506,6 +559,18 @@ def run_parameters(trace: dict) -> None:
             st.code(run["model_prompt"], language=None)
         table([{"parameter": k, "value": "" if v is None else str(v)}
                for k, v in (run.get("config") or {}).items()])
+
+
+def lazy_expander(container, label: str, key: str):
+    """A collapsed expander whose content is drawn only while it is open: the expander, or
+    None while it is closed. Opening it reruns the page (or the fragment it is in).
+
+    Issue 18 (page load -> interactive tree <= 2 s): the browser renders what a closed
+    expander holds, too. The run's prompt (``st.code``: the syntax highlighter, ~0.5 s of
+    the browser's main thread on this machine) and its parameters (a data grid) were drawn
+    with every example opened, and the trace's download buttons with every run."""
+    box = container.expander(label, expanded=False, key=key, on_change="rerun")
+    return box if box.open else None
 
 
 def table(rows: list[dict]) -> None:
@@ -544,6 +609,15 @@ def trace_tab(trace: dict) -> None:
     st.caption(f"The whole run ({nodes} tree nodes, {len(trace.get('decode') or [])} decoding "
                "steps) as JSON. Upload it later (sidebar → Uploaded trace) to replay and "
                "inspect it without the model.")
+
+
+def trace_files(trace: dict) -> None:
+    """The trace's downloads, in an expander drawn only while open (:func:`lazy_expander`)."""
+    box = lazy_expander(st, "Trace file: download (JSON or a self-contained web page)",
+                        "open_trace_files")
+    if box is not None:
+        with box:
+            trace_tab(trace)
 
 
 # ---------------------------------------------------------------- page
@@ -656,12 +730,12 @@ def live_view() -> None:
     if run is not None and STATE.get("last_step_ms") is not None:
         st.caption(f"last step on the server: {STATE['last_step_ms']:.0f} ms")
     if trace is not None:
-        with st.expander("Trace file: download (JSON or a self-contained web page)"):
-            trace_tab(trace)
+        trace_files(trace)
 
 
 def main() -> None:
     warm_examples()
+    land()
     STATE["run_page_runs"] = STATE.get("run_page_runs", 0) + 1
     _restore_widgets()
     compact_style()
@@ -670,6 +744,10 @@ def main() -> None:
     sources = ["Live run", "Uploaded trace", "Example", "Compare"]
     source = st.sidebar.radio("Source", sources, key="w_source", horizontal=True,
                               index=_index(sources, "w_source"))
+    if STATE.get("landing_note"):
+        st.warning(md(STATE.pop("landing_note")))   # as text: it echoes the page's URL
+    if source != "Example":
+        STATE.pop("landing_example", None)
     example_buttons(st.sidebar)
     if source == "Compare":     # issue 19: two runs side by side on one timeline
         STATE.pop("pending_request", None)
@@ -691,6 +769,8 @@ def main() -> None:
     source_id = f"example:{STATE.get('example_name')}" if source == "Example" else "upload"
     compare_view.take_whatif(req, source_id)
     trace = example_section() if source == "Example" else upload_section()
+    if trace is not None and source == "Example":
+        landing_example_note(STATE.get("example_name"))
     ack = req.get("seq") if req else None
     if trace is None:
         data = {"key": None, "live": False, "ack": ack}
@@ -705,8 +785,7 @@ def main() -> None:
     compare_view.whatif_form(trace, source_id, {"upload": "the uploaded trace"}
                              .get(source_id, "this example"))
     if trace is not None:
-        with st.expander("Trace file: download (JSON or a self-contained web page)"):
-            trace_tab(trace)
+        trace_files(trace)
         run_parameters(trace)
     _save_widgets()
 
