@@ -516,6 +516,46 @@ def test_the_viewer_library_travels_once_per_session(app):
     assert data["pool_from"] == 0 and data["frames_from"] == 0
 
 
+def compare_message(at) -> tuple[int, dict]:
+    """(size of the Compare component's own code, its data) in the latest run's message."""
+    proto = next(c.proto for c in at.get("bidi_component")
+                 if c.proto.component_name.endswith("medal_compare"))
+    return len(proto.js_content), json.loads(proto.json)
+
+
+def test_the_compare_view_sends_its_library_and_pair_once(app):
+    """Issue 18: the Compare view's component carried vis-network and viewer.js as its
+    inline code (~0.5 MB with every run of the page) and both runs' whole frames with every
+    run. Now it shares the viewer's once-per-session library and sends a pair once; it asks
+    again (``need``) when it lacks either."""
+    assert "MedalViewer" in viewer_message(app)[1].get("lib", "")   # the first run's viewer
+    app.radio(key="w_source").set_value("Compare").run()
+    assert not app.exception
+    code, data = compare_message(app)
+    assert code < 20_000
+    # the page already holds the library (the viewer evaluated it): only the pair comes
+    assert "lib" not in data and data["frames_sent"] and data["a"]["frames"]
+    key = data["key"]
+    app.run()                                    # any rerun of the same pair
+    code, data = compare_message(app)
+    assert code < 20_000 and "lib" not in data
+    assert data == {"key": key, "frames_sent": False}
+    # another pair: its frames come (the library does not)
+    other = next(o for o in app.selectbox(key="cmp_b").options if o != app.selectbox(key="cmp_b").value)
+    app.selectbox(key="cmp_b").set_value(other).run()
+    code, data = compare_message(app)
+    assert "lib" not in data and data["frames_sent"] and data["key"] != key
+    # the view lost its pair (say, it was mounted afresh): it asks, and gets it whole
+    app.session_state["viewer_sender"].need({"lib": False, "compare": data["key"]})
+    app.run()
+    assert compare_message(app)[1]["frames_sent"]
+    # a browser with no library at all: library and pair again
+    app.session_state["viewer_sender"].need({"lib": True, "compare": data["key"]})
+    app.run()
+    code, data = compare_message(app)
+    assert "MedalViewer" in data.get("lib", "") and data["frames_sent"]
+
+
 def test_no_full_garbage_collection_after_every_run():
     """Issue 18: Streamlit collects all garbage after every script run by default; with a
     model, a run's search and its frames in memory that took 150-250 ms and held the GIL,

@@ -187,7 +187,13 @@ def compare_section() -> None:
     except MedalError as exc:
         st.error(md(f"Cannot compare these runs: {exc}"))
         return
-    components.compare(data, key="medal_compare")
+    components.compare(data, key="medal_compare", sender=components.session_sender(),
+                       on_need=_on_compare_need)
+
+
+def _on_compare_need() -> None:
+    from ..viz import components
+    components.session_sender().need(components.trigger("medal_compare", "need"))
 
 
 # ---------------------------------------------------------------------- what if…

@@ -93,6 +93,7 @@ class Sender:
     def __init__(self):
         self.sent: dict[str, tuple[int, int]] = {}
         self.lib_sent = False
+        self.compare_sent: str | None = None     # the pair the Compare view holds
 
     def data(self, frames, *, live: bool, done: bool, ack=None) -> dict:
         pool_n, frames_n = self.sent.get(frames.key, (0, 0))
@@ -104,12 +105,23 @@ class Sender:
         frames.dirty_from = len(frames.enc.frames)
         return out
 
+    def compare_data(self, data: dict) -> dict:
+        """A pair for the Compare view: whole the first time, then only its key (the view
+        keeps a pair it holds; it asks again, ``need``, if it lost it)."""
+        if data.get("key") and data["key"] == self.compare_sent:
+            return {"key": data["key"], "frames_sent": False}
+        self.compare_sent = data.get("key")
+        return {**data, "frames_sent": True}
+
     def need(self, value: dict) -> None:
         if not isinstance(value, dict):
             return
+        if "compare" in value:        # the Compare view lacks its pair
+            self.compare_sent = None
         if value.get("lib"):          # the browser has no viewer yet: it holds nothing
             self.lib_sent = False
             self.sent.clear()
+            self.compare_sent = None
         if value.get("key"):
             self.sent[value["key"]] = (int(value.get("pool", 0)), int(value.get("frames", 0)))
 
@@ -119,6 +131,15 @@ class Sender:
             return data
         self.lib_sent = True
         return {**data, "lib": viewer_lib()}
+
+
+def session_sender() -> Sender:
+    """This browser session's :class:`Sender` (one for the viewer and the Compare view: the
+    library, once evaluated, serves both)."""
+    import streamlit as st
+    if "viewer_sender" not in st.session_state:
+        st.session_state["viewer_sender"] = Sender()
+    return st.session_state["viewer_sender"]
 
 
 def viewer(data: dict, *, key: str, on_request, on_need, sender: Sender | None = None) -> None:
@@ -133,10 +154,19 @@ def viewer(data: dict, *, key: str, on_request, on_need, sender: Sender | None =
 # ---------------------------------------------------------------------- compare (issue 19)
 _COMPARE_ADAPTER = r"""
 const COMPARES = new WeakMap();
+const haveLib = (data) => {
+  if (!globalThis.MedalViewer && typeof data.lib === "string") (0, eval)(data.lib);
+  return !!globalThis.MedalViewer;
+};
 export default function (component) {
-  const { data, parentElement } = component;
+  const { data, parentElement, setTriggerValue } = component;
   let c = COMPARES.get(parentElement);
   if (c && c._key === data.key) return;          // the same pair: keep where it stands
+  // the library and a pair's frames come once (Sender): ask for what this browser lacks
+  if (!haveLib(data) || (data.key && !data.frames_sent)) {
+    setTriggerValue("need", {lib: !globalThis.MedalViewer, compare: data.key || null});
+    return;
+  }
   if (c) { c.stop(); c.root.remove(); COMPARES.delete(parentElement); }   // (the styles stay)
   if (!data.key) return;
   const root = document.createElement("div");
@@ -154,15 +184,23 @@ export default function (component) {
 def _compare_component():
     import streamlit as st
 
-    from ..viewer import viewer_css, viewer_js
+    from ..viewer import viewer_css
     from .tree import vis_assets
-    js, css = vis_assets()
+    _js, css = vis_assets()
     tooltip = "".join(m.group(0) for m in re.finditer(r"div\.vis-tooltip\{[^}]*\}", css))
-    return st.components.v2.component("medal_compare",
-                                      js=js + "\n" + viewer_js() + "\n" + _COMPARE_ADAPTER,
+    # only the adapter, as for the viewer: the library and the pair's frames go in the
+    # data, each once per browser session (Sender.with_lib, Sender.compare_data)
+    return st.components.v2.component("medal_compare", js=_COMPARE_ADAPTER,
                                       css=tooltip + viewer_css())
 
 
-def compare(data: dict, *, key: str) -> None:
-    """Two runs side by side on one timeline (:class:`medal.comparison.Comparison`'s bundle)."""
-    _compare_component()(key=key, data=data, height="content")
+def compare(data: dict, *, key: str, on_need=None, sender: Sender | None = None) -> None:
+    """Two runs side by side on one timeline (:class:`medal.comparison.Comparison`'s bundle).
+    ``sender``: the session's :class:`Sender`, which sends the library and a pair's frames
+    once (without one, every call carries both)."""
+    if sender is None:
+        data = {**data, "lib": viewer_lib(), "frames_sent": True}
+    else:
+        data = sender.with_lib(sender.compare_data(data))
+    _compare_component()(key=key, data=data, height="content",
+                         on_need_change=on_need or (lambda: None))

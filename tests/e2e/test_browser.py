@@ -124,7 +124,7 @@ def offline_session(browser, server, viewport: dict, query: str = "?source=live"
     pg = context.new_page()
     pg.on("websocket", offline.websocket)
     pg.goto(server + query)
-    expect(pg.locator(".mv .mv-next")).to_be_visible(timeout=60_000)   # the viewer is up
+    expect(pg.locator(".mv .mv-next").first).to_be_visible(timeout=60_000)   # the viewer is up
     return context, pg, offline
 
 

@@ -5,6 +5,7 @@ original).
 """
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -180,6 +181,50 @@ def test_app_compares_two_examples_and_shows_where_they_part(app):
     for ex in shipped[:2]:
         assert load_example(ex)["result"]["answer"] in side
     pg.screenshot(path=str(ARTIFACTS / "compare-app-examples.png"))
+
+
+#: counts the page's WebSocket messages that carry the viewer's library (viewer.js's code)
+WS_LIB = """(() => { globalThis.__lib = 0; globalThis.__bytes = 0; const O = WebSocket;
+  const dec = new TextDecoder();
+  globalThis.WebSocket = function (...a) { const w = new O(...a);
+    w.addEventListener("message", (e) => {
+      const b = e.data instanceof ArrayBuffer ? e.data : null;
+      if (!b) return;
+      globalThis.__bytes += b.byteLength;
+      if (dec.decode(b).includes("Viewer.prototype.drawTree")) globalThis.__lib += 1; });
+    return w; };
+  globalThis.WebSocket.prototype = O.prototype; Object.assign(globalThis.WebSocket, O); })()"""
+
+
+def pick(pg, label: str, option: str) -> None:
+    """Choose ``option`` in the Streamlit selectbox labelled ``label``."""
+    pg.get_by_label(label, exact=True).click()
+    pg.get_by_role("option", name=option, exact=True).click()
+
+
+def test_app_compare_opened_first_gets_the_library_once(browser, server):
+    """Issue 18: the Compare view carried the viewer's library (~0.5 MB) as its code with
+    every run of the page. Opened first (the URL's ?source=compare: no viewer has brought
+    the library yet), it gets the library once; choosing another pair brings that pair's
+    frames, not the library again."""
+    from medal.viz.examples import list_examples
+    shipped = list_examples()
+    context, pg, offline = offline_session(browser, server, {"width": 1400, "height": 1200},
+                                           query="?source=compare")
+    context.add_init_script(WS_LIB)
+    pg.reload()
+    expect(pg.locator(".mv-cmp-part")).to_be_visible(timeout=60_000)
+    assert pg.evaluate("globalThis.__lib") == 1
+    for other in (shipped[2], shipped[1]):
+        pg.evaluate("globalThis.__lib = 0; globalThis.__bytes = 0")
+        pick(pg, "Run B", f"Example: {other.title}")
+        pg.wait_for_function(f"(() => {{ const s = ({CMP})(); return s && s.names[1] === "
+                             f"{json.dumps('Example: ' + other.title)}; }})()", timeout=60_000)
+        wait_idle(pg)
+        assert pg.evaluate("globalThis.__lib") == 0, "the library came again"
+        assert pg.evaluate("globalThis.__bytes") > 20_000       # the new pair's frames did
+    context.close()
+    assert offline.blocked == []
 
 
 def test_app_what_if_forks_and_opens_beside_the_original(app):

@@ -342,9 +342,7 @@ def _on_need() -> None:
 
 
 def _sender() -> components.Sender:
-    if "viewer_sender" not in STATE:
-        STATE["viewer_sender"] = components.Sender()
-    return STATE["viewer_sender"]
+    return components.session_sender()
 
 
 def _reset_run() -> None:
@@ -754,6 +752,7 @@ def main() -> None:
         compare_view.compare_section()
         _save_widgets()
         return
+    _sender().compare_sent = None      # the Compare view is not drawn: it holds no pair
     if source == "Live run":
         _new_generation_if_away()
         _restore_widgets()
