@@ -148,8 +148,18 @@ def main() -> int:
                 out[f"step, {tab} tab"] = xs
             # the app: load -> interactive tree (an example's), example click -> tree
             examples = list_examples()
+            # the server's first page (its first session: imports, the examples' frames)
+            c = b.new_context(viewport={"width": 1440, "height": 900})
+            lp = c.new_page()
+            t0 = time.perf_counter()
+            lp.goto(url)
+            lp.wait_for_function("globalThis.__medalViewer && __medalViewer.store && "
+                                 "globalThis.__medalTreeDrawn", timeout=120_000, polling=10)
+            out["page load -> interactive tree, the server's first page (just started)"] = [
+                (time.perf_counter() - t0) * 1000]
+            c.close()
             landing = []
-            for cached in (False, False, False, True, True, True):
+            for cached in (False, False, False, False, False, True, True, True, True, True):
                 c = warm if cached else b.new_context(viewport={"width": 1440, "height": 900})
                 if not cached:
                     warm = c

@@ -51,6 +51,54 @@
     if (text !== undefined && text !== null) e.textContent = String(text);
     return e;
   }
+  // The controls' tips: shown above the control after a short hover, never while or after
+  // it is pressed (until the pointer leaves it). A browser's own tooltip (title) opens
+  // under the pointer, so after every click on Next phase it covered the position line
+  // below the controls (issue 18).
+  var TIP_DELAY = 600;
+  function tips(root, under) {
+    var tip = h("div", "mv-tip"), timer = null, on = null;
+    tip.setAttribute("role", "tooltip");
+    root.appendChild(tip);
+    function hide() { clearTimeout(timer); timer = null; tip.classList.remove("mv-tip-on"); }
+    root.addEventListener("mouseover", function (e) {
+      var b = e.target.closest ? e.target.closest("[data-tip]") : null;
+      if (!b || b === on || b.closest(".mv") !== root) return;   // (a viewer inside Compare: its own)
+      on = b; hide();
+      if (b.dataset.pressed) return;
+      timer = setTimeout(function () {
+        if (on !== b || b.dataset.pressed || !b.isConnected) return;
+        tip.textContent = b.dataset.tip;
+        var rb = root.getBoundingClientRect(), bb = b.getBoundingClientRect();
+        tip.classList.add("mv-tip-on");
+        var w = tip.offsetWidth, ht = tip.offsetHeight;
+        var x = Math.max(0, Math.min(bb.left - rb.left, rb.width - w));
+        var y = bb.top - rb.top - ht - 6;
+        if (bb.top - ht - 6 < 0) {       // no room above on screen: below the position line
+          var low = under && under();
+          y = (low ? low.getBoundingClientRect().bottom : bb.bottom) - rb.top + 6;
+        }
+        tip.style.left = x + "px"; tip.style.top = y + "px";
+      }, TIP_DELAY);
+    });
+    root.addEventListener("mouseout", function (e) {
+      if (!on || (e.relatedTarget && on.contains(e.relatedTarget))) return;
+      if (e.target !== on && !on.contains(e.target)) return;
+      delete on.dataset.pressed; on = null; hide();
+    });
+    root.addEventListener("pointerdown", function (e) {
+      var b = e.target.closest ? e.target.closest("[data-tip]") : null;
+      if (b) b.dataset.pressed = "1";
+      hide();
+    }, true);
+    root.addEventListener("keydown", hide, true);
+    return tip;
+  }
+  function tipped(el, text) {
+    el.dataset.tip = text;
+    el.setAttribute("aria-description", text);
+    return el;
+  }
   function svg(tag, attrs, text) {
     var e = document.createElementNS("http://www.w3.org/2000/svg", tag);
     for (var k in attrs) e.setAttribute(k, attrs[k]);
@@ -142,8 +190,8 @@
     E.problem = h("div", "mv-problem");
     E.controls = h("div", "mv-controls");
     function button(name, label, title, fn) {
-      var b = h("button", "mv-btn mv-" + name, label);
-      b.type = "button"; b.title = title; b.onclick = function () { ACTIVE = self; fn(); };
+      var b = tipped(h("button", "mv-btn mv-" + name, label), title);
+      b.type = "button"; b.onclick = function () { ACTIVE = self; fn(); };
       E[name] = b; E.controls.appendChild(b); return b;
     }
     button("first", "|◀ Start", "Back to the first position (Home)", function () { self.stop(); self.go(0); });
@@ -156,7 +204,7 @@
     [["2000", "0.5/s"], ["1000", "1/s"], ["500", "2/s"], ["250", "4/s"], ["100", "10/s"]].forEach(function (o) {
       var op = h("option", "", o[1]); op.value = o[0]; if (o[0] === "1000") op.selected = true; E.speed.appendChild(op);
     });
-    E.speed.title = "Play speed (positions per second)";
+    tipped(E.speed, "Play speed (positions per second)");
     E.speed.onchange = function () { if (self.playing) { self.stop(); self.toggle(); } };
     E.controls.appendChild(E.speed);
     if (this.request) {
@@ -187,7 +235,7 @@
     E.treeBox = h("div", "mv-tree"); E.treeBox.id = "medal-tree";
     E.treeBar = h("div", "mv-treebar");
     E.fit = h("button", "mv-btn mv-fit", "Fit tree"); E.fit.type = "button";
-    E.fit.title = "Show the whole tree";
+    tipped(E.fit, "Show the whole tree");
     E.fit.onclick = function () { ACTIVE = self; self.fitAll(); };
     E.legend = h("div", "mv-legend"); E.treeBar.append(E.fit, E.legend);
     E.panels.tree.append(E.nodeLine, E.treeBox, E.treeBar);
@@ -197,6 +245,7 @@
     TABS.forEach(function (t) { r.appendChild(E.panels[t[0]]); });
     r.addEventListener("pointerdown", function () { ACTIVE = self; }, true);
     r.addEventListener("focusin", function () { ACTIVE = self; });
+    E.tip = tips(r, function () { return E.progress; });
     ACTIVE = this;
   };
 
@@ -924,13 +973,14 @@
     var self = this, r = this.root, d = this.data, names = d.names || ["A", "B"];
     r.textContent = ""; r.classList.add("mv", "mv-cmp"); r.tabIndex = -1;
     var E = this.el = {};
+    E.tip = tips(r, function () { return E.caption; });
     E.head = h("div", "mv-cmp-head");
     E.head.append(h("b", "", "Compare: "), h("span", "mv-cmp-name", names[0]), h("span", "", " vs "),
                   h("span", "mv-cmp-name", names[1]), h("span", "mv-muted mv-cmp-verdict", "  ·  " + (d.verdict || "")));
     E.controls = h("div", "mv-controls mv-cmp-controls");
     function button(name, label, title, fn) {
-      var b = h("button", "mv-btn mv-" + name, label);
-      b.type = "button"; b.title = title; b.onclick = function () { ACTIVE = self; fn(); };
+      var b = tipped(h("button", "mv-btn mv-" + name, label), title);
+      b.type = "button"; b.onclick = function () { ACTIVE = self; fn(); };
       E[name] = b; E.controls.appendChild(b); return b;
     }
     button("first", "|◀ Start", "Both runs back to the first position (Home)", function () { self.stop(); self.go(0); });

@@ -154,6 +154,46 @@ def test_export_step_draws_the_tree_once(browser, deep_trace, tmp_path):
     assert blocked == [] and errors == []
 
 
+def box_of(pg, selector: str) -> dict:
+    """The on-screen box of the first element ``selector`` finds (in the app too, where
+    the viewer sits in the component's shadow root)."""
+    b = pg.locator(selector).first.bounding_box()
+    return {"top": b["y"], "bottom": b["y"] + b["height"], "left": b["x"],
+            "right": b["x"] + b["width"]}
+
+
+def _overlap(a, b) -> bool:
+    return not (a["bottom"] <= b["top"] or b["bottom"] <= a["top"]
+                or a["right"] <= b["left"] or b["right"] <= a["left"])
+
+
+def test_export_control_tips_never_cover_the_position_line(browser, tmp_path):
+    """Issue 18 #6: "a tooltip covers the progress line after every click". The controls'
+    tips were the browser's own (title), which open under the pointer: after a click on
+    Next phase, over the slider and the position line. Now a tip opens above its control
+    after a short hover, and not again after a click until the pointer leaves."""
+    ctx, pg, blocked, errors = open_export(browser, load_example(EXAMPLES[0]), tmp_path)
+    assert pg.evaluate("[...document.querySelectorAll('.mv-controls [title]')].length") == 0
+    pg.evaluate("medalViewer.go(0)")
+    tip = pg.locator(".mv-tip")
+    pg.hover("button.mv-next")
+    expect(tip).to_be_visible(timeout=3_000)
+    assert "One position on" in tip.inner_text()
+    box = box_of(pg, ".mv-tip")
+    for covered in (".mv-slider", ".mv-progress", "button.mv-next"):
+        assert not _overlap(box, box_of(pg, covered)), covered
+    pg.click("button.mv-next")
+    expect(tip).to_be_hidden()
+    pg.wait_for_timeout(1_200)               # the pointer stays on the button
+    expect(tip).to_be_hidden()
+    assert pg.evaluate("medalViewer.pos") == 1
+    pg.hover(".mv-title")                    # away, and back: the tip again
+    pg.hover("button.mv-next")
+    expect(tip).to_be_visible(timeout=3_000)
+    ctx.close()
+    assert blocked == [] and errors == []
+
+
 def test_export_keys_never_lose_a_press(browser, tmp_path):
     trace = load_example(EXAMPLES[0])
     ctx, pg, blocked, errors = open_export(browser, trace, tmp_path)
@@ -498,6 +538,17 @@ def test_app_opens_on_an_example_to_step_through(browser, server, size):
         pg.keyboard.press("ArrowRight")
     pg.wait_for_function("__medalViewer.pos === 3", timeout=10_000)
     check(trace, 3, drawn(pg, "__medalViewer"), "landing")
+    # the controls' tips open above them here, and not again after a click (issue 18 #6)
+    tip = pg.locator(".mv-tip")
+    pg.hover("button.mv-next")
+    expect(tip).to_be_visible(timeout=3_000)
+    box = box_of(pg, ".mv-tip")
+    assert box["bottom"] <= box_of(pg, "button.mv-next")["top"]
+    assert not _overlap(box, box_of(pg, ".mv-progress"))
+    pg.click("button.mv-next")
+    pg.wait_for_timeout(1_000)
+    expect(tip).to_be_hidden()
+    pg.wait_for_function("__medalViewer.pos === 4", timeout=10_000)
     ctx.close()
     assert offline.blocked == []
 
