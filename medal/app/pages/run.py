@@ -499,11 +499,10 @@ def landing_example_note(name: str) -> None:
     """What to do first, above the example a new session opened on."""
     if STATE.get("landing_example") != name:
         return
-    st.info("**Start here:** this is an example run, shown finished: MEDAL's search tree "
-            "and its answer. Press **|◀ Start** (or Home), then step through it with **Next "
-            "phase** or the → key, or press **▶ Play**. Then open an example run from the "
-            "sidebar (*Open an example run*), or choose **Live run** at the top of the "
-            "sidebar to run MEDAL on a prompt of your own.")
+    st.info("**Start here:** an example run, shown finished (its search tree and answer). "
+            "Press **|◀ Start** (Home), then step through it with **Next phase** (→) or "
+            "**▶ Play**. More examples are in the sidebar; **Live run**, at its top, runs "
+            "MEDAL on a prompt of your own.")
 
 
 def example_buttons(container) -> None:
