@@ -465,6 +465,8 @@ def _serve(args) -> int:
     options = [a for k, v in streamlit_options.items() for a in (f"--{k}", str(v))]
     sys.argv = ["streamlit", "run", str(MAIN), *options, "--server.address", args.address,
                 "--server.port", str(args.port), "--", *args.serving_flags]
+    from .app import warm
+    warm()      # the Run page's imports and the examples' frames, while Streamlit starts
     print(f"serving {len(settings.models)} models to visitors; remote code "
           f"{'allowed' if settings.trust_remote_code else 'not allowed'}; limits "
           + ", ".join(f"{k} {v}" for k, v in settings.limits.items()), file=sys.stderr)

@@ -2,6 +2,7 @@
 them: remote code and the model list are the operator's, never a visitor's (issue 9)."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -170,3 +171,28 @@ def test_page_refuses_a_run_beyond_the_operators_limit(monkeypatch):
     assert not at.exception
     assert any("limit of 5" in e.value for e in at.error)
     assert "run" not in at.session_state
+
+
+def test_medal_app_warms_the_run_page_while_the_server_starts(monkeypatch):
+    """Issue 18: the server's first page took ~5 s to its tree (the Run page's imports,
+    torch among them, and the examples' frames), later ones ~2 s. ``medal app`` starts
+    that work in the background before Streamlit's server, so a visitor arriving a few
+    seconds later waits for none of it."""
+    import threading
+
+    import medal.app
+    import medal.cli
+    import medal.viewer
+    from streamlit.web import cli as st_cli
+    from medal.viz.examples import list_examples
+    started = []
+    monkeypatch.setattr(sys, "argv", list(sys.argv))       # medal app sets Streamlit's
+    monkeypatch.setattr(st_cli, "main", lambda: started.append(list(sys.argv)) or 0)
+    monkeypatch.setattr(medal.viewer.warm_examples, "started", False, raising=False)
+    monkeypatch.setattr(medal.viewer, "_EXAMPLES", {})
+    assert medal.cli.main(["app", "--port", "8599"]) == 0
+    assert started and started[0][:2] == ["streamlit", "run"]
+    for name in ("medal-warm-app", "medal-warm-examples"):
+        for t in [t for t in threading.enumerate() if t.name == name]:
+            t.join(timeout=300)
+    assert set(medal.viewer._EXAMPLES) == {e.name for e in list_examples()}

@@ -18,6 +18,25 @@ PAGES = (("run.py", "Run"), ("how_medal_works.py", "How MEDAL works"),
          ("benchmark.py", "Benchmark"))
 
 
+def warm() -> None:
+    """While the server starts: import what the Run page needs (torch among it) and compute
+    the shipped examples' frames and the viewer's library, in the background, so that the
+    first visitor's page waits for none of it (issue 18: page load -> interactive tree;
+    the server's first page took ~5 s, its later ones ~2 s). ``medal app`` calls it."""
+    import threading
+
+    def work():
+        try:
+            from ..viewer import warm_examples
+            from ..viz import components
+            components.viewer_lib()
+            import medal.engine  # noqa: F401  (torch, the engine: the Run page's imports)
+            warm_examples()
+        except Exception:   # the page shows any error itself when it runs
+            pass
+    threading.Thread(target=work, name="medal-warm-app", daemon=True).start()
+
+
 def navigate(page_dir: str = "pages") -> None:
     """Set up the app and run the page the visitor asked for. ``page_dir``: where the page
     files are, relative to the entry script (the package's own ``pages/`` for ``medal

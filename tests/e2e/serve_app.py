@@ -31,6 +31,8 @@ def main() -> int:
 
         medal.models.load_model = load_model
     sys.argv = ["streamlit", "run", str(ROOT / "app.py"), *sys.argv[1:]]
+    from medal.app import warm
+    warm()          # as `medal app` does
     return cli.main()
 
 
