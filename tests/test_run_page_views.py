@@ -70,6 +70,12 @@ def test_a_new_session_opens_on_an_example_with_what_to_do_first():
     at.radio(key="w_source").set_value("Live run").run()
     assert {"w_k1", "w_prompt", "w_lc"} <= _setting_keys(at)
     assert any("open an example run" in i.value for i in at.info)
+    # drawn for the first time after the landing, every setting has its default (issue 18 #1)
+    from medal.viz.controller import PARAMETERS
+    widgets = {w.key: w for w in (*at.number_input, *at.checkbox, *at.selectbox)}
+    for p in PARAMETERS:
+        assert widgets[f"w_{p.name}"].value == p.default, p.name
+    assert at.text_area(key="w_prompt").value == at.selectbox(key="w_example").options[0]
 
 
 @pytest.mark.parametrize("query,source,example", [

@@ -470,6 +470,28 @@ def sidebar_values(pg) -> dict:
         .map(e => [e.getAttribute('aria-label'), e.value])"""))
 
 
+@pytest.mark.parametrize("page", [None, "How MEDAL works"])
+def test_settings_first_drawn_after_the_landing_have_their_defaults(browser, server, page):
+    """A new session opens on an example and draws no settings (issue 18: page load); the
+    first time Live run is chosen -- at once, or after another page -- every setting shows
+    its default and the prompt the task's first example (issue 18 #1's symptom was every
+    number at its minimum and an empty prompt)."""
+    ctx, pg, offline = offline_session(browser, server, SIZES["1440x900"], query="")
+    wait_idle(pg)
+    if page:
+        pg.get_by_role("link", name=page).click()
+        wait_idle(pg)
+        pg.get_by_role("link", name="Run").click()
+        wait_idle(pg)
+    pg.get_by_test_id("stRadioGroup").get_by_text("Live run", exact=True).click()
+    settings_shown(pg)
+    values = sidebar_values(pg)
+    assert {k: values[k] for k in DEFAULTS} == DEFAULTS
+    assert values["Prompt"].startswith("Use ")
+    ctx.close()
+    assert offline.blocked == []
+
+
 @pytest.mark.parametrize("page", ["How MEDAL works", "Benchmark"])
 @pytest.mark.parametrize("via", ["Example", "Uploaded trace"])
 def test_no_navigation_changes_a_setting(browser, server, page, via):
