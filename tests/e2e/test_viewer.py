@@ -669,6 +669,31 @@ def test_app_plays_at_the_chosen_speed(browser, server):
     assert offline.blocked == []
 
 
+@pytest.mark.parametrize("size", list(SIZES))
+def test_app_presenter_mode_covers_the_whole_window(browser, server, size):
+    """Presenter mode is the whole window: in the app it lay under Streamlit's sidebar
+    (z-index 999991 against 999990), which hid its left part -- the problem, the first
+    controls, the tree's left side -- whenever the sidebar was open."""
+    ctx, pg, offline = offline_session(browser, server, SIZES[size], query="")
+    pg.wait_for_function("globalThis.__medalTreeDrawn", timeout=60_000)
+    sidebar = pg.locator('section[data-testid="stSidebar"]')
+    expect(sidebar).to_be_visible()
+    sb = sidebar.bounding_box()
+    pg.click("button.mv-presenter")
+    pg.wait_for_timeout(500)
+    on_top = """([x, y]) => { const e = document.elementFromPoint(x, y);
+        return !document.querySelector('section[data-testid=stSidebar]').contains(e); }"""
+    for y in (20, SIZES[size]["height"] // 2, SIZES[size]["height"] - 20):
+        assert pg.evaluate(on_top, [sb["x"] + sb["width"] / 2, y]), f"the sidebar is on top at y={y}"
+    problem = box_of(pg, ".mv-problem")
+    assert problem["left"] < sb["x"] + sb["width"]          # it starts where the sidebar was
+    pg.screenshot(path=str(ARTIFACTS / f"e2e-viewer-app-presenter-{size}.png"))
+    pg.keyboard.press("Escape")
+    assert pg.evaluate(on_top, [sb["x"] + sb["width"] / 2, SIZES[size]["height"] // 2]) is False
+    ctx.close()
+    assert offline.blocked == []
+
+
 def test_app_presenter_mode_keys(browser, server):
     """Issue 18 #4, in the app: in presenter mode ←/→/Space/Home/End step the viewer
     whatever has the focus -- the presenter button, a sidebar button, the Source radio --
