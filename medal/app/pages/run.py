@@ -499,10 +499,9 @@ def landing_example_note(name: str) -> None:
     """What to do first, above the example a new session opened on."""
     if STATE.get("landing_example") != name:
         return
-    st.info("**Start here:** an example run, shown finished (its search tree and answer). "
-            "Press **|◀ Start** (Home), then step through it with **Next phase** (→) or "
-            "**▶ Play**. More examples are in the sidebar; **Live run**, at its top, runs "
-            "MEDAL on a prompt of your own.")
+    st.info("**Start here:** step through this example run from **|◀ Start** with **Next "
+            "phase** (→) or **▶ Play**. More examples, and **Live run** for your own prompt, "
+            "are in the sidebar.")
 
 
 def example_buttons(container) -> None:
