@@ -52,3 +52,23 @@ def decode_after_commitment(model, task: str, problem, slot: int, letter: str, s
     for _ in decode(run.runner, state, run.config, "low_confidence", "decode"):
         pass
     return model.decode_masked(state.answer)
+
+
+def check_word_view(model, task) -> None:
+    """A word-choice task's run (Pick, Twins) renders as the words and, for MEDAL's and
+    greedy's answers, which word each is or that it mixes them; the prompt alone names
+    the task."""
+    from medal.engine import Run
+    from medal.tasks import get_task
+    from medal.viz import board
+    problem = get_task(task).example_problems[0]
+    run = Run(model, task=task, problem=problem, strategy="medal", compare_greedy=True,
+              trace=True)
+    run.finish()
+    trace = run.trace
+    assert board.task_of(trace) == task
+    html = board.task_view_html(trace)
+    assert "words: " + "  ".join(problem.words) in html
+    for res in (trace["result"], trace["comparison"]["result"]):
+        assert ("= word " if res["verified"] else "(not one of the words: a mix)") in html
+    assert board.task_of({"run": {"prompt": trace["run"]["prompt"]}}) == task

@@ -14,7 +14,7 @@ from medal import load_model
 from medal.config import GenerationConfig
 from medal.engine import Run
 from medal.errors import InputError
-from recipe_checks import check_recorded_command, decode_after_commitment
+from recipe_checks import check_recorded_command, check_word_view, decode_after_commitment
 from medal.tasks import PICK, get_task, pick_training_example
 from medal.tasks import pick as pk
 
@@ -129,17 +129,4 @@ def test_medal_does_not_beat_greedy_on_this_model(model):
 
 
 def test_pick_runs_render_as_an_expression_view(model):
-    from medal.viz import board
-    problem = PICK.example_problems[0]
-    run = Run(model, task="pick", problem=problem, strategy="medal", compare_greedy=True,
-              trace=True)
-    run.finish()
-    trace = run.trace
-    assert board.task_of(trace) == "pick"
-    html = board.task_view_html(trace)
-    assert "words: " + "  ".join(problem.words) in html
-    for which, res in (("medal", trace["result"]), ("greedy", trace["comparison"]["result"])):
-        expected = ("= word " if res["verified"] else "(not one of the words: a mix)")
-        assert expected in html
-    # the prompt alone is enough to tell the task
-    assert board.task_of({"run": {"prompt": trace["run"]["prompt"]}}) == "pick"
+    check_word_view(model, "pick")

@@ -129,18 +129,24 @@ def format_prompt(problem: PickProblem) -> str:
     return PROMPT_PREFIX + " ".join(problem.words)
 
 
-_PROMPT_RE = re.compile(r"pick((?:\s+[a-h]{8}){2,3})\s*$", re.IGNORECASE)
+def prompt_reader(pattern: str, parse):
+    """``problem_from_prompt`` of a word-choice task (Pick, Twins): the problem ``parse``
+    makes of the words ``pattern``'s first group finds at the prompt's end, else None."""
+    rx = re.compile(pattern, re.IGNORECASE)
+
+    def problem_from_prompt(prompt: str):
+        """Recover the problem from a prompt in ``format_prompt``'s form, else None."""
+        m = rx.search(prompt.strip())
+        if not m:
+            return None
+        try:
+            return parse(m.group(1).split())
+        except InputError:
+            return None
+    return problem_from_prompt
 
 
-def problem_from_prompt(prompt: str) -> PickProblem | None:
-    """Recover the problem from a prompt in :func:`format_prompt`'s form, else None."""
-    m = _PROMPT_RE.search(prompt.strip())
-    if not m:
-        return None
-    try:
-        return parse_problem(m.group(1).split())
-    except InputError:
-        return None
+problem_from_prompt = prompt_reader(r"pick((?:\s+[a-h]{8}){2,3})\s*$", parse_problem)
 
 
 def extract_answer(text: str) -> str:

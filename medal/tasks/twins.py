@@ -31,14 +31,13 @@ The verifier needs only the problem (no reference answer) and never raises.
 from __future__ import annotations
 
 import random
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
 from ..errors import InputError
 from .jsonl import load_jsonl, save_jsonl
-from .pick import extract_answer, verify, words_of  # noqa: F401  (verdict: one of the words)
+from .pick import extract_answer, prompt_reader, verify, words_of  # noqa: F401  (verdict: one of the words)
 
 WORD_LENGTH = 8
 N_WORDS = 4
@@ -138,18 +137,7 @@ def format_prompt(problem: TwinsProblem) -> str:
     return PROMPT_PREFIX + " ".join(problem.words)
 
 
-_PROMPT_RE = re.compile(r"twins((?:\s+[a-x]{8}){4})\s*$", re.IGNORECASE)
-
-
-def problem_from_prompt(prompt: str) -> TwinsProblem | None:
-    """Recover the problem from a prompt in :func:`format_prompt`'s form, else None."""
-    m = _PROMPT_RE.search(prompt.strip())
-    if not m:
-        return None
-    try:
-        return parse_problem(m.group(1).split())
-    except InputError:
-        return None
+problem_from_prompt = prompt_reader(r"twins((?:\s+[a-x]{8}){4})\s*$", parse_problem)
 
 
 def training_example(rng: random.Random) -> tuple[TwinsProblem, str]:
