@@ -484,7 +484,7 @@ def _apply_list_diff(parent, diff, where: str, budget: _Budget) -> list:
 
 
 def _apply_string_diff(parent, diff, where: str, budget: _Budget) -> str:
-    from .trace_check import MAX_STRING
+    from .trace_check import MAX_ANY_STRING
     if type(parent) is not str:
         raise ValueError(f"{where}: stored as a difference from a text that is not there")
     d = diff["diff"] if isinstance(diff, dict) else None
@@ -495,9 +495,9 @@ def _apply_string_diff(parent, diff, where: str, budget: _Budget) -> str:
     if head < 0 or tail < 0 or head + tail > len(parent):
         raise ValueError(f"{where}: keeps {head} + {tail} characters of a text of "
                          f"{len(parent)}")
-    if head + tail + len(middle) > MAX_STRING:
+    if head + tail + len(middle) > MAX_ANY_STRING:
         raise ValueError(f"{where}: decodes to {head + tail + len(middle):,} characters; "
-                         f"a trace's texts have at most {MAX_STRING:,}")
+                         f"a trace's texts have at most {MAX_ANY_STRING:,}")
     out = parent[:head] + middle + parent[len(parent) - tail:]
     budget.spend(out, where)
     return out

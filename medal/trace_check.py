@@ -740,10 +740,20 @@ def check(data: Any) -> dict:
 # anywhere (node extras included), and a cost to render known before it is spent.
 
 MAX_CONTAINERS_PER_MB = 55_000  # a real trace holds ~30,000 arrays/objects per MB
-MAX_STRING = 20_000             # characters in a prompt, an answer, a "why"...
-MAX_SHORT_STRING = 200          # a token's text, a strategy or phase name
-SHORT_STRINGS = {"token_text", "text", "strategy", "phase", "stop_reason", "scoring",
-                 "simulation", "reward", "name", "candidate_choice", "scoring_scope"}
+# Strings, by what they hold (issue 27: "text" named a token's text and a whole answer):
+MAX_TOKEN_TEXT = 200            # one token's text (real vocabularies: under 100 characters)
+MAX_NAME = 200                  # a strategy, phase, scoring... name
+MAX_MODEL_NAME = 4_096          # a model spec: "llada:" and a path (PATH_MAX)
+MAX_PROMPT = 200_000            # a prompt: ~40,000 tokens of text, past every model's context
+MAX_STRING = 20_000             # any other text (a "why", an extra); an answer's floor
+#: the longest string a trace may hold anywhere, whatever its run: a 4,096-slot answer of
+#: the longest tokens (checked before the run's own settings are read)
+MAX_ANY_STRING = 4_096 * MAX_TOKEN_TEXT
+NAME_KEYS = {"strategy", "phase", "stop_reason", "scoring", "simulation", "reward",
+             "candidate_choice", "scoring_scope"}
+PROMPT_KEYS = {"prompt", "model_prompt"}
+#: texts made of answer slots: at most gen_length tokens' texts (:func:`answer_chars`)
+ANSWER_KEYS = {"text", "answer", "sequence", "completion", "completions"}
 MAX_NUMBER = 2 ** 53            # every number the page's JavaScript reads exactly
 MAX_REWARD = 1e6                # |Q|, |W / N|, rewards (a reward is an entropy drop plus a bonus)
 ENTROPY_CEILING = math.log(2 ** 24)   # ln V when the trace does not record V
@@ -783,10 +793,12 @@ def check_shape(data) -> None:
 
 def _bad_value(v) -> str | None:
     """A leaf of a trace out of bounds: numbers within +-2**53 and finite, strings of
-    at most MAX_STRING characters."""
+    at most MAX_ANY_STRING characters (each kind of string has its own, smaller limit:
+    :func:`check_strings`)."""
     if type(v) is str:
-        if len(v) > MAX_STRING:
-            return f"a string of {len(v):,} characters; the limit is {MAX_STRING:,}"
+        if len(v) > MAX_ANY_STRING:
+            return (f"a string of {len(v):,} characters; no text of a run is longer than "
+                    f"{MAX_ANY_STRING:,}")
         return None
     if not -MAX_NUMBER <= v <= MAX_NUMBER:   # also false for NaN
         return f"{_short(v)} is out of range (a trace's numbers lie within +-2**53)"
@@ -807,26 +819,54 @@ def _in(value, low: float, high: float, path: list, what: str) -> None:
         _fail(path, f"{_short(value)} is not a {what} (from {low:g} to {high:g})")
 
 
-def _short_strings(data: dict) -> None:
-    stack = [(data, [])]
+def answer_chars(gen_length: int) -> int:
+    """The longest text made of ``gen_length`` answer slots: each slot one token's text
+    (at least :data:`MAX_STRING`, so a short run's messages still fit)."""
+    return max(MAX_STRING, gen_length * MAX_TOKEN_TEXT)
+
+
+def string_limit(key, parent_key, inside_tokens: bool, answer: int) -> tuple[int, str]:
+    """(limit, what) for a string stored under ``key`` (a dict key, or an index in a list
+    stored under ``parent_key``); ``inside_tokens``: under a ``top`` or ``fixed_slots``
+    list, whose entries' ``text`` is one token's."""
+    if type(key) is int:   # an item of a list of strings
+        if parent_key == "token_texts":
+            return MAX_TOKEN_TEXT, "a token's text"
+        if parent_key in ANSWER_KEYS:
+            return answer, "a text of the run's answer slots"
+        return MAX_STRING, "a text"
+    if key == "token_text" or (key == "text" and inside_tokens):
+        return MAX_TOKEN_TEXT, "a token's text"
+    if key in NAME_KEYS:
+        return MAX_NAME, "a name"
+    if key == "name":
+        return MAX_MODEL_NAME, "a name"
+    if key in PROMPT_KEYS:
+        return MAX_PROMPT, "a prompt"
+    if key in ANSWER_KEYS:
+        return answer, "a text of the run's answer slots"
+    return MAX_STRING, "a text"
+
+
+def check_strings(data: dict) -> None:
+    """Every string within what its kind can hold in a real run: a token's text, a name,
+    a prompt, a text of the answer's slots (sized from gen_length), anything else."""
+    answer = answer_chars(data["run"]["config"]["gen_length"])
+    stack = [(data, [], False)]
     while stack:
-        v, p = stack.pop()
-        if type(v) is dict:
-            for k, x in v.items():
-                if type(x) is str:
-                    if k in SHORT_STRINGS and len(x) > MAX_SHORT_STRING:
-                        _fail(p + [k], f"{len(x):,} characters; a name or a token's text "
-                                       f"has at most {MAX_SHORT_STRING}")
-                elif type(x) in (dict, list):
-                    stack.append((x, p + [k]))
-        elif type(v) is list:
-            for i, x in enumerate(v):
-                if type(x) is str:
-                    if p and p[-1] == "token_texts" and len(x) > MAX_SHORT_STRING:
-                        _fail(p + [i], f"{len(x):,} characters; a token's text has at most "
-                                       f"{MAX_SHORT_STRING}")
-                elif type(x) in (dict, list):
-                    stack.append((x, p + [i]))
+        v, p, in_tok = stack.pop()
+        items = v.items() if type(v) is dict else enumerate(v)
+        for k, x in items:
+            if type(x) is str:
+                most, what = string_limit(k, p[-1] if p else None, in_tok, answer)
+                if len(x) > most:
+                    why = (f" (gen_length {data['run']['config']['gen_length']} slots of at "
+                           f"most {MAX_TOKEN_TEXT} characters)"
+                           if what.startswith("a text of the run") and most > MAX_STRING else "")
+                    _fail(p + [k], f"{len(x):,} characters; {what} has at most "
+                                   f"{most:,}{why}")
+            elif type(x) in (dict, list):
+                stack.append((x, p + [k], in_tok or k in ("top", "fixed_slots")))
 
 
 def _visits(row: dict, path: list, most: int) -> None:
@@ -851,7 +891,7 @@ def check_bounds(data: dict) -> None:
     L = cfg["gen_length"]
     ln_v = entropy_ceiling(data)
     h_tol = ln_v + 1e-4
-    _short_strings(data)
+    check_strings(data)
     iterations = data["iterations"]
     most_visits = (len(iterations) + 1) * max(cfg["k2"], cfg["k1"], 1)
 

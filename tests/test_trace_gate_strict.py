@@ -19,7 +19,7 @@ from medal.config import GenerationConfig
 from medal.engine import Run
 from medal.errors import TraceError
 from medal.trace import MAX_TRACE_BYTES, dumps, load_trace, loads_trace, size_text
-from medal.trace_check import MAX_STRING, render_units, check_cost
+from medal.trace_check import MAX_PROMPT, MAX_STRING, render_units, check_cost
 
 HOSTILE = Path(__file__).resolve().parent / "data" / "hostile"
 PROBLEM = {"numbers": [4, 18, 13], "target": 20}
@@ -108,8 +108,11 @@ def test_long_strings_are_refused(good):
     bad["run"]["strategy"] = "medal" + "x" * 1_000_000   # the 1 MB reproducer
     refused(bad, "run/strategy")
     bad = copy.deepcopy(good)
-    bad["run"]["prompt"] = "Use 4, 18, 13 to make 20." * (MAX_STRING // 10)
-    refused(bad, "run/prompt", f"{MAX_STRING:,}")
+    bad["run"]["prompt"] = "Use 4, 18, 13 to make 20." * (MAX_PROMPT // 10)
+    refused(bad, "run/prompt", f"{MAX_PROMPT:,}")
+    bad = copy.deepcopy(good)
+    bad["search"]["why"] = "because " * MAX_STRING          # any other text: MAX_STRING
+    refused(bad, "search/why", f"{MAX_STRING:,}")
     bad = copy.deepcopy(good)
     bad["decode"][0]["token_texts"][0] = "t" * 500
     refused(bad, "decode/0/token_texts/0")

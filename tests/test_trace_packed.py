@@ -13,6 +13,7 @@ import pytest
 from medal.config import GenerationConfig
 from medal.engine import Run
 from medal.errors import TraceError
+from medal.trace_check import MAX_ANY_STRING
 from medal.models.builtin import BuiltinModel
 from medal.trace import (PACKED, PACKED_1, dumps, load_trace, loads_trace, pack_v1,
                          write_trace)
@@ -155,7 +156,10 @@ def test_a_difference_on_the_root_is_refused(traces):
     (lambda n: n.update(masked={"diff": [10 ** 9, 10 ** 9, ""]}), "keeps"),
     (lambda n: n.update(masked={"diff": [-1, 0, ""]}), "keeps"),
     (lambda n: n.update(sequence={"diff": [0, 0]}), "a text difference is"),
-    (lambda n: n.update(sequence={"diff": [0, 0, "x" * 30_000]}), "at most 20,000"),
+    # the packing's own bound is the longest text any run holds (a 4,096-slot answer);
+    # a run's own, smaller limit (gen_length slots) is the gate's: test_long_answers.py
+    (lambda n: n.update(sequence={"diff": [0, 0, "x" * (MAX_ANY_STRING + 1)]}),
+     f"at most {MAX_ANY_STRING:,}"),
     (lambda n: n.update(action={"from_action_set": 99}), "not there"),
     (lambda n: n.update(action={"from_action_set": "0"}), "not there"),
 ])
