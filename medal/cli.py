@@ -17,14 +17,42 @@ TRAIN_RANGES = {"steps": (1, 10_000_000), "batch_size": (1, 65_536), "layers": (
                 "threads": (1, 1024)}
 
 
-MAX_ERROR_CHARS = 300  # an error line quotes its input; a huge input is cut, not echoed
+MAX_ERROR_CHARS = 1_000   # an error's first line: what failed and what to do
+MAX_WORD_CHARS = 80       # one quoted input within it (a 100,000-number --problem)
+MAX_DETAIL_LINES = 12
+
+
+def _elide_words(line: str) -> str:
+    """Each run of more than MAX_WORD_CHARS non-blank characters (an echoed input) cut in
+    its middle, saying how long it was; the words around it are kept whole."""
+    out = []
+    for word in line.split(" "):
+        if len(word) > MAX_WORD_CHARS:
+            word = f"{word[:40]}…({len(word):,} characters)…{word[-20:]}"
+        out.append(word)
+    return " ".join(out)
+
+
+def _bounded(line: str, most: int) -> str:
+    """``line`` within ``most`` characters, its start (what failed) and its end (what to
+    do) kept: only the middle of an over-long line gives way."""
+    line = _elide_words(" ".join(line.split()))
+    if len(line) <= most:
+        return line
+    tail = most // 3
+    return f"{line[:most - tail - 3]} … {line[-tail:]}"
 
 
 def error_line(message) -> str:
-    """``error: ...`` in one line of at most MAX_ERROR_CHARS characters (a 100,000-number
-    --problem is not echoed back whole)."""
-    text = "error: " + " ".join(str(message).split())
-    return text if len(text) <= MAX_ERROR_CHARS else text[:MAX_ERROR_CHARS - 1] + "…"
+    """``error: ...``: the first line of the message (what failed and what to do), whole
+    unless an echoed input makes it long, then the details indented below it."""
+    first, *rest = str(message).split("\n")
+    lines = ["error: " + _bounded(first, MAX_ERROR_CHARS)]
+    rest = [r for r in rest if r.strip()]
+    lines += ["  " + _bounded(r, MAX_ERROR_CHARS) for r in rest[:MAX_DETAIL_LINES]]
+    if len(rest) > MAX_DETAIL_LINES:
+        lines.append(f"  ({len(rest) - MAX_DETAIL_LINES} more lines)")
+    return "\n".join(lines)
 
 
 class Parser(argparse.ArgumentParser):

@@ -54,14 +54,67 @@ def test_training_a_model_that_cannot_fit_is_refused_before_allocating(tmp_path,
 
 
 def test_error_lines_are_capped(capsys):
+    """An echoed input is cut in its middle; the message around it -- what failed, what
+    to do -- is kept whole (issue 27: the cut at 300 characters lost every fix)."""
     numbers = ",".join(str(i) for i in range(1, 100_001))   # ~590 kB
     assert main(["generate", "--problem", f'{{"numbers": [{numbers}], "target": 20}}']) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: ") and err.count("\n") == 1
-    assert len(err) <= MAX_ERROR_CHARS + 1 and err.rstrip().endswith("…")
+    assert err.startswith("error: numbers must be a list of 3 or 4 whole numbers, got [1, 2")
+    assert err.count("\n") == 1 and len(err) <= 200
+    assert err.rstrip().endswith("99999, 100000] (688,895 characters)")
     with pytest.raises(SystemExit) as info:   # a bad flag: argparse's error, capped too
         main(["generate", "--" + "x" * 5000])
     assert info.value.code == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: ") and len(err) <= MAX_ERROR_CHARS + 1
-    assert error_line("x\ny") == "error: x y"
+    assert err.startswith("error: ") and len(err) <= 200
+    assert err.rstrip().endswith("(see medal --help)") or "--help)" in err
+    # a message's later lines are its details, indented under the first
+    assert error_line("x\ny") == "error: x\n  y"
+    # any over-long line keeps its start and its end
+    long = "what failed " + " ".join(["word"] * 400) + " -- do this"
+    line = error_line(long)
+    assert len(line) <= MAX_ERROR_CHARS + 7 and line.startswith("error: what failed")
+    assert line.endswith("-- do this")
+
+
+def test_errors_lead_with_the_fix(tmp_path, capsys, monkeypatch):
+    """Issue 27: the memory refusal lost its --skip-memory-check hint, the remote-code
+    refusal was cut at 'or set MED...', the transformers-5 failure before 'install
+    transformers 4.x'. Each now says what to do on its first line, whole."""
+    import standins
+    from medal.models import hf
+    folder = standins.save_checkpoint(tmp_path / "llada", "llada", "native", seed=0)
+    deep = tmp_path / ("a-long-folder-name-" * 12) / "llada"     # a long path in the message
+    deep.parent.mkdir(parents=True)
+    folder.rename(deep)
+    run = ["generate", "--model", f"llada:{deep}", "--prompt", "Hi", "--gen-length", "4"]
+
+    def first_line():
+        err = capsys.readouterr().err
+        assert err.startswith("error: "), err
+        return err.splitlines()[0]
+
+    monkeypatch.setattr(hf, "available_memory", lambda device: 1e6)
+    assert main(run) == 2
+    line = first_line()
+    assert "not enough memory" in line and line.endswith(
+        "if you know it fits, --skip-memory-check (memory_check=False) loads it anyway")
+    monkeypatch.undo()
+    monkeypatch.delenv(hf.TRUST_REMOTE_CODE_ENV, raising=False)
+    assert main(run + ["--implementation", "remote"]) == 2
+    line = first_line()
+    assert "needs remote code" in line and f"set {hf.TRUST_REMOTE_CODE_ENV}=1" in line
+    assert line.endswith("(spec@<commit> or --revision)")
+
+    def broken(*args, **kwargs):
+        raise AttributeError("'LLaDAModelLM' object has no attribute "
+                             "'all_tied_weights_keys' " + "x" * 2000)
+    monkeypatch.setenv(hf.TRUST_REMOTE_CODE_ENV, "1")
+    import transformers
+    monkeypatch.setattr(transformers.AutoModel, "from_pretrained", broken)
+    assert main(run + ["--implementation", "remote"]) == 2
+    err = capsys.readouterr().err
+    first, details = err.splitlines()[0], err.splitlines()[1:]
+    assert first.startswith("error: could not load") and first.endswith(
+        "install transformers 4.x (pip install 'transformers>=4.50,<5'; docs/REAL_MODELS.md)")
+    assert details and "all_tied_weights_keys" in details[0]

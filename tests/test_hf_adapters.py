@@ -305,7 +305,8 @@ def test_missing_files_say_how_to_get_them(dirs, tmp_path, monkeypatch):
 def test_memory_shortage_is_explained_before_loading(dirs, monkeypatch, load_calls):
     need = hf.memory_needed(8.0e9, torch.bfloat16)
     assert 16e9 < need < 24e9  # 16 GB of weights plus activations: a 24 GB GPU
-    text = hf.memory_message("llada-8b", 8.0e9, torch.bfloat16, need, 12e9, torch.device("cuda"))
+    text = str(hf.memory_message("llada-8b", 8.0e9, torch.bfloat16, need, 12e9,
+                                 torch.device("cuda")))
     assert "8.00 B parameters x 2 bytes in bfloat16 = 16.0 GB" in text and "12.0 GB free" in text
     net = load_model(f"llada:{dirs['llada']}", trust_remote_code=True,
                      implementation="remote").net

@@ -263,15 +263,17 @@ def choose_dtype(dtype: str | None, device: torch.device) -> torch.dtype:
 
 # ---------------------------------------------------------------------- the one loading door
 
-def remote_code_refusal(source: ModelSource) -> str:
+def remote_code_refusal(source: ModelSource, lead: str = "") -> ModelLoadError:
     where = (f"in {source.target}" if source.local else
              f"on https://huggingface.co/{source.target} under 'Files'")
-    return (f"{source.name} needs remote code: the checkpoint ships its own Python model "
-            "code (modeling_*.py), which transformers would import and run on this machine "
-            "with your permissions. MEDAL runs it only if you opt in: pass --trust-remote-code "
-            f"(CLI), trust_remote_code=True (load_model), or set {TRUST_REMOTE_CODE_ENV}=1. "
-            f"Read the code first ({where}) and pin a revision (spec@<commit> or --revision) "
-            "so that it cannot change under you.")
+    return ModelLoadError(
+        f"{lead}{source.name} needs remote code, which MEDAL runs only if you opt in",
+        fix=f"pass --trust-remote-code (CLI), trust_remote_code=True (load_model), or set "
+            f"{TRUST_REMOTE_CODE_ENV}=1 -- after reading the code ({where}) and pinning a "
+            "revision (spec@<commit> or --revision)",
+        details="The checkpoint ships its own Python model code (modeling_*.py), which "
+                "transformers would import and run on this machine with your permissions; "
+                "a pinned revision cannot change under you.")
 
 
 def from_pretrained(auto_class, source: ModelSource, *, needs_remote_code: bool,
@@ -285,7 +287,7 @@ def from_pretrained(auto_class, source: ModelSource, *, needs_remote_code: bool,
         raise TypeError("trust_remote_code is decided here, from the user's opt-in only")
     opted_in = remote_code_opted_in(trust_remote_code)
     if needs_remote_code and not opted_in:
-        raise ModelLoadError(remote_code_refusal(source))
+        raise remote_code_refusal(source)
     if source.revision:
         kwargs["revision"] = source.revision
     try:
@@ -300,17 +302,18 @@ def from_pretrained(auto_class, source: ModelSource, *, needs_remote_code: bool,
     except Exception as exc:  # remote code or a config this transformers cannot read
         text = str(exc)
         if "trust_remote_code" in text:
-            raise ModelLoadError(f"{source.name} contains custom code that transformers "
-                                 "would need to run. " + remote_code_refusal(source)) from exc
+            raise remote_code_refusal(source, lead="custom code that transformers would "
+                                                   "need to run: ") from exc
         raise ModelLoadError(
-            f"could not load {source.name} with transformers {_transformers_version()}: "
-            f"{type(exc).__name__}: {text[:400]}. A checkpoint's own code is written for "
-            "the transformers of its day (LLaDA's, LLaDA-MoE's and Dream's need 4.x; tested: "
-            "4.57.6, and they fail on 5.x). For LLaDA, LLaDA-MoE and Dream use MEDAL's native code "
-            "instead (--implementation native, the default), which runs on any transformers; "
-            "otherwise install transformers 4.x (pip install 'transformers>=4.50,<5'; see "
-            "docs/REAL_MODELS.md)"
-        ) from exc
+            f"could not load {source.name}'s own code with transformers "
+            f"{_transformers_version()}",
+            fix="for LLaDA, LLaDA-MoE and Dream use MEDAL's native code (--implementation "
+                "native, the default), which runs on any transformers; otherwise install "
+                "transformers 4.x (pip install 'transformers>=4.50,<5'; docs/REAL_MODELS.md)",
+            details=f"transformers said: {type(exc).__name__}: {text[:400]}\n"
+                    "A checkpoint's own code is written for the transformers of its day "
+                    "(LLaDA's, LLaDA-MoE's and Dream's need 4.x; tested: 4.57.6, and they "
+                    "fail on 5.x).") from exc
 
 
 def _transformers_version() -> str:
@@ -447,19 +450,24 @@ def memory_needed(parameters: float, dtype: torch.dtype) -> float:
 
 
 def memory_message(name: str, parameters: float, dtype: torch.dtype, need: float,
-                   free: float, device: torch.device) -> str:
+                   free: float, device: torch.device) -> ModelLoadError:
+    """The refusal: what failed and what to do on its first line, the arithmetic after."""
     width = torch.finfo(dtype).bits // 8
     dtype_name = str(dtype).replace("torch.", "")
     where = "the GPU has" if device.type == "cuda" else "this machine has"
-    advice = ("Use a GPU with more free memory (24 GB+ for an 8B model in bfloat16), "
-              "free this one, or --dtype float16/bfloat16 if you asked for float32"
+    advice = ("use a GPU with more free memory (24 GB+ for an 8B model in bfloat16) or free "
+              "this one" + (", or --dtype bfloat16" if width > 2 else "")
               if device.type == "cuda" else
-              "Use a CUDA GPU (--device cuda), or --dtype bfloat16 to halve the weights")
-    return (f"not enough memory for {name}: it needs about {need / GB:.1f} GB "
-            f"({parameters / 1e9:.2f} B parameters x {width} bytes in {dtype_name} = "
-            f"{parameters * width / GB:.1f} GB of weights, plus activations), and {where} "
-            f"{free / GB:.1f} GB free. {advice}. If you know it fits, --skip-memory-check "
-            "(memory_check=False) loads it anyway")
+              "use a CUDA GPU (--device cuda)" + (", or --dtype bfloat16 to halve the weights"
+                                                  if width > 2 else ""))
+    return ModelLoadError(
+        f"not enough memory for {name}: it needs about {need / GB:.1f} GB and {where} "
+        f"{free / GB:.1f} GB free",
+        fix=f"{advice}; if you know it fits, --skip-memory-check (memory_check=False) loads "
+            "it anyway",
+        details=f"{parameters / 1e9:.2f} B parameters x {width} bytes in {dtype_name} = "
+                f"{parameters * width / GB:.1f} GB of weights, plus activations "
+                f"(x{MEMORY_FACTOR:g} in all)")
 
 
 def available_memory(device: torch.device) -> float | None:
@@ -486,7 +494,7 @@ def check_memory(source: ModelSource, typical_parameters: float | None, device: 
     need = memory_needed(parameters, dtype)
     free = available_memory(device)
     if free is not None and need > free:
-        raise ModelLoadError(memory_message(source.name, parameters, dtype, need, free, device))
+        raise memory_message(source.name, parameters, dtype, need, free, device)
 
 
 def _dtype_keyword() -> str:
@@ -578,7 +586,7 @@ class HFDiffusionLM(DiffusionLM):
                                  "(with --trust-remote-code where the checkpoint ships code)")
         needs_code = cls.needs_remote_code and not native
         if needs_code and not remote_code_opted_in(trust_remote_code):
-            raise ModelLoadError(remote_code_refusal(source))  # before touching any file
+            raise remote_code_refusal(source)  # before touching any file
         if source.local:
             check_local_files(Path(source.target), source.name)
         else:
@@ -990,7 +998,7 @@ def load_hf_model(spec: str, *, trust_remote_code: bool | None = None, device: s
     impl = choose_implementation(implementation)
     if impl == "remote" and source.family != "mlm" and not remote_code_opted_in(
             trust_remote_code):
-        raise ModelLoadError(remote_code_refusal(source))  # before touching any file
+        raise remote_code_refusal(source)  # before touching any file
     if source.local:
         check_local_files(Path(source.target), source.name)
         config = read_json(Path(source.target) / "config.json")
@@ -1005,9 +1013,9 @@ def load_hf_model(spec: str, *, trust_remote_code: bool | None = None, device: s
         if family == "mlm":
             impl = "remote"  # transformers' own BERT-style classes: no checkpoint code runs
         elif not remote_code_opted_in(trust_remote_code):
-            raise ModelLoadError(
-                f"{source.name} is a {family} model, which MEDAL has no native code for; it "
-                "runs only on the checkpoint's own code. " + remote_code_refusal(source))
+            raise remote_code_refusal(source, lead=(
+                f"a {family} model, which MEDAL has no native code for (it runs only on the "
+                "checkpoint's own code): "))
         else:
             impl = "remote"
     return cls.load(source, trust_remote_code=trust_remote_code, device=device, dtype=dtype,

@@ -21,7 +21,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from ..errors import InputError
+from ..errors import InputError, quoted
 from .jsonl import json_problem, load_jsonl, save_jsonl
 
 MIN_NUMBER, MAX_NUMBER = 1, 20
@@ -48,12 +48,12 @@ def parse_problem(obj) -> CountdownProblem:
     numbers, target = obj["numbers"], obj["target"]
     if (not isinstance(numbers, list) or not 3 <= len(numbers) <= 4
             or not all(type(n) is int for n in numbers)):
-        raise InputError(f"numbers must be a list of 3 or 4 whole numbers, got {numbers!r}")
+        raise InputError(f"numbers must be a list of 3 or 4 whole numbers, got {quoted(numbers)}")
     if not all(MIN_NUMBER <= n <= MAX_NUMBER for n in numbers):
-        raise InputError(f"each number must lie in {MIN_NUMBER}..{MAX_NUMBER}, got {numbers!r}")
+        raise InputError(f"each number must lie in {MIN_NUMBER}..{MAX_NUMBER}, got {quoted(numbers)}")
     if type(target) is not int or not MIN_TARGET <= target <= MAX_TARGET:
         raise InputError(f"target must be a whole number in {MIN_TARGET}..{MAX_TARGET}, "
-                         f"got {target!r}")
+                         f"got {quoted(target)}")
     return CountdownProblem(tuple(numbers), target)
 
 
