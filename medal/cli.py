@@ -138,20 +138,6 @@ def _check_output(path: str | None, flag: str, directory: bool = False) -> None:
         raise InputError(f"{flag} {path}: the folder {parent} is not writable")
 
 
-def available_memory() -> int | None:
-    """Bytes of memory this machine can still give (MemAvailable), or None if unknown."""
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
-
-
 def train_memory_estimate(layers: int, width: int, batch_size: int, length: int,
                           vocab: int = 128) -> int:
     """Bytes training the built-in model needs, roughly: float32 weights, gradients and
@@ -166,6 +152,7 @@ def _check_train_memory(args) -> None:
     """Refuse a model that cannot fit before allocating it (an OOM kill says nothing)."""
     length = (args.prompt_length or 26) + (args.answer_length or 28)
     need = train_memory_estimate(args.layers, args.width, args.batch_size, length)
+    from .memory import available_memory
     have = available_memory()
     if have is not None and need > 0.8 * have:
         raise InputError(f"training {args.layers} layers x {args.width} wide with batches of "

@@ -51,6 +51,7 @@ from pathlib import Path
 import torch
 
 from ..errors import InputError, ModelLoadError
+from ..memory import available_memory, is_out_of_memory
 from .base import DiffusionLM, check_finite
 
 # ---------------------------------------------------------------------- special tokens
@@ -294,12 +295,13 @@ def from_pretrained(auto_class, source: ModelSource, *, needs_remote_code: bool,
         return auto_class.from_pretrained(source.target, trust_remote_code=opted_in, **kwargs)
     except ModelLoadError:
         raise
-    except torch.cuda.OutOfMemoryError as exc:
-        raise ModelLoadError(f"out of GPU memory while loading {source.name} ({exc}). "
-                             "Free the GPU, use a larger one, or --device cpu") from exc
     except OSError as exc:
         raise ModelLoadError(_missing_files_message(source, exc)) from exc
     except Exception as exc:  # remote code or a config this transformers cannot read
+        if is_out_of_memory(exc):                     # torch.cuda.OutOfMemoryError included
+            device = torch.device("cuda" if isinstance(exc, torch.cuda.OutOfMemoryError)
+                                  else "cpu")
+            raise out_of_memory(source.name, exc, device) from exc
         text = str(exc)
         if "trust_remote_code" in text:
             raise remote_code_refusal(source, lead="custom code that transformers would "
@@ -454,34 +456,22 @@ def memory_message(name: str, parameters: float, dtype: torch.dtype, need: float
     """The refusal: what failed and what to do on its first line, the arithmetic after."""
     width = torch.finfo(dtype).bits // 8
     dtype_name = str(dtype).replace("torch.", "")
-    where = "the GPU has" if device.type == "cuda" else "this machine has"
-    advice = ("use a GPU with more free memory (24 GB+ for an 8B model in bfloat16) or free "
-              "this one" + (", or --dtype bfloat16" if width > 2 else "")
-              if device.type == "cuda" else
-              "use a CUDA GPU (--device cuda)" + (", or --dtype bfloat16 to halve the weights"
-                                                  if width > 2 else ""))
+    if device.type == "cuda":
+        have = f"the GPU has {free / GB:.1f} GB free"
+        advice = ("use a GPU with more free memory (24 GB+ for an 8B model in bfloat16) or "
+                  "free this one" + (", or --dtype bfloat16" if width > 2 else ""))
+    else:
+        have = (f"this process can take {free / GB:.1f} GB more (the least of the machine's "
+                "free memory, its cgroup's and ulimit -v's)")
+        advice = "use a CUDA GPU (--device cuda)" + (
+            ", or --dtype bfloat16 to halve the weights" if width > 2 else "")
     return ModelLoadError(
-        f"not enough memory for {name}: it needs about {need / GB:.1f} GB and {where} "
-        f"{free / GB:.1f} GB free",
+        f"not enough memory for {name}: it needs about {need / GB:.1f} GB and {have}",
         fix=f"{advice}; if you know it fits, --skip-memory-check (memory_check=False) loads "
             "it anyway",
         details=f"{parameters / 1e9:.2f} B parameters x {width} bytes in {dtype_name} = "
                 f"{parameters * width / GB:.1f} GB of weights, plus activations "
                 f"(x{MEMORY_FACTOR:g} in all)")
-
-
-def available_memory(device: torch.device) -> float | None:
-    """Free bytes on ``device``: the GPU's free memory, or the system's MemAvailable."""
-    if device.type == "cuda":
-        free, _total = torch.cuda.mem_get_info(device)
-        return float(free)
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return float(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
 
 
 def check_memory(source: ModelSource, typical_parameters: float | None, device: torch.device,
@@ -495,6 +485,18 @@ def check_memory(source: ModelSource, typical_parameters: float | None, device: 
     free = available_memory(device)
     if free is not None and need > free:
         raise memory_message(source.name, parameters, dtype, need, free, device)
+
+
+def out_of_memory(name: str, exc: BaseException, device: torch.device) -> ModelLoadError:
+    """A load that the guard let through and that still ran out of memory (another process
+    took memory meanwhile, a limit the guard cannot read, an estimate too low)."""
+    where = "the GPU" if device.type == "cuda" else "this machine or process"
+    return ModelLoadError(
+        f"ran out of memory while loading {name} on {where}",
+        fix=("free the GPU, use a larger one, or --device cpu" if device.type == "cuda" else
+             "use a CUDA GPU (--device cuda), --dtype bfloat16 to halve the weights, or "
+             "raise this process's memory limit (ulimit -v, the container's limit)"),
+        details=f"{type(exc).__name__}: {str(exc)[:300]}")
 
 
 def _dtype_keyword() -> str:
@@ -613,9 +615,10 @@ class HFDiffusionLM(DiffusionLM):
             tokenizer = load_tokenizer(directory)
             try:
                 net = load_native(directory, cls.family, dev, dt, config)
-            except torch.cuda.OutOfMemoryError as exc:
-                raise ModelLoadError(f"out of GPU memory while loading {source.name} ({exc}). "
-                                     "Free the GPU, use a larger one, or --device cpu") from exc
+            except Exception as exc:   # MemoryError, torch's (CUDA's too), safetensors' ENOMEM
+                if not is_out_of_memory(exc):
+                    raise
+                raise out_of_memory(source.name, exc, dev) from exc
             generation = read_json(directory / "generation_config.json", missing_ok=True)
             return cls(net, tokenizer, source, device=dev, dtype=dt,
                        chat_template=chat_template, config=config, implementation="native",
@@ -633,7 +636,12 @@ class HFDiffusionLM(DiffusionLM):
                               needs_remote_code=needs_code,
                               trust_remote_code=trust_remote_code, **kwargs)
         if dev.type != "cuda":
-            net = net.to(dev)
+            try:
+                net = net.to(dev)
+            except Exception as exc:
+                if not is_out_of_memory(exc):
+                    raise
+                raise out_of_memory(source.name, exc, dev) from exc
         generation = getattr(net, "generation_config", None)
         generation = generation.to_dict() if hasattr(generation, "to_dict") else None
         return cls(net, tokenizer, source, device=dev, dtype=dt, chat_template=chat_template,

@@ -1,0 +1,112 @@
+"""One memory guard on every load (issue 27 item 3).
+
+The guard compared a load's need with the machine's free memory only: full-size LLaDA in
+bfloat16 (18.4 GB) passed on a 23 GB machine, and under ``ulimit -v 6000000`` the load
+ended in a raw ``MemoryError`` traceback. Now the guard reads what this process can take
+(the machine's free memory, its cgroup's room and its address-space limit), and a load
+that still runs out of memory ends in the project's error with its fix.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import standins
+from medal import memory
+from medal.errors import ModelLoadError
+from medal.models import hf, load_model
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: the command line under an address-space limit: ``room`` MiB above what the imports took
+UNDER_LIMIT = """
+import resource, sys
+from medal import cli
+from medal.memory import _vm_size
+import torch  # noqa: F401 -- the imports' own memory is counted before the limit
+room = int(sys.argv[1]) * 2 ** 20
+resource.setrlimit(resource.RLIMIT_AS, (int(_vm_size()) + room, resource.RLIM_INFINITY))
+sys.exit(cli.main(["generate", "--model", sys.argv[2], "--prompt", "Hi", "--gen-length", "4",
+                   "--dtype", "bfloat16"]))
+"""
+
+
+@pytest.fixture(scope="module")
+def llada(tmp_path_factory):
+    return standins.save_checkpoint(tmp_path_factory.mktemp("mem") / "llada", "llada",
+                                    "native", seed=0)
+
+
+def test_the_guard_counts_the_address_space_limit(llada):
+    """The reproducer at small scale: bfloat16 weights (39 MB with activations) that the
+    machine's free memory holds easily, under a limit that leaves 16 MiB: refused before
+    a byte is read, the fix on the first line (before: the load started)."""
+    need = hf.memory_needed(hf.count_parameters(llada), torch.bfloat16)
+    free = memory.available_memory()
+    assert free is not None and need < free      # the machine alone would let it load
+    out = subprocess.run([sys.executable, "-c", UNDER_LIMIT, "16", f"llada:{llada}"],
+                         capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert out.returncode == 2, out.stderr[-2000:]
+    first = out.stderr.splitlines()[0]
+    assert first.startswith("error: not enough memory for llada:") and "ulimit -v" in first
+    assert first.endswith("--skip-memory-check (memory_check=False) loads it anyway")
+    assert "Traceback" not in out.stderr
+
+
+def test_available_memory_is_the_least_of_what_limits_it(monkeypatch):
+    monkeypatch.setattr(memory, "_meminfo_available", lambda: 20e9)
+    monkeypatch.setattr(memory, "_cgroup_room", lambda: None)
+    monkeypatch.setattr(memory, "_address_space_room", lambda: None)
+    assert memory.available_memory() == 20e9
+    monkeypatch.setattr(memory, "_cgroup_room", lambda: 8e9)
+    assert memory.available_memory() == 8e9
+    monkeypatch.setattr(memory, "_address_space_room", lambda: 6e9)
+    assert memory.available_memory() == 6e9
+    assert memory.available_memory(torch.device("cpu")) == 6e9
+
+
+@pytest.mark.parametrize("failure", [
+    MemoryError(),
+    RuntimeError("[enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: can't "
+                 "allocate memory: you tried to allocate 2147483648 bytes."),
+    OSError(12, "Cannot allocate memory"),
+], ids=["MemoryError", "torch-cpu-allocator", "ENOMEM"])
+def test_a_load_that_still_runs_out_of_memory_is_a_clear_error(llada, monkeypatch, failure):
+    """The guard let it through (another process took memory meanwhile, a limit it cannot
+    read): native and remote loads end in the project's error, never a traceback."""
+    import medal.models.native as native
+
+    def fail(*args, **kwargs):
+        raise failure
+    monkeypatch.setattr(native, "load_native", fail)
+    with pytest.raises(ModelLoadError) as info:
+        load_model(f"llada:{llada}")
+    first = str(info.value).splitlines()[0]
+    assert first.startswith(f"ran out of memory while loading llada:{llada}")
+    assert "--dtype bfloat16" in first and "ulimit -v" in first
+
+
+def test_a_remote_load_out_of_memory_is_a_clear_error(llada, monkeypatch):
+    import transformers
+
+    def fail(*args, **kwargs):
+        raise MemoryError()
+    monkeypatch.setattr(transformers.AutoModel, "from_pretrained", fail)
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained",
+                        lambda *a, **k: None)
+    with pytest.raises(ModelLoadError, match="ran out of memory while loading"):
+        load_model(f"llada:{llada}", implementation="remote", trust_remote_code=True)
+
+
+def test_an_error_that_is_not_memory_is_not_called_one(llada, monkeypatch):
+    import medal.models.native as native
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("shape mismatch")
+    monkeypatch.setattr(native, "load_native", fail)
+    with pytest.raises(RuntimeError, match="shape mismatch"):
+        load_model(f"llada:{llada}")
