@@ -868,7 +868,21 @@ def _export(args) -> int:
     return 0
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """MEDAL's own warnings as ``medal: warning: ...`` lines; others as Python shows them."""
+    from .errors import MedalWarning
+    if issubclass(category, MedalWarning):
+        print(f"medal: warning: {message}", file=file or sys.stderr)
+    else:
+        _python_show_warning(message, category, filename, lineno, file, line)
+
+
 def main(argv: list[str] | None = None) -> int:
+    import warnings
+    global _python_show_warning
+    if warnings.showwarning is not _show_warning:
+        _python_show_warning = warnings.showwarning
+        warnings.showwarning = _show_warning
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
     serving_flags: list[str] = []

@@ -16,6 +16,11 @@ class MedalError(Exception):
         super().__init__(first if not details else f"{first}\n{details}", *args)
 
 
+class MedalWarning(UserWarning):
+    """Something the user should know, that does not stop the work (the CLI prints it as
+    ``medal: warning: ...``)."""
+
+
 class InputError(MedalError, ValueError):
     """A bad parameter, prompt, problem or file."""
 

@@ -26,13 +26,15 @@ trap cleanup EXIT
 cd "$ROOT"   # requirements.txt installs the project itself (-e .)
 "$PYTHON" -m venv "$VENV"
 # the requirements without their transformers line (which may cap it below 5), then the
-# newest 5.x; torch exactly as requirements.txt pins it (other versions pull CUDA builds)
+# newest 5.x, at least 5.3 (4.56-5.2 with the optional `kernels` package are affected by
+# CVE-2026-4372); torch exactly as requirements.txt pins it (other versions pull CUDA builds)
 grep -v -E '^[[:space:]]*transformers([<>=!~ ;[]|$)' "$ROOT/requirements.txt" > "$VENV/requirements-tf5.txt"
-"$VENV/bin/pip" install --quiet -r "$VENV/requirements-tf5.txt" 'transformers>=5,<6' pytest pytest-xdist
+"$VENV/bin/pip" install --quiet -r "$VENV/requirements-tf5.txt" 'transformers>=5.3,<6' pytest pytest-xdist
 "$VENV/bin/python" - <<'PY'
 import torch, transformers
 print(f"lane: transformers {transformers.__version__}, torch {torch.__version__}")
-assert int(transformers.__version__.split(".")[0]) == 5, transformers.__version__
+from packaging.version import Version
+assert Version("5.3") <= Version(transformers.__version__) < Version("6"), transformers.__version__
 PY
 
 cd "$ROOT"

@@ -110,3 +110,75 @@ def test_an_error_that_is_not_memory_is_not_called_one(llada, monkeypatch):
     monkeypatch.setattr(native, "load_native", fail)
     with pytest.raises(RuntimeError, match="shape mismatch"):
         load_model(f"llada:{llada}")
+
+
+# ---------------------------------------------------------------------- families it cannot run
+# (issue 27 item 4; here beside the other load refusals that need a real checkpoint folder)
+
+@pytest.fixture(scope="module")
+def dream(tmp_path_factory):
+    return standins.save_checkpoint(tmp_path_factory.mktemp("dreamon") / "dream", "dream",
+                                    "native", seed=0)
+
+
+def _dreamon(dream, tmp_path, tokens=True, generation=True):
+    """A DreamOn-style checkpoint: Dream's network and files, plus its edit tokens in the
+    tokenizer (ids 151667, 151668) and/or its canvas settings in generation_config.json."""
+    import json
+    import shutil
+    out = tmp_path / "dreamon"
+    shutil.copytree(dream, out)
+    if tokens:
+        f = out / "tokenizer_config.json"
+        cfg = json.loads(f.read_text())
+        for i, text in ((151667, "<|expand|>"), (151668, "<|delete|>")):
+            cfg["added_tokens_decoder"][str(i)] = {"content": text, "special": True,
+                                                  "lstrip": False, "rstrip": False,
+                                                  "normalized": False, "single_word": False}
+        f.write_text(json.dumps(cfg))
+    if generation:
+        f = out / "generation_config.json"
+        gen = json.loads(f.read_text())
+        gen.update(expand_token_id=151667, delete_token_id=151668, expand_budget=64)
+        f.write_text(json.dumps(gen))
+    return out
+
+
+@pytest.mark.parametrize("tokens, generation", [(True, True), (True, False), (False, True)])
+def test_dreamon_style_checkpoints_are_refused_with_the_reason(dream, tmp_path, tokens,
+                                                               generation):
+    """Before: a DreamOn-style checkpoint ran as plain Dream and answered 16 x id 151667
+    (<|expand|>), text '', with no warning."""
+    folder = _dreamon(dream, tmp_path, tokens, generation)
+    with pytest.raises(ModelLoadError) as info:
+        load_model(f"dream:{folder}")
+    text = str(info.value)
+    assert text.startswith(f"dream:{folder} is a variable-length (DreamOn-style) model, "
+                           "which MEDAL cannot run: use a fixed-canvas")
+    assert ("<|expand|>" in text) == tokens and ("expand_token_id" in text) == generation
+    assert load_model(f"dream:{dream}").mask_id == 151666      # plain Dream still loads
+
+
+# ---------------------------------------------------------------------- known vulnerabilities
+
+@pytest.mark.parametrize("version, kernels, warned", [
+    ("4.55.4", True, False), ("4.56.0", True, True), ("4.57.6", True, True),
+    ("5.2.1", True, True), ("5.3.0", True, False), ("5.24.0", True, False),
+    ("4.57.6", False, False)])
+def test_a_load_warns_of_the_kernels_cve(llada, monkeypatch, capsys, version, kernels, warned):
+    """Issue 27 item 6: transformers 4.56-5.2 with the optional ``kernels`` package is
+    affected by CVE-2026-4372 (fixed in 5.3.0): every load says so, the CLI on one line."""
+    import importlib.util
+
+    from medal import cli
+    monkeypatch.setattr(hf, "_transformers_version", lambda: version)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: (object() if kernels else None) if name == "kernels"
+                        else real(name, *a))
+    assert bool(hf.security_warnings()) == warned
+    assert cli.main(["generate", "--model", f"llada:{llada}", "--prompt", "Hi",
+                     "--gen-length", "2", "--strategy", "greedy"]) == 0
+    err = capsys.readouterr().err
+    line = "medal: warning: transformers " + version + " with the 'kernels' package"
+    assert (line in err) == warned and ("CVE-2026-4372" in err) == warned

@@ -168,6 +168,69 @@ def detect_family(config: dict, where: str = "config.json") -> str | None:
     return None
 
 
+#: tokens whose meaning MEDAL's engine cannot honour: a checkpoint that writes them expects
+#: its own decoder to act on them (DreamOn's <|expand|> turns one mask into two, <|delete|>
+#: removes a slot: a canvas that grows and shrinks, where MEDAL's has fixed slots)
+EDIT_TOKENS = ("<|expand|>", "<|delete|>")
+EDIT_WORDS = ("expand", "delete", "insert")
+#: generation settings of a variable-length canvas (DreamOn's generation_config)
+CANVAS_KEYS = ("expand_budget", "max_expansion", "delete_token_id", "expand_token_id")
+
+
+def _tokenizer_specials(directory: Path) -> set[str]:
+    """The added/special tokens a local tokenizer declares, from its small JSON files
+    (transformers saves every added token in tokenizer_config.json's added_tokens_decoder,
+    fast and slow tokenizers alike; tokenizer.json, megabytes, is not read)."""
+    out: set[str] = set()
+    for name in ("tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"):
+        data = read_json(directory / name, missing_ok=True) or {}
+        for entry in data.get("added_tokens") or []:
+            if isinstance(entry, dict):
+                out.add(str(entry.get("content")))
+        for entry in (data.get("added_tokens_decoder") or {}).values():
+            if isinstance(entry, dict):
+                out.add(str(entry.get("content")))
+        if name == "added_tokens.json":
+            out.update(str(k) for k in data)
+        for key, value in data.items():
+            if key.endswith("_token") and isinstance(value, str):
+                out.add(value)
+            elif key == "additional_special_tokens" and isinstance(value, list):
+                out.update(str(v.get("content") if isinstance(v, dict) else v) for v in value)
+    return out
+
+
+def refuse_what_the_engine_cannot_honour(config: dict | None, directory: Path | None,
+                                         name: str) -> None:
+    """A checkpoint whose files name tokens or a canvas MEDAL's engine cannot honour is
+    refused with the reason, as block-causal and uniform-noise models are: DreamOn (Dream's
+    network, but <|expand|>/<|delete|> tokens that grow and shrink the canvas) would
+    otherwise run silently as plain Dream, its edit tokens written as answer text."""
+    found = []
+    generation = {}
+    if directory is not None:
+        generation = read_json(directory / "generation_config.json", missing_ok=True) or {}
+    for where, data in (("config.json", config or {}), ("generation_config.json", generation)):
+        if not isinstance(data, dict):
+            continue
+        for key in data:
+            k = key.lower()
+            if k in CANVAS_KEYS or (k.endswith("token_id") and any(w in k for w in EDIT_WORDS)):
+                found.append(f"{where} sets {key}")
+    if directory is not None:
+        found += [f"the tokenizer has {t}" for t in EDIT_TOKENS
+                  if t in _tokenizer_specials(directory)]
+    if found:
+        raise ModelLoadError(
+            f"{name} is a variable-length (DreamOn-style) model, which MEDAL cannot run",
+            fix="use a fixed-canvas masked diffusion model (LLaDA, LLaDA-1.5, Dream, "
+                "Dream-Coder)",
+            details=f"{'; '.join(found)}. Its decoder grows and shrinks the answer with edit "
+                    "tokens (expand one mask into two, delete a slot); MEDAL searches and "
+                    "decodes a fixed number of answer slots, so it would write those tokens "
+                    "as answer text.")
+
+
 def resolve_family(prefix: str, config: dict | None, where: str = "config.json") -> str:
     """The adapter family: the one config.json declares; the spec's prefix where the
     config names none (an override for unknown configs). A prefix that contradicts the
@@ -994,6 +1057,25 @@ def download_checkpoint(source: ModelSource) -> Path:
         raise ModelLoadError(_missing_files_message(source, exc, who="huggingface_hub")) from exc
 
 
+#: transformers releases affected by CVE-2026-4372 when the optional ``kernels`` package
+#: is installed (fixed in 5.3.0): [first affected, first fixed)
+KERNELS_CVE = ("CVE-2026-4372", "4.56", "5.3.0")
+
+
+def security_warnings() -> list[str]:
+    """Known vulnerabilities of this environment that a model load would touch."""
+    import importlib.util
+
+    from packaging.version import Version
+    cve, first, fixed = KERNELS_CVE
+    version = Version(_transformers_version())
+    if Version(first) <= version < Version(fixed) and importlib.util.find_spec("kernels"):
+        return [f"transformers {version} with the 'kernels' package installed is affected by "
+                f"{cve} (fixed in transformers {fixed}): upgrade transformers "
+                f"(pip install 'transformers>={fixed}') or uninstall kernels"]
+    return []
+
+
 def load_hf_model(spec: str, *, trust_remote_code: bool | None = None, device: str | None = "auto",
                   dtype: str | None = "auto", revision: str | None = None,
                   chat_template: bool | None = None, implementation: str | None = None,
@@ -1004,6 +1086,11 @@ def load_hf_model(spec: str, *, trust_remote_code: bool | None = None, device: s
     ``implementation="remote"`` (or ``MEDAL_IMPLEMENTATION=remote``)."""
     source = parse_spec(spec, revision)
     impl = choose_implementation(implementation)
+    import warnings
+
+    from ..errors import MedalWarning
+    for message in security_warnings():
+        warnings.warn(message, MedalWarning, stacklevel=2)
     if impl == "remote" and source.family != "mlm" and not remote_code_opted_in(
             trust_remote_code):
         raise remote_code_refusal(source)  # before touching any file
@@ -1016,6 +1103,8 @@ def load_hf_model(spec: str, *, trust_remote_code: bool | None = None, device: s
         config = _hub_config(source)
         where = f"{source.target}'s config.json"
     family = resolve_family(source.family, config, where)
+    refuse_what_the_engine_cannot_honour(config, Path(source.target) if source.local else None,
+                                         source.name)
     cls = ADAPTERS[family]
     if impl == "native" and not cls.native:
         if family == "mlm":
