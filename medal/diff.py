@@ -30,6 +30,7 @@ import math
 from dataclasses import asdict, dataclass, field
 
 from .errors import InputError
+from .scores import entropy_drop
 
 #: timing keys, wherever they sit (the recorder moves most into ``timing``)
 TIMING_KEYS = ("seconds", "model_seconds", "search_seconds", "search_model_seconds",
@@ -711,8 +712,7 @@ def compare_candidates(trace: dict, node_a: int, node_b: int) -> dict:
 
     root_slots = [s for s, m in enumerate(root["masked"]) if m]
     total = sum(root["entropy"][s] or 0.0 for s in root_slots)
-    ig = [(total - sum(remaining(n, s) for s in root_slots)) / total if total > 0 else 0.0
-          for n in (na, nb)]
+    ig = [entropy_drop(total, sum(remaining(n, s) for s in root_slots)) for n in (na, nb)]
     diff = ig[0] - ig[1]
 
     def token(node, slot):

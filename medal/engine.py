@@ -32,7 +32,7 @@ import torch
 from .config import GenerationConfig
 from .decoding import DecodeState, decode
 from .errors import InputError
-from .events import (CandidateChosen, Event, RunFinished, RunStarted, SampleFinished,
+from .events import (CandidateChosen, Event, Forced, RunFinished, RunStarted, SampleFinished,
                      SearchFinished)
 from .models.base import DiffusionLM
 from .runner import ModelRunner
@@ -329,6 +329,21 @@ def _best_of_n(run: Run):
                     for _, r in samples]})
 
 
+def _fork_at_node(spec, mcts: MCTS):
+    """A node fork, after the parent's search: commit the forced actions at the node (new
+    nodes announced by a :class:`Forced` event), then go on searching below them (then
+    "search": returns None) or hand the forced node to phase C (then "decode")."""
+    path, new = mcts.commit(spec.node, spec.forced)
+    yield Forced(iteration=mcts.iteration, node=spec.node, path=[n.id for n in path],
+                 new=new, then=spec.then)
+    if spec.then == "decode":
+        return path[-1]
+    if mcts.refocus(path[-1], made_new=bool(new)):
+        while not mcts.done:
+            yield from mcts.iterate()
+    return None
+
+
 def _medal(run: Run):
     """MEDAL: MCTS initialisation (L_c commitments), candidate choice, then phase C."""
     cfg = run.config
@@ -343,8 +358,7 @@ def _medal(run: Run):
         yield from mcts.iterate()
     forced = None
     if run.fork_spec is not None and run.fork_spec.node is not None:
-        from .fork import fork_search
-        forced = yield from fork_search(run, mcts)   # the search may go on below it
+        forced = yield from _fork_at_node(run.fork_spec, mcts)   # the search may go on
     search_seconds = run.elapsed() - t_search
     search_model_seconds = run.runner.model_seconds - model_before
     search_forwards = run.runner.forwards

@@ -8,11 +8,26 @@
 """
 from __future__ import annotations
 
+import importlib
 import math
 from dataclasses import dataclass
 
-import numpy as np
-import torch
+
+class _OnFirstUse:
+    """numpy and torch, imported when a formula first needs them: the viewer and ``medal
+    diff`` use :func:`entropy_drop` from here and never pay for torch (~2 s to import)."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attr):
+        module = importlib.import_module(self._name)
+        globals()["np" if self._name == "numpy" else self._name] = module
+        return getattr(module, attr)
+
+
+np = _OnFirstUse("numpy")
+torch = _OnFirstUse("torch")
 
 EPS = 1e-8  # paper's epsilon in the entropy
 
@@ -242,6 +257,14 @@ def _plausible_only(pairs, picks, sizes, flat_probs, min_prob: float):
     return pairs[rows, order], picks[rows, order], sizes
 
 
+def entropy_drop(before: float, after: float) -> float:
+    """The information-gain ratio every r_IG of the paper is made of: the share of the
+    entropy ``before`` that is gone ``after``, ``(before - after) / before``; 0 when there
+    was none to lose. Every gain in MEDAL (a child's r_IG, a candidate's cumulative gain,
+    a rollout's, the viewer's and the inspector's figures) is this function of two sums."""
+    return (before - after) / before if before > 0 else 0.0
+
+
 def information_gain(parent_entropy: torch.Tensor, parent_masked: torch.Tensor,
                      child_entropy: torch.Tensor, slot: int) -> float:
     """r_IG for the child made by unmasking ``slot`` (paper eq. info_gain).
@@ -252,7 +275,7 @@ def information_gain(parent_entropy: torch.Tensor, parent_masked: torch.Tensor,
     remaining = parent_masked.clone()
     remaining[slot] = False
     after = float(child_entropy[remaining].sum())
-    return (before - after) / before if before > 0 else 0.0
+    return entropy_drop(before, after)
 
 
 def information_gains(parent_entropy: torch.Tensor, parent_masked: torch.Tensor,
@@ -267,8 +290,7 @@ def information_gains(parent_entropy: torch.Tensor, parent_masked: torch.Tensor,
     remaining[torch.arange(len(slots)), torch.tensor(slots)] = False
     out = []
     for H, keep in zip(child_entropies, remaining.unbind(0)):
-        after = float(H[keep].sum())
-        out.append((before - after) / before if before > 0 else 0.0)
+        out.append(entropy_drop(before, float(H[keep].sum())))
     return out
 
 
@@ -276,8 +298,7 @@ def cumulative_information_gain(root_entropy: torch.Tensor, root_masked: torch.T
                                 node_entropy: torch.Tensor, node_masked: torch.Tensor) -> float:
     """Gain from the root to a node: (sum H_root(M_root) - sum H_node(M_node)) / sum H_root."""
     before = float(root_entropy[root_masked].sum())
-    after = float(node_entropy[node_masked].sum())
-    return (before - after) / before if before > 0 else 0.0
+    return entropy_drop(before, float(node_entropy[node_masked].sum()))
 
 
 def ucb(q: float, n_parent: int, n_child: int, c: float) -> float:
@@ -294,8 +315,7 @@ def rollout_information_gain(parent_entropy: torch.Tensor, parent_masked: torch.
     H_parent(M)``. A one-step rollout fills every slot from the child's own forward, so
     this equals :func:`information_gain` there."""
     before = float(parent_entropy[parent_masked].sum())
-    after = float(fill_entropy[child_masked].sum())
-    return (before - after) / before if before > 0 else 0.0
+    return entropy_drop(before, float(fill_entropy[child_masked].sum()))
 
 
 def rollout_path_gain(entropy_rows: list[list[float | None]]) -> float:
@@ -308,5 +328,5 @@ def rollout_path_gain(entropy_rows: list[list[float | None]]) -> float:
         before = sum(h for h in now if h is not None)
         after = sum(h for h in nxt if h is not None)
         if before > 0:
-            gains.append((before - after) / before)
+            gains.append(entropy_drop(before, after))
     return sum(gains) / len(gains) if gains else 0.0

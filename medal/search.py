@@ -24,7 +24,7 @@ import torch
 from .decoding import eligible_slots_array, rollout
 from .events import Backpropagated, Expanded, RootEvaluated, Selected, Simulated
 from .runner import Evaluation, EvaluationBatch, ModelRunner
-from .scores import (Action, ActionSets, batch_action_sets, information_gains,
+from .scores import (Action, ActionSets, batch_action_sets, entropy_drop, information_gains,
                      rollout_information_gain, ucb)
 
 
@@ -285,22 +285,24 @@ class MCTS:
                     np.where(masked, top_tokens[..., 0], answer)).unbind(0)
             before = leaf.entropy_total
             if all(ch.n_masked == leaf.n_masked - 1 for ch in children):
-                gains = [(before - ch.entropy_total) / before if before > 0 else 0.0
-                         for ch in children]
+                gains = [entropy_drop(before, ch.entropy_total) for ch in children]
             else:
                 parent = leaf.evaluation
                 gains = information_gains(parent.entropy, parent.masked,
                                           [ch.evaluation.entropy for ch in children],
                                           [ch.action.slot for ch in children])
-        rewards = []
-        for ch, completion, gain in zip(children, completions, gains):
-            ch.completion = completion
-            ch.r_ig = ch.reward = gain
-            if self.verifier is not None:
-                ch.verified = bool(self.verifier(ch.completion))
-                ch.reward += self.cfg.verifier_bonus * ch.verified
-            rewards.append(ch.reward)
-        return rewards
+        return [self._reward(ch, completion, gain)
+                for ch, completion, gain in zip(children, completions, gains)]
+
+    def _reward(self, child: Node, completion, gain: float) -> float:
+        """A new child's completion and reward: r_IG, plus the verifier's bonus when the
+        run has one (beyond the paper)."""
+        child.completion = completion
+        child.r_ig = child.reward = gain
+        if self.verifier is not None:
+            child.verified = bool(self.verifier(child.completion))
+            child.reward += self.cfg.verifier_bonus * child.verified
+        return child.reward
 
     def _rollouts(self, children: list[Node]):
         """The paper's simulation as an option: a k-step DLM rollout of every child."""
@@ -420,3 +422,72 @@ class MCTS:
                 and self.below_focus(n)]
         pool.sort(key=lambda n: (-n.depth, -n.Q, n.id))
         return (self.candidates + pool)[: self.cfg.candidates] or [self.focus]
+
+    # ------------------------------------------------------------------ forks
+    def commit(self, node_id: int, forced) -> tuple[list[Node], list[Node]]:
+        """A fork's commitment: the (slot, token) pairs of ``forced`` applied in order from
+        node ``node_id``, each as a child of the one before (an existing child is reused;
+        a new one is evaluated in one forward, rewarded and backed up as an expansion's
+        child is). Returns (the commitment's path, the nodes made)."""
+        from .errors import InputError
+        if not 0 <= node_id < len(self.nodes):
+            raise InputError(f"node {node_id} is not in the tree ({len(self.nodes)} nodes); "
+                             "the replay's tree differs from the trace's (another model?)")
+        mask_id = self.runner.model.mask_id
+        current = self.nodes[node_id]
+        path, new = [], []
+        for slot, token in forced:
+            if int(current.answer_array()[slot]) != mask_id:
+                raise InputError(f"slot {slot} is already unmasked at node {current.id}")
+            child = next((ch for ch in current.children
+                          if ch.action is not None and ch.action.slot == slot
+                          and ch.action.token == token), None)
+            if child is None:
+                answer = current.answer.clone()
+                answer[slot] = token
+                child = self._make_nodes(current, self.runner.evaluate_batch(answer[None]))[0]
+                child.index = None
+                child.action = forced_action(current, slot, token, self.cfg)
+                self._reward(child, child.evaluation.completion(),
+                             entropy_drop(current.entropy_total, child.entropy_total))
+                current.children.append(child)
+                self.backpropagate(current.path(), [child])
+                new.append(child)
+            path.append(child)
+            current = child
+        return path, new
+
+    def refocus(self, focus: Node, made_new: bool) -> bool:
+        """Go on searching below ``focus`` (a fork's last committed node): keep the
+        candidates under it (and the focus itself, if it is one), renew the iteration
+        budget. False when that changes nothing (no new node, every candidate kept): the
+        parent's search stands."""
+        before = list(self.candidates)
+        self.committed = focus.path()
+        kept = [c for c in before if self.below_focus(c)]
+        if focus.candidate and focus not in kept and not any(
+                c.answer_array().tobytes() == focus.answer_array().tobytes() for c in kept):
+            kept.append(focus)
+        if not made_new and len(kept) == len(before):
+            return False
+        self.candidates = kept[: self.cfg.candidates]
+        self.budget = self.iteration + self.cfg.max_iterations
+        self.stop_reason = None
+        if len(self.candidates) >= self.cfg.candidates:
+            self.stop_reason = "candidates"
+        elif focus.exhausted:
+            self.stop_reason = "exhausted"
+        return True
+
+
+def forced_action(node: Node, slot: int, token: int, cfg) -> Action:
+    """The :class:`Action` (slot, token) at ``node`` with its figures (p 0 when the token
+    is outside the node's recorded top-k)."""
+    from .scores import slot_scores
+    ev = node.evaluation
+    hit = ev.top_tokens[slot] == token
+    p = float((ev.top_probs[slot] * hit).sum())
+    s = slot_scores(ev.top_probs[slot:slot + 1], ev.entropy[slot:slot + 1], cfg.gamma,
+                    cfg.scoring)[0]
+    return Action(slot=slot, token=token, p=p, entropy=float(ev.entropy[slot]),
+                  margin=float(ev.margin[slot]), score=float((s * hit).sum()))

@@ -12,6 +12,8 @@
 #                                  checked against ones recorded from the genuine code
 #   tests/test_checkpoint_facts.py families, special ids, NaN checks, memory and offline
 #                                  errors (checkpoint folders written without model code)
+#   tests/test_memory_guard.py     the memory guard, refusals (DreamOn), the CVE warning
+#   tests/test_long_answers.py     256-slot LLaDA and Dream answers through every path
 #
 # Usage: scripts/ci_tf5.sh [extra pytest arguments]
 # Env:   KEEP_VENV=1 keeps the environment (its path is printed).
@@ -40,4 +42,5 @@ PY
 cd "$ROOT"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider \
-    tests/test_native.py tests/test_checkpoint_facts.py "$@"
+    tests/test_native.py tests/test_checkpoint_facts.py tests/test_memory_guard.py \
+    tests/test_long_answers.py "$@"

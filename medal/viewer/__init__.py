@@ -35,6 +35,7 @@ import json
 import math
 from pathlib import Path
 
+from ..scores import entropy_drop
 from ..viz.board import task_view_html
 from ..viz.candidates import candidate_rows, near_tie, winners_by
 from ..viz.common import (VIRIDIS, action_label, candidate_ids, current_path, fmt,
@@ -398,7 +399,7 @@ def _node_stats(t, n, parent, nodes, c, last, win, cands) -> dict:
                      if m and h is not None)
         after = sum(n["entropy"][j] or 0.0 for j, m in enumerate(parent["masked"])
                     if m and j != slot)
-        r = (before, after, (before - after) / before if before > 0 else 0.0)
+        r = (before, after, entropy_drop(before, after))
     flag = reward_outlier(t, nid, nodes)
     badges = []
     if nid == win:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from ..scores import entropy_drop
 from .common import (action_label, candidate_ids, esc, nodes_by_id, node_path,
                      run_config, winner_id)
 
@@ -228,7 +229,7 @@ def reward_breakdown(trace: dict, nid: int) -> dict | None:
     before = sum(h for h, m in zip(parent["entropy"], parent["masked"]) if m and h is not None)
     after = sum(node["entropy"][j] or 0.0 for j, m in enumerate(parent["masked"])
                 if m and j != slot)
-    value = (before - after) / before if before > 0 else 0.0
+    value = entropy_drop(before, after)
     return {"slot": slot, "parent entropy sum": before, "remaining entropy sum": after,
             "r_ig (recomputed)": value, "r_ig (recorded)": node.get("r_ig")}
 
