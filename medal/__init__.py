@@ -66,6 +66,8 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib
         module, attr = _LAZY[name]
+        if module == "engine":   # what Run borrows from the layers above it (run.fork,
+            from . import fork, viewer  # noqa: F401  a notebook's display): medal.extensions
         value = getattr(importlib.import_module(f".{module}", __name__), attr)
         globals()[name] = value
         return value

@@ -26,7 +26,7 @@ from . import __version__
 from .config import GenerationConfig
 from .engine import ALIASES, STRATEGIES, Run
 from .errors import InputError
-from .repro import record as repro_record
+from .provenance import record as repro_record
 from .tasks import get_task
 
 TIMING_FIELDS = ("seconds", "model_seconds", "search_seconds", "search_model_seconds")

@@ -893,7 +893,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         args = parser.parse_args(argv)
     args.serving_flags = serving_flags
-    from .repro import set_command
+    from .provenance import set_command
     set_command(argv)  # recorded in every trace and bench result this command writes
     try:
         if args.command in ("app", "serve"):

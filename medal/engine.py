@@ -32,13 +32,14 @@ import torch
 from .config import GenerationConfig
 from .decoding import DecodeState, decode
 from .errors import InputError
+from .extensions import borrowed
 from .events import (CandidateChosen, Event, Forced, RunFinished, RunStarted, SampleFinished,
                      SearchFinished)
 from .models.base import DiffusionLM
 from .runner import ModelRunner
 from .scores import cumulative_information_gain, rollout_path_gain
 from .search import MCTS
-from .tasks import Task, get_task
+from .tasks import Task, get_task, task_of_trace
 from .tasks.decomposition import decompose_prompt
 
 
@@ -200,8 +201,7 @@ class Run:
         trace = self.trace
         if not trace or not trace.get("run"):
             return None
-        from .viewer import show
-        return show(trace)._repr_html_()
+        return borrowed("show")(trace)._repr_html_()
 
     _finished = False
 
@@ -263,8 +263,26 @@ class Run:
         "search" or "decode" says how it goes on. Needs this run's trace (``trace=True``).
         Returns the new run, not yet started: ``run.fork(...).finish()``. See
         :func:`medal.fork.fork` for every option."""
-        from .fork import fork
-        return fork(self, node=node, step=step, actions=actions, then=then, **options)
+        return borrowed("fork")(self, node=node, step=step, actions=actions, then=then,
+                                **options)
+
+    @classmethod
+    def from_trace(cls, trace: dict, model: DiffusionLM, *, task: str | None = None,
+                   fork=None, observers: tuple = ()) -> "Run":
+        """A new run of what ``trace`` records: its task, prompt, strategy, every parameter
+        and seed, with the greedy comparison if it has one, traced; ``fork`` (a
+        :class:`medal.fork.ForkSpec`) changes one decision. Not yet started. Every re-run
+        of a trace (``medal repro``, a fork, the examples' check) is this."""
+        run_info = trace["run"]
+        task = task or run_info.get("task") or task_of_trace(trace)
+        if task is None:
+            raise InputError("the trace does not say which task it ran (no run.task, and "
+                             "the prompt is not a Countdown, Sudoku or Pick problem); give "
+                             "the task")
+        config = GenerationConfig.from_json(dict(run_info["config"]))
+        return cls(model, task=task, prompt=run_info["prompt"], strategy=run_info["strategy"],
+                   config=config, compare_greedy=trace.get("comparison") is not None,
+                   trace=True, observers=observers, fork=fork)
 
     def forced_steps(self) -> dict | None:
         """A step fork's {step: [(slot, token), ...]} for the run's answer decode."""
@@ -273,6 +291,15 @@ class Run:
 
     def new_state(self) -> DecodeState:
         return DecodeState(answer=self.runner.initial_answer(), order=[None] * self.config.gen_length)
+
+
+def rerun(trace: dict, model: DiffusionLM, *, task: str | None = None) -> dict:
+    """Run again, to the end, what ``trace`` records (:meth:`Run.from_trace`); the new trace
+    as plain JSON values (lists, not tuples), comparable with one read from a file."""
+    import json
+    run = Run.from_trace(trace, model, task=task)
+    run.finish()
+    return json.loads(json.dumps(run.trace))
 
 
 def fixed_slots(model: DiffusionLM, task: Task, gen_length: int) -> dict[int, int]:

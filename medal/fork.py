@@ -44,6 +44,7 @@ import hashlib
 from dataclasses import dataclass
 
 from .errors import InputError, ModelLoadError
+from .extensions import lend
 
 THEN = ("search", "decode")
 
@@ -265,8 +266,7 @@ def fork(parent, *, node: int | None = None, step: int | None = None, actions,
     load the one the trace names; :class:`ModelLoadError` if it cannot be). ``task``:
     default the trace's ``run.task`` (older traces: told from the problem). Bad positions, slots or tokens raise
     :class:`InputError` saying what to give instead."""
-    from .config import GenerationConfig
-    from .engine import Run
+    from .engine import Run   # inside: ``import medal.fork`` stays light (no torch)
 
     if isinstance(parent, Run):
         if parent.trace is None:
@@ -295,19 +295,9 @@ def fork(parent, *, node: int | None = None, step: int | None = None, actions,
         tid, text = resolve_token(model, trace, token)
         pairs.append((slot, tid))
         texts.append(text)
-    if task is None:
-        from .viz.board import task_of
-        task = trace["run"].get("task") or task_of(trace)
-        if task is None:
-            raise InputError("the trace does not say which task it ran (no run.task, and "
-                             "the prompt is not a Countdown or Sudoku problem); give task=")
-    run_info = trace["run"]
     spec = ForkSpec(forced=tuple(pairs), node=node, step=step, then=then,
                     parent_sha256=trace_sha256(trace), texts=tuple(texts))
-    config = GenerationConfig.from_json(dict(run_info["config"]))
-    return Run(model, task=task, prompt=run_info["prompt"], strategy=run_info["strategy"],
-               config=config, compare_greedy=trace.get("comparison") is not None,
-               trace=True, observers=observers, fork=spec)
+    return Run.from_trace(trace, model, task=task, fork=spec, observers=observers)
 
 
 def fork_trace(parent, **kwargs) -> dict:
@@ -315,3 +305,6 @@ def fork_trace(parent, **kwargs) -> dict:
     run = fork(parent, **kwargs)
     run.finish()
     return run.trace
+
+
+lend("fork", fork)     # run.fork(...) (medal.extensions: the engine imports nothing above it)

@@ -14,14 +14,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from ._version import __version__
 from .errors import TraceError
 from .events import Event
-from .repro import record as repro_record
+from .provenance import record as repro_record
+from .trace_check import MAX_ANY_STRING, MAX_TRACE_BYTES, TRACE_FORMAT, TRACE_VERSION, check, parse
 
-TRACE_FORMAT = "medal-trace"
-TRACE_VERSION = 1
-MAX_TRACE_BYTES = 20 * 1024 * 1024  # uploads above this are refused
 LONG_ANSWER = 64  # answers longer than this record fewer per-slot figures
 #: the packed form of a written trace (see :func:`pack`); read back by :func:`unpack`.
 #: "packed-2" is "packed-1" with nodes stored as differences from their parent; both,
@@ -484,7 +482,6 @@ def _apply_list_diff(parent, diff, where: str, budget: _Budget) -> list:
 
 
 def _apply_string_diff(parent, diff, where: str, budget: _Budget) -> str:
-    from .trace_check import MAX_ANY_STRING
     if type(parent) is not str:
         raise ValueError(f"{where}: stored as a difference from a text that is not there")
     d = diff["diff"] if isinstance(diff, dict) else None
@@ -727,7 +724,6 @@ def validate_trace(data: Any, max_bytes: int | None = None) -> dict:
     (bounded by ``max_bytes``, the size limit: :data:`MAX_TRACE_BYTES` by default), then
     the schema, then its meaning (:mod:`medal.trace_check`). Returns the plain trace.
     Raises only :class:`TraceError`, which says where (a JSON path) and what."""
-    from .trace_check import check
     encoding = data.get("encoding") if isinstance(data, dict) else None
     try:
         data = unpack(data, MAX_TRACE_BYTES if max_bytes is None else max_bytes)
@@ -751,7 +747,6 @@ def loads_trace(text: str | bytes, max_bytes: int = MAX_TRACE_BYTES) -> dict:
 
     Refuses more than ``max_bytes``. Raises only :class:`TraceError`; a trace it returns
     is fit to render in every view."""
-    from .trace_check import parse
     if not isinstance(text, (str, bytes, bytearray)):
         raise TraceError(f"a trace is JSON text, not {type(text).__name__}")
     size = len(text)  # a character is at least one byte: no need to encode a huge text

@@ -23,6 +23,11 @@ from typing import Any, Callable
 
 from .errors import InputError, TraceError
 
+#: what a trace says it is, its version and the one size limit (the gate's, the CLI's and
+#: the app's uploader's); medal.trace re-exports them
+TRACE_FORMAT = "medal-trace"
+TRACE_VERSION = 1
+MAX_TRACE_BYTES = 20 * 1024 * 1024  # uploads above this are refused
 MAX_DEPTH = 64            # nesting of JSON containers anywhere in a trace
 MAX_NODES = 200_000
 INT_MIN, INT_MAX = -(2 ** 63), 2 ** 64 - 1   # every integer a trace holds fits in 64 bits
@@ -713,7 +718,6 @@ def check_fork(data: dict) -> None:
 
 def check(data: Any) -> dict:
     """Schema and meaning; returns ``data`` when it is fit to render."""
-    from .trace import TRACE_FORMAT, TRACE_VERSION
 
     if not isinstance(data, dict) or data.get("format") != TRACE_FORMAT:
         raise TraceError("this is not a MEDAL trace (the top-level \"format\" must be "
@@ -774,7 +778,6 @@ def check_container_count(raw: bytes, max_bytes: int | None = None) -> None:
     """Before parsing: the number of JSON arrays and objects (counted as brackets, so an
     upper bound) within what a real trace of this size holds. Millions of empty arrays
     cost the parser and every later walk far more than their bytes suggest."""
-    from .trace import MAX_TRACE_BYTES
     most = max_containers(max(len(raw), MAX_TRACE_BYTES if max_bytes is None else max_bytes))
     count = raw.count(b"[") + raw.count(b"{")
     if count > most:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from medal import repro
+from medal import provenance, repro
 from medal.diff import without_context
 from medal.models import load_model
 from medal.trace import load_trace
@@ -50,7 +50,7 @@ def test_a_trace_records_where_it_ran(two_runs):
     assert set(rec["device"]) >= {"gpu", "cuda", "cudnn"}
     weights = ROOT / "medal" / "assets" / "countdown" / "model.safetensors"
     assert rec["checkpoint"]["weights"]["model.safetensors"]["sha256"] == \
-        repro.sha256_file(weights)
+        provenance.sha256_file(weights)
     assert "config.json" in rec["checkpoint"]["files"]
     assert rec["seed"] == 3 == trace["run"]["config"]["seed"]
     assert rec["command"].startswith("medal generate --model builtin:countdown")
@@ -84,7 +84,7 @@ def test_the_record_names_a_hub_snapshot_revision(tmp_path):
     snap.mkdir(parents=True)
     (snap / "config.json").write_text("{}")
     (snap / "modeling_x.py").write_text("x = 1\n")
-    rec = repro.checkpoint_record(snap)
+    rec = provenance.checkpoint_record(snap)
     assert rec["revision"] == "a" * 40
     assert set(rec["files"]) == {"config.json", "modeling_x.py"}
 

@@ -253,3 +253,35 @@ def sudoku_training_example(rng: random.Random, max_answer: int = _sd.ANSWER_LEN
                          f"the model allows {max_answer}")
     problem, solution = _sd.random_puzzle(rng, rng.randint(min_blanks, max_blanks))
     return SUDOKU.format_prompt(problem), _sd.grid_to_rows(solution)
+
+
+def task_of_trace(trace: dict) -> str | None:
+    """``"sudoku"``, ``"countdown"``, ``"pick"``, ``"twins"`` or None: the run's recorded
+    task, else read from its problem (or its prompt). Twins runs are drawn as Pick's are
+    (the words, which word the answer is, or a mix)."""
+    run = trace.get("run") or {}
+    recorded = run.get("task")
+    if recorded in ("sudoku", "countdown", "pick", "twins"):
+        return recorded
+    problem = run.get("problem")
+    if isinstance(problem, dict):
+        if "grid" in problem:
+            return "sudoku"
+        if "numbers" in problem and "target" in problem:
+            return "countdown"
+        if "words" in problem:
+            try:
+                _tw.parse_problem(problem["words"])
+                return "twins"
+            except Exception:  # not four words in two pairs of twins: a Pick problem
+                return "pick"
+    prompt = run.get("prompt") or ""
+    if _sd.problem_from_prompt(prompt) is not None:
+        return "sudoku"
+    if _cd.problem_from_prompt(prompt) is not None:
+        return "countdown"
+    if _pk.problem_from_prompt(prompt) is not None:
+        return "pick"
+    if _tw.problem_from_prompt(prompt) is not None:
+        return "twins"
+    return None

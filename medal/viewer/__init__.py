@@ -35,7 +35,9 @@ import json
 import math
 from pathlib import Path
 
+from ..extensions import lend
 from ..scores import entropy_drop
+from ..tasks import task_of_trace
 from ..viz.board import task_view_html
 from ..viz.candidates import candidate_rows, near_tie, winners_by
 from ..viz.common import (VIRIDIS, action_label, candidate_ids, current_path, fmt,
@@ -615,8 +617,7 @@ def meta(trace: dict) -> dict:
 
 def _task_name(trace: dict) -> str:
     try:
-        from ..viz.board import task_of
-        return task_of(trace) or ""
+        return task_of_trace(trace) or ""
     except Exception:
         return ""
 
@@ -818,3 +819,6 @@ def show(trace_or_run, height: int = 860) -> Display:
     if not isinstance(trace, dict) or not trace.get("run"):
         raise TypeError("medal.show takes a Run (made with trace=True) or a trace dict")
     return Display(trace, height)
+
+
+lend("show", show)   # a traced Run's notebook display (medal.extensions)

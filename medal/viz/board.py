@@ -14,42 +14,12 @@ from dataclasses import dataclass
 from ..tasks import countdown as _cd
 from ..tasks import pick as _pk
 from ..tasks import sudoku as _sd
+from ..tasks import task_of_trace as task_of  # noqa: F401  (the views' name for it)
 from ..tasks import twins as _tw
 from .common import STEP_COLOURS, esc, lerp_colour, run_config, run_info, text_colour_for
 from .order import SlotToken, slot_tokens
 
 GIVEN_BG = "#d9d9d9"
-
-
-def task_of(trace: dict) -> str | None:
-    """``"sudoku"``, ``"countdown"``, ``"pick"``, ``"twins"`` or None: the run's recorded
-    task, else read from its problem (or its prompt). Twins runs are drawn as Pick's are
-    (the words, which word the answer is, or a mix)."""
-    recorded = run_info(trace, "task")
-    if recorded in ("sudoku", "countdown", "pick", "twins"):
-        return recorded
-    problem = run_info(trace, "problem")
-    if isinstance(problem, dict):
-        if "grid" in problem:
-            return "sudoku"
-        if "numbers" in problem and "target" in problem:
-            return "countdown"
-        if "words" in problem:
-            try:
-                _tw.parse_problem(problem["words"])
-                return "twins"
-            except Exception:  # not four words in two pairs of twins: a Pick problem
-                return "pick"
-    prompt = run_info(trace, "prompt") or ""
-    if _sd.problem_from_prompt(prompt) is not None:
-        return "sudoku"
-    if _cd.problem_from_prompt(prompt) is not None:
-        return "countdown"
-    if _pk.problem_from_prompt(prompt) is not None:
-        return "pick"
-    if _tw.problem_from_prompt(prompt) is not None:
-        return "twins"
-    return None
 
 
 def _steps_total(trace: dict) -> int:

@@ -48,19 +48,13 @@ def load_example(example: Example):
 
 
 def rerun(trace: dict, task: str, model=None) -> dict:
-    """Run again what ``trace`` records (same model, prompt, strategy, parameters and
-    seed), with the greedy comparison if the trace has one; returns the new trace."""
-    from ..config import GenerationConfig
-    from ..engine import Run
+    """Run again what ``trace`` records (:func:`medal.engine.rerun`), with the model it
+    names unless ``model`` is given; returns the new trace."""
+    from ..engine import rerun as run_again
     from ..models import load_model
 
-    run_info = trace["run"]
-    model = model or load_model(run_info["model"]["name"])
-    config = GenerationConfig.from_json(dict(run_info["config"]))
-    run = Run(model, task=task, prompt=run_info["prompt"], strategy=run_info["strategy"],
-              config=config, compare_greedy=trace.get("comparison") is not None, trace=True)
-    run.finish()
-    return json.loads(json.dumps(run.trace))
+    model = model or load_model(trace["run"]["model"]["name"])
+    return run_again(trace, model, task=task)
 
 
 def comparable(trace: dict) -> dict:
