@@ -22,7 +22,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from . import __version__
+from ._version import __version__
 from .config import GenerationConfig
 from .engine import ALIASES, STRATEGIES, Run
 from .errors import InputError

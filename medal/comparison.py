@@ -82,7 +82,7 @@ class Comparison:
                  height: int = 1100, *, rel: float | None = None,
                  abs_tol: float | None = None):
         from .diff import ABS, REL, diff_traces
-        from .viz.timeline import positions
+        from .timeline import positions
         self.a, self.b = a, b
         self.names = tuple(names)
         self.height = height

@@ -1,6 +1,6 @@
 """Two traces compared: where two runs part, and why (issue 19).
 
-:func:`diff_traces` walks both runs along their timeline (:mod:`medal.viz.timeline`:
+:func:`diff_traces` walks both runs along their timeline (:mod:`medal.timeline`:
 the root, each MCTS iteration's four phases, the search's end, the candidate choice,
 every decode step, the greedy comparison, the end) and reports
 
@@ -198,7 +198,7 @@ def _content(trace: dict, pos) -> dict:
 
 
 def _position_info(trace: dict, pos) -> dict:
-    from .viz.timeline import MCTS_KINDS
+    from .timeline import MCTS_KINDS
     info = {"kind": pos.kind, "label": pos.label}
     if pos.kind in MCTS_KINDS:
         info["iteration"] = pos.iteration
@@ -597,7 +597,7 @@ def diff_traces(a: dict, b: dict, *, rel: float = REL, abs_tol: float = ABS,
     first divergence (default: what another CPU's rounding needs). ``identical`` is exact.
     Returns a :class:`TraceDiff`; ``.format()`` is the report, ``.to_json()`` one JSON
     object. Neither trace is changed."""
-    from .viz.timeline import positions
+    from .timeline import positions
 
     for t, n in ((a, names[0]), (b, names[1])):
         if not isinstance(t, dict) or not isinstance(t.get("run"), dict):

@@ -30,7 +30,7 @@ t0 = time.process_time()
 page = export_html(trace)
 cpu = time.process_time() - t0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-from medal.viz.timeline import positions
+from medal.timeline import positions
 print(json.dumps({"positions": len(positions(trace)), "cpu_s": round(cpu, 2),
                   "peak_mb": round(peak / 1024, 1), "added_mb": round((peak - before) / 1024, 1),
                   "page_mb": round(len(page.encode()) / 1e6, 2)}))

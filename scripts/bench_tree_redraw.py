@@ -61,7 +61,7 @@ def main() -> int:
     from playwright.sync_api import sync_playwright
 
     from medal.trace import dumps
-    from medal.viz.timeline import positions
+    from medal.timeline import positions
     trace = big_trace(args.nodes)
     n_nodes = len(trace["tree"]["nodes"])
     path = Path(tempfile.mkdtemp()) / "bench-trace.json"

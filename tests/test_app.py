@@ -14,7 +14,7 @@ import medal.trace  # noqa: E402
 from medal.trace import dumps  # noqa: E402
 
 from medal.viz.phases import current_phase  # noqa: E402
-from medal.viz.timeline import positions  # noqa: E402
+from medal.timeline import positions  # noqa: E402
 from viz_support import RANDOM_SPEC, app_test, make_trace, patch_load_model  # noqa: E402
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")

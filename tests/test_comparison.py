@@ -12,7 +12,7 @@ import medal
 from medal.comparison import Comparison, align
 from medal.errors import InputError, TraceError
 from medal.viz.examples import list_examples, load_example
-from medal.viz.timeline import positions
+from medal.timeline import positions
 
 EXAMPLES = list_examples()
 

@@ -19,7 +19,7 @@ from medal.engine import Run
 from medal.models import load_model
 from medal.trace import dumps, loads_trace, write_trace
 from medal.viz import export
-from medal.viz.timeline import positions
+from medal.timeline import positions
 from viz_support import states
 
 ROOT = Path(__file__).resolve().parents[1]

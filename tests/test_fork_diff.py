@@ -22,7 +22,7 @@ from medal.errors import InputError, ModelLoadError, TraceError
 from medal.fork import fork, fork_trace, trace_sha256
 from medal.trace import dumps, load_trace, loads_trace, write_trace
 from medal.viz.examples import list_examples, rerun
-from medal.viz.timeline import positions, trace_at
+from medal.timeline import positions, trace_at
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = {e.name: e for e in list_examples()}

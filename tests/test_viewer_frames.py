@@ -10,7 +10,7 @@ import pytest
 
 from medal.viewer import Frames, bundle, reward_outlier
 from medal.viz.examples import list_examples, load_example
-from medal.viz.timeline import positions
+from medal.timeline import positions
 from viz_support import states
 
 EXAMPLE = list_examples()[0]

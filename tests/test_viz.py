@@ -294,7 +294,7 @@ def test_timeline_replays_every_position_exactly_as_it_ran(strategy, config):
     live trace is snapshotted after every event that adds a position; the finished
     trace, cut at each position, must equal the snapshot (every node's N, W, Q, UCB,
     r_IG, completion, exhausted flag; the iterations; decode and comparison steps)."""
-    from medal.viz.timeline import positions, trace_at
+    from medal.timeline import positions, trace_at
     run = Run(random_model(), task="countdown", prompt=PROMPT, strategy=strategy,
               config=GenerationConfig(**{"lc": 2, "candidates": 2, "max_iterations": 12,
                                          **config}), trace=True, compare_greedy=True)
@@ -320,7 +320,7 @@ def test_timeline_replays_every_position_exactly_as_it_ran(strategy, config):
 
 
 def test_timeline_positions_and_highlights(trace):
-    from medal.viz.timeline import (clamp, index_of_iteration_end, nodes_new_at, positions,
+    from medal.timeline import (clamp, index_of_iteration_end, nodes_new_at, positions,
                                     trace_at)
     pos = positions(trace)
     assert trace_at(trace, None) is trace and trace_at(trace, len(pos) + 5) is trace
@@ -455,7 +455,7 @@ def test_verifier_reward_is_shown_beside_r_ig(trace):
 def test_tree_layout_holds_still_as_the_tree_grows(budget_trace):
     """Issue 10 #3: a node never moves once drawn -- at every position of the timeline it
     sits where the finished tree has it -- and siblings never overlap."""
-    from medal.viz.timeline import positions, trace_at
+    from medal.timeline import positions, trace_at
     from medal.viz.tree import H_GAP, layout
     final = layout(budget_trace)
     assert len(final) == len(budget_trace["tree"]["nodes"])
@@ -489,14 +489,14 @@ def test_tree_colour_scale_is_fixed_for_the_run(budget_trace):
     after = {n["id"]: n["color"]["background"] for n in tree_view(bent, 300).nodes}
     changed = {nid for nid in colours if colours[nid] != after[nid]}
     assert changed == {victim["id"]}
-    from medal.viz.timeline import index_of_iteration_end, trace_at
+    from medal.timeline import index_of_iteration_end, trace_at
     early = trace_at(budget_trace, index_of_iteration_end(budget_trace, 2))
     assert q_scale(early) == scale
     assert "fixed for this run" in tree_html(budget_trace)
 
 
 def test_tree_highlights_new_nodes_and_shows_simulation_results(trace):
-    from medal.viz.timeline import nodes_new_at, positions, trace_at
+    from medal.timeline import nodes_new_at, positions, trace_at
     pos = positions(trace)
     sim = next(i for i, p in enumerate(pos) if p.kind == "simulation")
     shown = trace_at(trace, sim)
@@ -531,7 +531,7 @@ def test_ucb_card_uses_one_consistent_set_of_figures():
     """Issue 10 #5: the UCB card's N, Q and parent N are the node's and its parent's
     figures at this point of the run (not those of the latest selection, which a
     backpropagation has since changed), and the unvisited case is explained."""
-    from medal.viz.timeline import positions, trace_at
+    from medal.timeline import positions, trace_at
     final = make_trace(lc=3, candidates=500, max_iterations=10)
     checked = unvisited = 0
     for i, p in enumerate(positions(final)):

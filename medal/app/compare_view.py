@@ -211,7 +211,7 @@ def take_whatif(req: dict | None, source_id: str | None) -> bool:
 
 def _position(trace: dict, w: dict) -> tuple[int | None, int | None, str]:
     """(node, step, description) of the what-if request."""
-    from ..viz.timeline import positions
+    from ..timeline import positions
     pos = positions(trace)
     p = pos[w["pos"]] if isinstance(w.get("pos"), int) and 0 <= w["pos"] < len(pos) else None
     if w.get("step"):

@@ -178,9 +178,9 @@ CANVAS_KEYS = ("expand_budget", "max_expansion", "delete_token_id", "expand_toke
 
 
 def _tokenizer_specials(directory: Path) -> set[str]:
-    """The added/special tokens a local tokenizer declares, from its small JSON files
-    (transformers saves every added token in tokenizer_config.json's added_tokens_decoder,
-    fast and slow tokenizers alike; tokenizer.json, megabytes, is not read)."""
+    """The added/special tokens a local tokenizer declares in its small JSON files
+    (transformers 4.x saves every added token in tokenizer_config.json's
+    added_tokens_decoder; 5.x keeps a fast tokenizer's in tokenizer.json only)."""
     out: set[str] = set()
     for name in ("tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"):
         data = read_json(directory / name, missing_ok=True) or {}
@@ -218,8 +218,11 @@ def refuse_what_the_engine_cannot_honour(config: dict | None, directory: Path | 
             if k in CANVAS_KEYS or (k.endswith("token_id") and any(w in k for w in EDIT_WORDS)):
                 found.append(f"{where} sets {key}")
     if directory is not None:
+        specials = _tokenizer_specials(directory)
+        fast = directory / "tokenizer.json"   # megabytes: searched as bytes, not parsed
+        raw = fast.read_bytes() if fast.is_file() else b""
         found += [f"the tokenizer has {t}" for t in EDIT_TOKENS
-                  if t in _tokenizer_specials(directory)]
+                  if t in specials or json.dumps(t).encode() in raw]
     if found:
         raise ModelLoadError(
             f"{name} is a variable-length (DreamOn-style) model, which MEDAL cannot run",

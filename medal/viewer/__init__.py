@@ -1,7 +1,7 @@
 """One viewer for a run, in the browser; three hosts (the Streamlit app, the HTML export,
 a Jupyter notebook).
 
-Python turns a trace into *frames*, one per timeline position (:mod:`medal.viz.timeline`
+Python turns a trace into *frames*, one per timeline position (:mod:`medal.timeline`
 orders them); ``viewer.js`` (beside this file, with ``viewer.css``) draws and steps them:
 the tree (vis-network from the installed pyvis package), the task view, the candidates,
 the entropy heatmaps (a small SVG renderer), the unmasking order, the inspector, the
@@ -48,7 +48,7 @@ from ..viz.inspector import (_completion_text, _slot_texts, action_table, candid
                              ucb_card, ucb_text)
 from ..viz.order import answer_end, order_summary, slot_tokens
 from ..viz.phases import MCTS_PHASES, current_phase, progress
-from ..viz.timeline import ITERATION_ENDS, positions, trace_at
+from ..timeline import ITERATION_ENDS, positions, trace_at
 from ..viz.tree import (CANDIDATE_COLOUR, H_GAP, LABEL_FONT, NEW_COLOUR, PATH_COLOUR,
                         SMALL_FONT, UNVISITED, V_GAP, VIS_OPTIONS, WINNER_COLOUR, layout,
                         q_scale, vis_assets, visible_node_ids)

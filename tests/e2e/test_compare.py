@@ -85,7 +85,7 @@ def test_compare_page_is_offline_and_steps_both_runs(browser, pair, tmp_path):
         assert s0["rows"] == len(cmp.rows) and (s0["a"], s0["b"]) == (0, 0)
         # both runs are on the page: each view holds its own run's frames
         n = pg.evaluate("() => window.medalCompare.views.map(v => v.n())")
-        from medal.viz.timeline import positions
+        from medal.timeline import positions
         assert n == [len(positions(parent)), len(positions(child))]
         # the shared timeline's Next steps both views
         pg.click(".mv-cmp-controls .mv-next")
@@ -286,7 +286,7 @@ def test_app_what_if_at_a_decode_step(app):
     """At a phase-C step the inspector offers a fork of that step; the fork then decodes
     and opens beside the original, parting at that step."""
     from medal.viz.examples import list_examples, load_example
-    from medal.viz.timeline import positions
+    from medal.timeline import positions
     ex = next(e for e in list_examples() if e.name == "countdown-medal-fixes-greedy")
     trace = load_example(ex)
     pos = positions(trace)

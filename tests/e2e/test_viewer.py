@@ -42,7 +42,7 @@ from medal.models import builtin_names, load_model  # noqa: E402
 from medal.trace import dumps, loads_trace  # noqa: E402
 from medal.viz.examples import list_examples, load_example  # noqa: E402
 from medal.viz.export import write_html  # noqa: E402
-from medal.viz.timeline import positions  # noqa: E402
+from medal.timeline import positions  # noqa: E402
 
 EXAMPLES = list_examples()
 SIZES = {"1440x900": {"width": 1440, "height": 900}, "1024x768": {"width": 1024, "height": 768}}

@@ -2,7 +2,7 @@
 
 Layout only: the run is driven by ``medal.viz.controller``; every figure and HTML block is
 built by ``medal.viz`` from the trace dict -- the same dict for a live run (``run.trace``)
-and for an uploaded trace file. Both are stepped on one timeline (``medal.viz.timeline``):
+and for an uploaded trace file. Both are stepped on one timeline (``medal.timeline``):
 every event is a position, and what the page shows is the trace as it stood there.
 
 All state lives in ``st.session_state`` under plain keys (the run, the loaded trace, the
@@ -23,7 +23,8 @@ from medal.errors import MedalError, TraceError
 from medal.tasks import TASKS
 from medal.trace import dumps, loads_trace, size_text
 from medal.viz import progress
-from medal.viz import components, timeline
+from medal import timeline
+from medal.viz import components
 from medal.viz.safe import md
 # --- issue 10b views (candidates, task views, examples, export) ---
 from medal.viz.examples import list_examples, load_example
