@@ -81,7 +81,7 @@ def case_trace(name: str, models: dict) -> dict:
 
 def main() -> None:
     sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
-    from conftest import ScriptedLM
+    from scripted import ScriptedLM
     torch.set_num_threads(1)
     models = {"tiny": tiny_model(), "scripted": ScriptedLM()}
     out = {name: case_trace(name, models) for name in CASES}

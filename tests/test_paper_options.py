@@ -9,7 +9,7 @@ from medal.scores import action_set, information_gain, rollout_path_gain
 from medal.trace import dumps, validate_trace
 import json
 
-from conftest import ScriptedLM
+from scripted import ScriptedLM
 
 PROBLEM = {"numbers": [3, 5, 7], "target": 22}
 

@@ -15,7 +15,7 @@ def reference():
 
 @pytest.fixture(scope="module")
 def reference_models():
-    from conftest import ScriptedLM
+    from scripted import ScriptedLM
     return {"tiny": reference_traces.tiny_model(), "scripted": ScriptedLM()}
 
 
