@@ -277,7 +277,8 @@ class ModelRunner:
         self.scoring_seconds += t2 - t1
         self.forwards += 1
         self.sequences += B
-        self.token_passes += int(ids.numel())
+        # a model with a KV cache reports the positions it computed (else: all of them)
+        self.token_passes += int(getattr(self.model, "last_token_passes", None) or ids.numel())
         masked = answers == self.model.mask_id
         H = H.contiguous()
         H.numpy()[~masked.numpy()] = 0.0   # in place (H is this call's own tensor)
