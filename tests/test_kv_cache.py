@@ -85,3 +85,10 @@ def test_approximate_answers_against_exact(model, strategy, extra, capsys):
                   f"slots as exact; token passes {res.token_passes} vs {exact.token_passes}")
         assert res.sequence_forwards == exact.sequence_forwards or strategy == "threshold"
         assert res.token_passes < exact.token_passes
+
+
+def test_kv_cache_option_is_refused_for_other_models():
+    from medal.models import load_model
+    with pytest.raises(InputError, match="native LLaDA and Dream"):
+        load_model("builtin:countdown", kv_cache="prefix")
+    assert load_model("builtin:countdown", kv_cache="off").builtin
