@@ -156,3 +156,23 @@ def test_cost_definitions():
     for k in ("token_passes", "valid_tokens", "tpf"):
         assert r.trace["result"][k] == cost[k]
         assert r.trace["stats"][k] == cost[k]
+
+
+def test_benchmark_page_plots_accuracy_against_each_cost():
+    """The Benchmark page's costs include token passes and TPF; TPF's frontier runs the
+    other way (more tokens per forward is cheaper)."""
+    from medal.viz.results import COSTS, frontier, frontier_figure, summary_rows
+    assert {"mean_forwards", "mean_sequence_forwards", "mean_token_passes", "tpf"} <= set(COSTS)
+    doc = {"task": "countdown", "summary": {
+        "greedy": {"n": 10, "accuracy": 0.5, "mean_forwards": 28, "mean_sequence_forwards": 28,
+                   "mean_seconds": 1.0, "mean_token_passes": 1400, "tpf": 0.25},
+        "threshold": {"n": 10, "accuracy": 0.5, "mean_forwards": 8, "mean_sequence_forwards": 8,
+                      "mean_seconds": 0.3, "mean_token_passes": 400, "tpf": 0.9},
+        "medal": {"n": 10, "accuracy": 0.7, "mean_forwards": 28, "mean_sequence_forwards": 36,
+                  "mean_seconds": 1.2, "mean_token_passes": 1800, "tpf": 0.2}}}
+    assert frontier(doc, "mean_token_passes") == ["threshold", "medal"]
+    assert frontier(doc, "tpf") == ["threshold", "medal"]
+    for cost in COSTS:
+        frontier_figure(doc, cost)
+    rows = summary_rows(doc)
+    assert rows[1]["TPF"] == 0.9 and rows[1]["token passes"] == 400
