@@ -176,3 +176,16 @@ def test_benchmark_page_plots_accuracy_against_each_cost():
         frontier_figure(doc, cost)
     rows = summary_rows(doc)
     assert rows[1]["TPF"] == 0.9 and rows[1]["token passes"] == 400
+
+
+@pytest.mark.parametrize("strategy, cfg", [("threshold", dict(threshold=0.5)),
+                                           ("info-gain", dict(threshold=1.0)),
+                                           ("medal", dict(threshold_phase_c=True,
+                                                          threshold=0.5))])
+def test_traces_of_the_new_strategies_pass_the_gate(strategy, cfg, tmp_path):
+    from medal.trace import load_trace, write_trace
+    _, r, _ = run(strategy, **cfg)
+    path = tmp_path / "t.json"
+    write_trace(r.trace, path)          # checks the trace before writing
+    back = load_trace(path)
+    assert back["stats"]["tpf"] == r.trace["stats"]["tpf"]
