@@ -8,10 +8,10 @@ builds LLaDA-8B and Dream-7B from the shipped configs
 the device (nothing large is downloaded or written), and prints ONE JSON object on stdout
 (the progress goes to stderr): the device's name, the network's forward time at batch 1
 and 5, greedy / threshold / MEDAL wall time, sequence forwards and TPF (medal.cost) at the
-paper's settings, the peak GPU memory against the memory guard's estimate
+paper's settings, with Fast-dLLM's KV cache off and on (prefix, dual: approximate), the
+peak GPU memory against the memory guard's estimate
 (:func:`medal.models.hf.memory_needed`) and the analytic one
-(:func:`medal.profile.peak_memory_estimate`). No KV cache exists yet (docs/SPEED.md), so
-there is no cache on/off figure. Random weights give the real time and memory of a
+(:func:`medal.profile.peak_memory_estimate`). Random weights give the real time and memory of a
 forward, not real answers: their confidences are low, so the threshold rule commits about
 one slot a step and TPF near 1 is what random weights give, not what a trained model
 gives. Planned to finish in under 8 minutes on one H100 (``--budget-seconds`` skips
@@ -166,9 +166,14 @@ class PeakMemory:
 
 REAL_MODELS = ROOT / "tests" / "data" / "real-models"
 #: the issue-29 check's strategies: (label, strategy, settings beyond the paper's)
-RANDOM_RUNS = (("greedy", "greedy", {}), ("threshold", "threshold", {}),
-               ("medal", "medal", {}), ("medal+threshold_phase_c", "medal",
-                                        {"threshold_phase_c": True}))
+#: and the KV cache (None: off; "prefix", "dual": approximate)
+RANDOM_RUNS = (("greedy", "greedy", {}, None), ("threshold", "threshold", {}, None),
+               ("medal", "medal", {}, None),
+               ("medal+threshold_phase_c", "medal", {"threshold_phase_c": True}, None),
+               ("greedy+kv_prefix", "greedy", {}, "prefix"),
+               ("greedy+kv_dual", "greedy", {}, "dual"),
+               ("medal+threshold_phase_c+kv_dual", "medal", {"threshold_phase_c": True},
+                "dual"))
 
 
 def build_random(family: str, config_path: Path, device: torch.device, dtype: torch.dtype,
@@ -225,7 +230,8 @@ def random_check(args) -> dict:
            "paper_settings": used == PAPER, "max_iterations": args.max_iterations,
            "weights": "random (seeded), built on the device: time and memory are real, "
                       "answers, confidences and so TPF are not a trained model's",
-           "kv_cache": "not implemented yet: no cache on/off figures (docs/SPEED.md)",
+           "kv_cache": "Fast-dLLM's block cache (approximate): runs named +kv_prefix / "
+                       "+kv_dual; their answers may differ from the exact runs'",
            "models": {}}
     task = get_task("countdown")
     problem = task.generate(1, seed=10_000)[0]
@@ -271,7 +277,7 @@ def random_check(args) -> dict:
             hidden=shape["hidden"], intermediate=shape["intermediate"])
         runs = fig["runs"] = {}
         peak_extra = 0
-        for label, strategy, extra in RANDOM_RUNS:
+        for label, strategy, extra, kv in RANDOM_RUNS:
             # a run's forwards at most: one a slot (greedy), K2-wide search steps besides
             guess = (L + used["lc"] * 2) * fig["forward_ms_batch5"] / 1000
             elapsed = time.perf_counter() - started
@@ -281,9 +287,11 @@ def random_check(args) -> dict:
                 continue
             config = GenerationConfig(**used, max_iterations=args.max_iterations, seed=0,
                                       **extra)
+            model.set_kv_cache(kv)
             with PeakMemory(device) as mem:
                 res = Run(model, task="countdown", problem=problem, strategy=strategy,
                           config=config).finish()
+            model.set_kv_cache(None)
             if mem.extra is not None:
                 peak_extra = max(peak_extra, mem.extra)
             runs[label] = {"seconds": res.seconds, "model_seconds": res.model_seconds,
@@ -291,15 +299,15 @@ def random_check(args) -> dict:
                                res.token_passes // res.sequence_forwards
                                if res.sequence_forwards else None), "iterations": res.extra.get("iterations"),
                            "search_seconds": res.extra.get("search_seconds"),
-                           "peak_above_weights_bytes": mem.extra}
+                           "peak_above_weights_bytes": mem.extra, "kv_cache": kv}
             log(f"{family} {label}: {res.seconds:.1f} s, {res.forwards} calls, "
                 f"{res.sequence_forwards} sequences, TPF {res.tpf or 0:.2f}")
         fig["peak_bytes"] = weights + peak_extra
         fig["peak_measured_by"] = mem.how if runs else None
         greedy = runs.get("greedy", {}).get("seconds")
         if greedy:
-            for label in ("threshold", "medal", "medal+threshold_phase_c"):
-                if runs.get(label, {}).get("seconds"):
+            for label in runs:
+                if label != "greedy" and runs[label].get("seconds"):
                     runs[label]["x_greedy_wall_time"] = runs[label]["seconds"] / greedy
         del model
         if device.type == "cuda":

@@ -27,7 +27,7 @@ def test_dry_run_on_the_cpu_prints_one_json(tmp_path):
          "--random", f"dream={REAL / 'dream' / 'config.json'}", "--device", "cpu",
          "--dtype", "float32", "--gen-length", "4", "--steps", "4", "--block-length", "4",
          "--lc", "1", "--candidates", "2", "--seconds", "0.01", "--json", str(out)],
-        capture_output=True, text=True, timeout=240, cwd=tmp_path)
+        capture_output=True, text=True, timeout=900, cwd=tmp_path)  # ~30 s CPU
     assert proc.returncode == 0, proc.stderr[-3000:]
     figures = json.loads(proc.stdout)            # stdout is the JSON and nothing else
     assert figures == json.loads(out.read_text())
@@ -36,7 +36,10 @@ def test_dry_run_on_the_cpu_prints_one_json(tmp_path):
         fig = figures["models"][family]
         assert fig["parameters"] > 0 and fig["memory_guard_bytes"] > fig["weights_bytes"]
         assert fig["forward_ms_batch1"] > 0 and fig["forward_ms_batch5"] > 0
-        assert set(fig["runs"]) == {"greedy", "threshold", "medal", "medal+threshold_phase_c"}
+        assert set(fig["runs"]) == {"greedy", "threshold", "medal", "medal+threshold_phase_c",
+                                    "greedy+kv_prefix", "greedy+kv_dual",
+                                    "medal+threshold_phase_c+kv_dual"}
+        assert fig["runs"]["greedy+kv_dual"]["token_passes"] < fig["runs"]["greedy"]["token_passes"]
         for label, run in fig["runs"].items():
             assert run["seconds"] > 0 and run["valid_tokens"] <= 4, label
             assert run["tpf"] == run["valid_tokens"] / run["sequence_forwards"]
