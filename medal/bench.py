@@ -59,7 +59,8 @@ def run_one(model, task, problem, strategy: str, config: GenerationConfig) -> di
            "sequence_forwards": res.sequence_forwards, "cache_hits": res.cache_hits,
            "standalone_forwards": res.standalone_forwards,
            "standalone_sequences": res.standalone_sequences, "seconds": res.seconds,
-           "model_seconds": res.model_seconds, "seed": config.seed}
+           "model_seconds": res.model_seconds, "seed": config.seed,
+           **{k: v for k, v in res.cost().items() if k != "model_calls"}}
     for key in ("iterations", "stop_reason", "search_seconds", "search_model_seconds",
                 "search_forwards", "search_stats"):
         if key in res.extra:
@@ -115,7 +116,8 @@ def summarise(records: list[dict], strategies: list[str]) -> dict:
                    "mean_forwards": statistics.fmean(r["forwards"] for r in rows),
                    "mean_sequence_forwards": statistics.fmean(r["sequence_forwards"] for r in rows),
                    "mean_cache_hits": statistics.fmean(r.get("cache_hits", 0) for r in rows),
-                   "mean_seconds": statistics.fmean(r["seconds"] for r in rows)}
+                   "mean_seconds": statistics.fmean(r["seconds"] for r in rows),
+                   **cost_summary(rows)}
         searched = [r for r in rows if r.get("iterations")]
         if searched:
             it = sum(r["iterations"] for r in searched)
@@ -143,6 +145,19 @@ def summarise(records: list[dict], strategies: list[str]) -> dict:
     return out
 
 
+def cost_summary(rows: list[dict]) -> dict:
+    """The cost axis (:mod:`medal.cost`) over a strategy's rows: mean token passes and
+    valid tokens, and the TPF of the whole set (its valid tokens / its sequence
+    forwards: a ratio of sums, as a leaderboard reports it). Rows from before the cost
+    axis give nothing."""
+    if not all("token_passes" in r for r in rows):
+        return {}
+    seqs = sum(r["sequence_forwards"] for r in rows)
+    return {"mean_token_passes": statistics.fmean(r["token_passes"] for r in rows),
+            "mean_valid_tokens": statistics.fmean(r["valid_tokens"] for r in rows),
+            "tpf": sum(r["valid_tokens"] for r in rows) / seqs if seqs else None}
+
+
 def _fingerprint(rows: list[dict]) -> str:
     """A short hash of what the search chose on each problem (its candidates' nodes and
     final answers, the winner, iterations): equal fingerprints mean the same search."""
@@ -157,13 +172,16 @@ def _fingerprint(rows: list[dict]) -> str:
 
 def format_table(summary: dict) -> str:
     head = (f"{'strategy':<24}{'acc':>7}{'95% CI':>16}{'calls':>8}{'seqs':>8}{'hits':>8}"
-            f"{'sec':>8}")
+            f"{'tokens':>9}{'TPF':>7}{'sec':>8}")
     lines = [head, "-" * len(head)]
     for s, m in summary.items():
         lo, hi = m["ci95"]
         lines.append(f"{s:<24}{m['accuracy']:>7.1%}{f'[{lo:.0%}, {hi:.0%}]':>16}"
                      f"{m['mean_forwards']:>8.1f}{m['mean_sequence_forwards']:>8.1f}"
-                     f"{m.get('mean_cache_hits', 0):>8.1f}{m['mean_seconds']:>8.3f}")
+                     f"{m.get('mean_cache_hits', 0):>8.1f}"
+                     f"{m.get('mean_token_passes', float('nan')):>9.0f}"
+                     f"{m['tpf'] if m.get('tpf') is not None else float('nan'):>7.2f}"
+                     f"{m['mean_seconds']:>8.3f}")
     return "\n".join(lines)
 
 

@@ -201,6 +201,8 @@ def _config_from_args(args, **override):
         block_length=args.block_length, temperature=args.temperature,
         slot_temperature=args.slot_temperature, eb_threshold=args.eb_threshold,
         samples=args.samples, logits_eos_inf=args.logits_eos_inf,
+        threshold=args.threshold, threshold_phase_c=args.threshold_phase_c,
+        ig_candidates=args.ig_candidates, ig_position_temperature=args.ig_position_temperature,
         confidence_eos_eot_inf=args.confidence_eos_eot_inf,
         decompose=args.decompose, n_subtasks=args.subtasks,
         seed=args.seed).with_search_mode(getattr(args, "search", None) or "paper")
@@ -338,6 +340,7 @@ def _generate(args) -> int:
     if args.json:
         out = {"answer": res.answer, "text": res.text, "verified": res.verified,
                "forwards": res.forwards, "sequence_forwards": res.sequence_forwards,
+               "cost": res.cost(),
                "seconds": round(res.seconds, 4), "strategy": run.strategy,
                "prompt": run.model_prompt, "seed": config.seed}
         if "winner" in res.extra:
@@ -356,6 +359,9 @@ def _generate(args) -> int:
               f"{res.extra['stop_reason']}; winner node {res.extra['winner']}")
     print(f"forwards:  {res.forwards} model calls ({res.sequence_forwards} sequences), "
           f"{res.seconds:.2f} s")
+    print(f"cost:      {res.token_passes} token passes; {res.valid_tokens} output tokens, "
+          + (f"TPF {res.tpf:.2f}" if res.tpf is not None else "TPF n/a (no forward)")
+          + " (medal.cost)")
     if args.trace:
         print(f"trace:     {args.trace}")
     return 0
@@ -437,6 +443,18 @@ def add_config_arguments(g) -> None:
     d_.add_argument("--eb-threshold", type=float, default=0.5,
                     help="EB sampler: unmask while sum(H) - max(H) <= this")
     d_.add_argument("--samples", type=int, default=5, help="bst5: number of samples voted on")
+    d_.add_argument("--threshold", type=float, default=0.9,
+                    help="Fast-dLLM's confidence threshold: the threshold strategy (and phase C "
+                         "with --threshold-phase-c) commits every slot of the current block "
+                         "whose token probability exceeds it, at least one a step (block "
+                         "length: --block-length); also the info-gain strategy's bypass")
+    d_.add_argument("--threshold-phase-c", action="store_true",
+                    help="BEYOND the paper: MEDAL's phase C commits by the --threshold rule "
+                         "instead of its step schedule (fewer forwards; docs/SPEED.md)")
+    d_.add_argument("--ig-candidates", type=int, default=8,
+                    help="info-gain strategy: candidate actions evaluated per step (N)")
+    d_.add_argument("--ig-position-temperature", type=float, default=0.2,
+                    help="info-gain strategy: Gumbel temperature of the candidates' positions")
     d_.add_argument("--logits-eos-inf", action="store_true",
                     help="as LLaDA's generate.py: the EOS logit is -inf, so no slot is ever "
                          "filled with EOS (answers run to --gen-length)")

@@ -50,6 +50,16 @@ does not:
   with tokens of probability near 0 whose r_IG is noise against a remaining entropy near
   0. docs/RESULTS.md measures it: with a floor of 0.01 the L_c = 6 search goes from 19.5%
   to 100% on Twins and from 14% to 25% on Countdown, and changes nothing on Sudoku.
+* ``threshold`` (default 0.9, Fast-dLLM's): the ``threshold`` strategy commits, each step,
+  every eligible slot (the current semi-autoregressive block: ``block_length``) whose
+  proposed token's probability exceeds it, and at least the most confident one (Fast-dLLM,
+  Wu et al. 2025, "confidence-aware parallel decoding"); ``steps`` does not apply.
+  ``threshold_phase_c`` goes BEYOND the paper (off by default, labelled): MEDAL's phase C
+  commits by the same rule (every slot above the threshold, at least its best-scored one)
+  instead of its step schedule. Measured in docs/SPEED.md.
+* ``ig_candidates`` / ``ig_position_temperature``: the Info-Gain sampler's N and position
+  temperature (Yang et al., ICML 2026; defaults of their code: 8 and 0.2); see
+  :func:`medal.decoding.info_gain_pick`.
 * ``lc``: the paper's 20 is for 256-slot answers (8%); short answers take a task default
   (Countdown, Pick and Twins: 2; Sudoku: 3) -- see ``Task.default_lc``.
 * ``logits_eos_inf`` / ``confidence_eos_eot_inf``: the options of LLaDA's ``generate.py``
@@ -83,6 +93,7 @@ RANGES: dict[str, tuple] = {
     "eb_threshold": (0, 1_000_000), "samples": (1, 100), "n_subtasks": (1, 16),
     "seed": (0, 4_294_967_295), "rollout_steps": (1, 4096), "pair_temperature": (0, 100),
     "min_action_prob": (0, 1),
+    "threshold": (0, 1), "ig_candidates": (1, 64), "ig_position_temperature": (0, 100),
 }
 #: a sampling temperature is 0 (argmax) or at least this: below it softmax(x / T)
 #: overflows float32 and sampling fails
@@ -141,6 +152,12 @@ class GenerationConfig:
     pair_temperature: float = 0.0  # phase C: sample (slot, token) ~ softmax(s / T) (paper: 1)
     eb_threshold: float = 0.5      # EB sampler: unmask while sum H - max H <= this
     samples: int = 5               # Best-of-N: N
+    # --- parallel decoding (docs/SPEED.md) ---
+    threshold: float = 0.9         # Fast-dLLM: commit every slot of p > this (>= 1 a step);
+    #                                also the Info-Gain sampler's high-confidence bypass
+    threshold_phase_c: bool = False  # BEYOND the paper: phase C commits by that rule
+    ig_candidates: int = 8         # Info-Gain sampler: candidate actions per step (N)
+    ig_position_temperature: float = 0.2  # Info-Gain sampler: Gumbel position temperature
     # --- LLaDA's generate.py options (off by default, as there) ---
     logits_eos_inf: bool = False   # the EOS logit is -inf: no slot is ever filled with EOS
     confidence_eos_eot_inf: bool = False  # slots whose token is an end token (EOS, EOT /
@@ -156,7 +173,7 @@ class GenerationConfig:
                 raise InputError(msg)
 
         for name in ("k1", "k2", "candidates", "max_iterations", "samples", "n_subtasks",
-                     "rollout_steps"):
+                     "rollout_steps", "ig_candidates"):
             v = getattr(self, name)
             need(type(v) is int and v >= 1, f"{name} must be a whole number >= 1, got {v!r}")
         for name in ("lc", "gen_length", "steps", "block_length"):
@@ -164,7 +181,8 @@ class GenerationConfig:
             need(v is None or (type(v) is int and v >= 1),
                  f"{name} must be a whole number >= 1 (or unset), got {v!r}")
         for name in ("gamma", "c", "temperature", "slot_temperature", "pair_temperature",
-                     "eb_threshold", "verifier_bonus", "min_action_prob"):
+                     "eb_threshold", "verifier_bonus", "min_action_prob", "threshold",
+                     "ig_position_temperature"):
             v = getattr(self, name)
             need(isinstance(v, (int, float)) and v == v and abs(v) != float("inf") and v >= 0,
                  f"{name} must be a finite number >= 0, got {v!r}")
@@ -191,8 +209,12 @@ class GenerationConfig:
         need(self.pair_temperature == 0 or self.pair_temperature >= MIN_PAIR_TEMPERATURE,
              f"pair_temperature must be 0 (off) or at least {MIN_PAIR_TEMPERATURE:g}, "
              f"got {self.pair_temperature!r}")
+        need(not (self.threshold_phase_c and (self.slot_temperature > 0
+                                              or self.pair_temperature > 0)),
+             "threshold_phase_c commits every slot above the threshold: leave slot_temperature "
+             "and pair_temperature at 0 with it (or turn threshold_phase_c off)")
         for name in ("logits_eos_inf", "confidence_eos_eot_inf", "complete_candidates",
-                     "one_per_parent"):
+                     "one_per_parent", "threshold_phase_c"):
             v = getattr(self, name)
             need(isinstance(v, bool), f"{name} must be true or false, got {v!r}")
         need(self.decompose in (None, True, False),

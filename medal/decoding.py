@@ -19,7 +19,8 @@ from .events import DecodeStep
 from .runner import Evaluation, ModelRunner
 from .scores import slot_scores
 
-RULES = ("low_confidence", "random", "entropy", "margin", "confidence", "eb")
+RULES = ("low_confidence", "random", "entropy", "margin", "confidence", "eb", "threshold",
+         "info_gain")
 
 
 @dataclass
@@ -57,7 +58,7 @@ def slot_confidence(rule: str, ev: Evaluation, tokens: torch.Tensor, gamma: floa
     # probability of the proposed token in each slot (0 if outside the top-k)
     hit = ev.top_tokens == tokens.unsqueeze(1)
     p_tok = (ev.top_probs * hit).sum(1)
-    if rule == "low_confidence":
+    if rule in ("low_confidence", "threshold", "info_gain"):
         return p_tok
     if rule == "random":
         return torch.rand(len(tokens), generator=generator)
@@ -86,6 +87,79 @@ def eb_count(entropies: torch.Tensor, threshold: float) -> int:
     while k < len(h) and float(h[: k + 1].sum() - h[k]) <= threshold:
         k += 1
     return k
+
+
+def threshold_pick(priority: torch.Tensor, p_tok: torch.Tensor, candidates: torch.Tensor,
+                   threshold: float) -> torch.Tensor:
+    """Fast-dLLM's confidence-threshold rule (Wu et al. 2025, "Fast-dLLM", parallel
+    decoding): of the eligible ``candidates``, every slot whose proposed token has
+    probability ``p_tok`` > ``threshold``, and always the slot of highest ``priority``
+    (at least one a step). A slot whose priority is -inf (an end token deferred by
+    ``confidence_eos_eot_inf``) joins only as that one."""
+    best = candidates[torch.argmax(priority[candidates])]
+    above = candidates[(p_tok[candidates] > threshold) & torch.isfinite(priority[candidates])]
+    return torch.unique(torch.cat([above, best.view(1)]))
+
+
+def info_gain_pick(runner: ModelRunner, ev: Evaluation, answer: torch.Tensor,
+                   tokens: torch.Tensor, p_tok: torch.Tensor, candidates: torch.Tensor,
+                   n: int, cfg, generator: torch.Generator | None
+                   ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The Info-Gain sampler's choice of ``n`` slots (our own code from the idea of Yang
+    et al., "Improving Sampling for Masked Diffusion Models via Information Gain", ICML
+    2026, arXiv:2602.18176; read against their public sampler, src/samplers/info_gain.py
+    at commit 0ae2da8). Returns (slots, tokens).
+
+    1. Sample N = ``cfg.ig_candidates`` actions: action 0 is the ``n`` most confident
+       eligible slots with their proposed tokens; action c > 0 draws fresh tokens (at
+       ``cfg.temperature``; the same tokens at 0) and picks its ``n`` slots by
+       confidence / ``ig_position_temperature`` + Gumbel noise. Repeated slot sets are
+       dropped.
+    2. Evaluate the states the actions lead to in ONE batched forward (counted).
+    3. Commit the action of highest J = IG - C = -H_next - C, where C is the sum of the
+       current entropies of the slots it commits and H_next the mean entropy of the
+       masks left after it (their ``info_gain`` variant).
+
+    The lookahead is skipped (the ``n`` most confident slots, as greedy) when every
+    eligible slot's proposed token has probability >= ``cfg.threshold`` (their
+    "high-confidence bypass"), when no more than ``n`` slots are eligible, or when N = 1
+    or the position temperature is 0. The chosen state's forward is cached, so the next
+    step's evaluation costs no forward."""
+    order = torch.argsort(p_tok[candidates], descending=True, stable=True)
+    greedy = candidates[order[:n]]
+    if (len(candidates) <= n or cfg.ig_candidates <= 1 or cfg.ig_position_temperature <= 0
+            or bool((p_tok[candidates] >= cfg.threshold).all())):
+        return greedy, tokens
+    actions, seen = [], set()
+    for c in range(cfg.ig_candidates):
+        if c == 0:
+            slots, toks = greedy, tokens
+        else:
+            toks = ev.sample_tokens(generator, cfg.temperature)
+            hit = ev.top_tokens == toks.unsqueeze(1)
+            conf = (ev.top_probs * hit).sum(1)[candidates]
+            u = torch.rand(len(candidates), generator=generator)
+            gumbel = -torch.log(-torch.log(u + 1e-10) + 1e-10)
+            slots = candidates[torch.topk(conf / cfg.ig_position_temperature + gumbel, n).indices]
+        key = tuple(sorted(slots.tolist()))
+        if key not in seen:
+            seen.add(key)
+            actions.append((slots, toks))
+    states = []
+    for slots, toks in actions:
+        s = answer.clone()
+        s[slots] = toks[slots]
+        states.append(s)
+    nexts = runner.evaluate(states)
+    mask_id = runner.model.mask_id
+    best, best_j = 0, -math.inf
+    for i, ((slots, _), nxt) in enumerate(zip(actions, nexts)):
+        rest = states[i] == mask_id
+        h_next = float(nxt.entropy[rest].sum()) / (float(rest.sum()) + 1e-10)
+        j = -float(ev.entropy[slots].sum()) - h_next
+        if j > best_j:
+            best, best_j = i, j
+    return actions[best]
 
 
 def sample_pairs(ev: Evaluation, candidates: torch.Tensor, n: int, k1: int, gamma: float,
@@ -143,14 +217,26 @@ def decode(runner: ModelRunner, state: DecodeState, cfg, rule: str, phase: str,
             priority = defer_tokens(conf, tokens, runner.model.end_ids)
         candidates = torch.nonzero(eligible).flatten()
         used = state.steps_in_block.get(block, 0)
+        parallel = rule == "threshold" or (rule == "confidence"
+                                           and getattr(cfg, "threshold_phase_c", False))
         if rule == "eb":
             n = eb_count(ev.entropy[candidates], cfg.eb_threshold)
+        elif parallel:
+            hit = ev.top_tokens == tokens.unsqueeze(1)
+            pick = threshold_pick(priority, (ev.top_probs * hit).sum(1), candidates,
+                                  cfg.threshold)
+            n = len(pick)
         else:
             remaining_steps = max(1, steps_per_block - used)
             n = math.ceil(len(candidates) / remaining_steps)
         n = min(n, len(candidates))
         pair_t = getattr(cfg, "pair_temperature", 0.0)
-        if rule == "confidence" and pair_t > 0:
+        if parallel:
+            pass  # the threshold rule's pick, above
+        elif rule == "info_gain":
+            pick, tokens = info_gain_pick(runner, ev, state.answer, tokens, conf, candidates,
+                                          n, cfg, generator)
+        elif rule == "confidence" and pair_t > 0:
             pick, drawn = sample_pairs(ev, candidates, n, cfg.k1, cfg.gamma, scoring, pair_t,
                                        generator)
             tokens = tokens.clone()

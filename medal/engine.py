@@ -16,6 +16,8 @@ entropy                   Dream's entropy order
 margin                    Dream's top-2 margin order
 eb                        entropy-bounded sampler (adaptive slots per step)
 bst5                      Best-of-N (N = samples) sampled decodes, majority vote on answers
+threshold                 Fast-dLLM's parallel decoding: every slot of p > threshold a step
+info-gain                 Info-Gain sampler (Yang et al., ICML 2026): one-step lookahead
 ========================= ================================================================
 
 Baselines use the original prompt unless ``decompose`` is set explicitly.
@@ -30,6 +32,7 @@ from typing import Callable, Iterator
 import torch
 
 from .config import GenerationConfig
+from .cost import cost_record, tokens_per_forward, valid_output_tokens
 from .decoding import DecodeState, decode
 from .errors import InputError
 from .extensions import borrowed
@@ -61,6 +64,8 @@ class GenerationResult:
     # equal to forwards / sequence_forwards except for the greedy comparison
     standalone_forwards: int | None = None
     standalone_sequences: int | None = None
+    token_passes: int = 0      # token positions the network processed (medal.cost)
+    valid_tokens: int = 0      # the answer's output tokens (medal.cost)
     #: the run's JSON trace, when it was recorded (``medal.generate(..., trace=True)``)
     trace: dict | None = field(default=None, repr=False, compare=False)
 
@@ -70,10 +75,22 @@ class GenerationResult:
         if self.standalone_sequences is None:
             self.standalone_sequences = self.sequence_forwards
 
+    @property
+    def tpf(self) -> float | None:
+        """Tokens per forward (:mod:`medal.cost`)."""
+        return tokens_per_forward(self.valid_tokens, self.sequence_forwards)
+
+    def cost(self) -> dict:
+        """The run's cost on the one axis every result reports (:mod:`medal.cost`)."""
+        return cost_record(self.forwards, self.sequence_forwards, self.token_passes,
+                           self.valid_tokens)
+
     def to_json(self) -> dict:
         return {"strategy": self.strategy, "answer_ids": self.answer_ids, "text": self.text,
                 "answer": self.answer, "verified": self.verified, "forwards": self.forwards,
                 "sequence_forwards": self.sequence_forwards, "cache_hits": self.cache_hits,
+                "token_passes": self.token_passes, "valid_tokens": self.valid_tokens,
+                "tpf": self.tpf,
                 "standalone_forwards": self.standalone_forwards,
                 "standalone_sequences": self.standalone_sequences, "seconds": self.seconds,
                 "model_seconds": self.model_seconds, "order": self.order, **self.extra}
@@ -143,6 +160,8 @@ class Run:
                     else ())
         self.runner = ModelRunner(model, prompt_ids, self.config.gen_length, fixed=self.fixed,
                                   suppress=suppress)
+        if getattr(model, "kv_cache_mode", None):  # Fast-dLLM's KV cache (opt-in, approximate)
+            model.start_kv_cache(self.config.block_length, len(prompt_ids))
         self.generator = torch.Generator().manual_seed(self.config.seed)
         self.observers = list(observers)
         self.recorder = None
@@ -244,6 +263,9 @@ class Run:
                                 answer=answer, verified=verified, forwards=runner.forwards,
                                 sequence_forwards=runner.sequences,
                                 cache_hits=runner.cache_hits,
+                                token_passes=runner.token_passes,
+                                valid_tokens=valid_output_tokens(state.answer.tolist(),
+                                                                 self.model.end_ids, self.fixed),
                                 seconds=self.elapsed() - t0,
                                 model_seconds=runner.model_seconds, order=state.order,
                                 extra=extra or {})
@@ -557,6 +579,8 @@ STRATEGIES = {
     "margin": _plain("margin"),
     "eb": _plain("eb"),
     "bst5": _best_of_n,
+    "threshold": _plain("threshold"),
+    "info-gain": _plain("info_gain"),
 }
 
 

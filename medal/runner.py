@@ -158,6 +158,7 @@ class ModelRunner:
         self.top_k = top_k
         self.forwards = 0          # batched model calls (NFE)
         self.sequences = 0         # sequences those calls covered
+        self.token_passes = 0      # token positions the network processed (medal.cost)
         self.cache_hits = 0
         self.model_seconds = 0.0   # the model call: forward, scoring, copy of the figures
         self.scoring_seconds = 0.0  # of which: softmax, entropy, top-k and the copy back
@@ -276,6 +277,8 @@ class ModelRunner:
         self.scoring_seconds += t2 - t1
         self.forwards += 1
         self.sequences += B
+        # a model with a KV cache reports the positions it computed (else: all of them)
+        self.token_passes += int(getattr(self.model, "last_token_passes", None) or ids.numel())
         masked = answers == self.model.mask_id
         H = H.contiguous()
         H.numpy()[~masked.numpy()] = 0.0   # in place (H is this call's own tensor)

@@ -221,6 +221,7 @@ class TraceRecorder:
                                "cache_hits": res["cache_hits"],
                                "standalone_forwards": res["standalone_forwards"],
                                "standalone_sequences": res["standalone_sequences"],
+                               **{k: res[k] for k in ("token_passes", "valid_tokens", "tpf")},
                                "mcts_forwards": sum(it["expansion"]["forwards"]
                                                     + ((it["simulation"] or {}).get("forwards") or 0)
                                                     for it in self.trace["iterations"]

@@ -1,4 +1,25 @@
-"""Real-size cost of MEDAL on a LLaDA or Dream checkpoint folder (not part of the tests).
+"""Real-size cost of MEDAL on a LLaDA or Dream checkpoint folder, or on full-size random
+weights built on the device itself (issue 29's GPU check; not part of the tests).
+
+    python scripts/gpu_check.py --random llada --random dream --json gpu.json
+
+builds LLaDA-8B and Dream-7B from the shipped configs
+(``tests/data/real-models/*/config.full-size.json``) with seeded random weights straight on
+the device (nothing large is downloaded or written), and prints ONE JSON object on stdout
+(the progress goes to stderr): the device's name, the network's forward time at batch 1
+and 5, greedy / threshold / MEDAL wall time, sequence forwards and TPF (medal.cost) at the
+paper's settings, with Fast-dLLM's KV cache off and on (prefix, dual: approximate), the
+peak GPU memory against the memory guard's estimate
+(:func:`medal.models.hf.memory_needed`) and the analytic one
+(:func:`medal.profile.peak_memory_estimate`). Random weights give the real time and memory of a
+forward, not real answers: their confidences are low, so the threshold rule commits about
+one slot a step and TPF near 1 is what random weights give, not what a trained model
+gives. Planned to finish in under 8 minutes on one H100 (``--budget-seconds`` skips
+what would not fit). The test suite dry-runs it on the CPU with the tiny configs
+(``--config``, short answers). Needs only torch, transformers, safetensors and tokenizers
+(no streamlit or plotly on its path).
+
+The original mode, on a checkpoint folder:
 
     python scripts/make_random_checkpoint.py --config tests/data/real-models/llada/config.full-size.json \\
         --tokenizer tests/data/real-models/llada --code DIR_WITH_LLADA_CODE --dtype bf16 --out /tmp/llada-8b
@@ -24,7 +45,6 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import resource
 import sys
 import time
 from pathlib import Path
@@ -72,9 +92,240 @@ def net_shape(model) -> dict:
             "layers": pick("n_layers", "num_hidden_layers")}
 
 
+def load_on(args, device: str, loader=None):
+    """The checkpoint of ``args`` again, in float32 on ``device``, with the same
+    implementation (native or remote) the run was asked for."""
+    loader = loader or load_model
+    return loader(args.model, trust_remote_code=args.trust_remote_code or None,
+                  device=device, dtype="float32", implementation=args.implementation)
+
+
+def rss_bytes(field: str = "VmRSS") -> int | None:
+    """This process's resident memory (``VmRSS``) or its peak since the last reset
+    (``VmHWM``), from /proc/self/status (Linux); None elsewhere."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def reset_peak_rss() -> bool:
+    """Reset this process's peak resident memory (``VmHWM``) to its current resident
+    memory (Linux >= 4.0: ``echo 5 > /proc/self/clear_refs``); False where it cannot."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+class PeakMemory:
+    """The peak memory a block of work allocates beyond what was allocated before it.
+
+    CUDA: ``torch.cuda.max_memory_allocated`` (reset first) minus the allocation before:
+    the caching allocator's own count of live tensors, so neither the cache nor other
+    processes count. CPU: the process's peak resident memory (``VmHWM``, reset first)
+    minus its resident memory before: what the work added at its peak, with the weights,
+    Python and the tokenizer (already resident) left out. (The old figure was the
+    lifetime ``ru_maxrss`` growth, which cannot be reset and mixed the warm-up's batch-5
+    forwards and the allocator's retained arenas into the runs.)"""
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        self.extra = None
+        self.how = None
+
+    def __enter__(self):
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+            self.before = torch.cuda.memory_allocated(self.device)
+            torch.cuda.reset_peak_memory_stats(self.device)
+        else:
+            self.reset = reset_peak_rss()
+            self.before = rss_bytes()
+        return self
+
+    def __exit__(self, *exc):
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+            self.peak = torch.cuda.max_memory_allocated(self.device)
+            self.extra = self.peak - self.before
+            self.how = "torch.cuda.max_memory_allocated"
+        elif self.before is not None and self.reset:
+            self.peak = rss_bytes("VmHWM")
+            self.extra = max(0, self.peak - self.before)
+            self.how = "peak resident memory (VmHWM, reset before) - resident before"
+        else:
+            self.peak = None
+            self.how = "unavailable on this system (no /proc/self/clear_refs)"
+        return False
+
+
+REAL_MODELS = ROOT / "tests" / "data" / "real-models"
+#: the issue-29 check's strategies: (label, strategy, settings beyond the paper's)
+#: and the KV cache (None: off; "prefix", "dual": approximate)
+RANDOM_RUNS = (("greedy", "greedy", {}, None), ("threshold", "threshold", {}, None),
+               ("medal", "medal", {}, None),
+               ("medal+threshold_phase_c", "medal", {"threshold_phase_c": True}, None),
+               ("greedy+kv_prefix", "greedy", {}, "prefix"),
+               ("greedy+kv_dual", "greedy", {}, "dual"),
+               ("medal+threshold_phase_c+kv_dual", "medal", {"threshold_phase_c": True},
+                "dual"))
+
+
+def build_random(family: str, config_path: Path, device: torch.device, dtype: torch.dtype,
+                 seed: int = 0):
+    """A native LLaDA or Dream network of the config's full size, with seeded random
+    weights made on ``device`` itself (matrices N(0, init std), norms 1, biases 0, as
+    scripts/make_random_checkpoint.py), wrapped like a loaded checkpoint (the shipped
+    tokenizer and generation config of tests/data/real-models/FAMILY)."""
+    from medal.models.hf import DreamLM, LLaDALM, ModelSource
+    from medal.models.native import NativeConfig, NativeLM
+    from medal.models.tokenizers import load_tokenizer
+    cls = {"llada": LLaDALM, "dream": DreamLM}[family]
+    directory = REAL_MODELS / family
+    config = json.loads(Path(config_path).read_text())
+    cfg = NativeConfig.from_dict(family, config, str(config_path))
+    with torch.device("meta"):
+        net = NativeLM(cfg)
+    net = net.to(dtype).to_empty(device=device)   # no float32 copy, no CPU copy
+    std = float(config.get("init_std") or config.get("initializer_range") or 0.02)
+    gen = torch.Generator(device=device).manual_seed(seed)
+    with torch.no_grad():
+        for name, p in net.named_parameters():
+            if p.dim() >= 2:
+                p.normal_(0.0, std, generator=gen)
+            elif name.endswith("bias"):
+                p.zero_()
+            else:
+                p.fill_(1.0)
+    generation = json.loads((directory / "generation_config.json").read_text())
+    source = ModelSource(family, f"random:{Path(config_path).name}", local=True)
+    return cls(net.eval(), load_tokenizer(directory), source, device=device, dtype=dtype,
+               config=config, implementation="native", generation_config=generation)
+
+
+def log(*parts) -> None:
+    print(*parts, file=sys.stderr, flush=True)
+
+
+def random_check(args) -> dict:
+    """Issue 29's GPU check on full-size random weights: one dict, see the docstring."""
+    from medal.engine import Run
+    from medal.models.hf import choose_device, memory_needed
+    started = time.perf_counter()
+    device = choose_device(args.device)
+    dtype = {"auto": torch.bfloat16, "bf16": torch.bfloat16, "bfloat16": torch.bfloat16,
+             "float32": torch.float32, "fp32": torch.float32}[args.dtype]
+    used = {k: getattr(args, k) for k in PAPER}
+    import transformers
+    out = {"device": (torch.cuda.get_device_name(device) if device.type == "cuda" else
+                      f"CPU ({platform.processor() or platform.machine()}, "
+                      f"{torch.get_num_threads()} threads)"),
+           "torch": torch.__version__, "transformers": transformers.__version__,
+           "dtype": str(dtype).replace("torch.", ""), "settings": used,
+           "paper_settings": used == PAPER, "max_iterations": args.max_iterations,
+           "weights": "random (seeded), built on the device: time and memory are real, "
+                      "answers, confidences and so TPF are not a trained model's",
+           "kv_cache": "Fast-dLLM's block cache (approximate): runs named +kv_prefix / "
+                       "+kv_dual; their answers may differ from the exact runs'",
+           "models": {}}
+    task = get_task("countdown")
+    problem = task.generate(1, seed=10_000)[0]
+    for spec in args.random:
+        family, _, path = spec.partition("=")
+        if family not in ("llada", "dream"):
+            raise SystemExit(f"--random takes llada or dream (optionally =CONFIG.json), "
+                             f"got {spec!r}")
+        path = Path(path) if path else REAL_MODELS / family / "config.full-size.json"
+        fig = out["models"][family] = {"config": str(path)}
+        elapsed = time.perf_counter() - started
+        if elapsed > args.budget_seconds:
+            fig["skipped"] = f"over the budget ({elapsed:.0f} s of {args.budget_seconds:.0f})"
+            continue
+        t0 = time.perf_counter()
+        model = build_random(family, path, device, dtype)
+        sync(device)
+        fig["build_seconds"] = time.perf_counter() - t0
+        params = sum(p.numel() for p in model.net.parameters())
+        weights = sum(p.numel() * p.element_size() for p in model.net.parameters())
+        fig.update(parameters=params, weights_bytes=weights,
+                   memory_guard_bytes=memory_needed(params, dtype))
+        log(f"{family}: {params / 1e9:.2f} B parameters built on {out['device']} in "
+            f"{fig['build_seconds']:.1f} s")
+        prompt = decompose_prompt("countdown", task.format_prompt(problem), problem,
+                                  decompose=True, n_subtasks=3, builtin=False)
+        L = used["gen_length"]
+        prompt_ids = model.encode_prompt(prompt, L)
+        fig["prompt_tokens"] = len(prompt_ids)
+        prompt_t = torch.tensor(prompt_ids, dtype=torch.long)
+        for batch in (1, 5):
+            ids = torch.cat([prompt_t.expand(batch, -1),
+                             torch.full((batch, L), model.mask_id, dtype=torch.long)], 1)
+            ids = ids.to(device)
+            fig[f"forward_ms_batch{batch}"] = 1000 / rate(lambda: model.logits(ids, L),
+                                                          device, args.seconds)
+        log(f"{family}: forward {fig['forward_ms_batch1']:.1f} ms at batch 1, "
+            f"{fig['forward_ms_batch5']:.1f} ms at batch 5 ({len(prompt_ids)} + {L} tokens)")
+        shape = net_shape(model)
+        fig["peak_estimate"] = peak_memory_estimate(
+            params=params, dtype_bytes=dtype.itemsize, batch=used["k2"],
+            tokens=len(prompt_ids) + L, answer=L, vocab=model.vocab_size,
+            hidden=shape["hidden"], intermediate=shape["intermediate"])
+        runs = fig["runs"] = {}
+        peak_extra = 0
+        for label, strategy, extra, kv in RANDOM_RUNS:
+            # a run's forwards at most: one a slot (greedy), K2-wide search steps besides
+            guess = (L + used["lc"] * 2) * fig["forward_ms_batch5"] / 1000
+            elapsed = time.perf_counter() - started
+            if elapsed + guess > args.budget_seconds:
+                runs[label] = {"skipped": f"would pass the budget ({elapsed:.0f} s + about "
+                                          f"{guess:.0f} s of {args.budget_seconds:.0f})"}
+                continue
+            config = GenerationConfig(**used, max_iterations=args.max_iterations, seed=0,
+                                      **extra)
+            model.set_kv_cache(kv)
+            with PeakMemory(device) as mem:
+                res = Run(model, task="countdown", problem=problem, strategy=strategy,
+                          config=config).finish()
+            model.set_kv_cache(None)
+            if mem.extra is not None:
+                peak_extra = max(peak_extra, mem.extra)
+            runs[label] = {"seconds": res.seconds, "model_seconds": res.model_seconds,
+                           **res.cost(), "tokens_per_sequence": (
+                               res.token_passes // res.sequence_forwards
+                               if res.sequence_forwards else None), "iterations": res.extra.get("iterations"),
+                           "search_seconds": res.extra.get("search_seconds"),
+                           "peak_above_weights_bytes": mem.extra, "kv_cache": kv}
+            log(f"{family} {label}: {res.seconds:.1f} s, {res.forwards} calls, "
+                f"{res.sequence_forwards} sequences, TPF {res.tpf or 0:.2f}")
+        fig["peak_bytes"] = weights + peak_extra
+        fig["peak_measured_by"] = mem.how if runs else None
+        greedy = runs.get("greedy", {}).get("seconds")
+        if greedy:
+            for label in runs:
+                if label != "greedy" and runs[label].get("seconds"):
+                    runs[label]["x_greedy_wall_time"] = runs[label]["seconds"] / greedy
+        del model
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+    out["wall_seconds"] = time.perf_counter() - started
+    return out
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("model", help="model spec, e.g. llada:/tmp/llada-8b or dream:DIR")
+    parser.add_argument("model", nargs="?",
+                        help="model spec, e.g. llada:/tmp/llada-8b or dream:DIR (or --random)")
+    parser.add_argument("--random", action="append", metavar="FAMILY[=CONFIG]",
+                        help="issue 29's check: build FAMILY (llada, dream) with random "
+                             "weights on the device from its shipped full-size config (or "
+                             "CONFIG) and print one JSON; repeat for both")
+    parser.add_argument("--budget-seconds", type=float, default=420.0,
+                        help="--random: skip what would run past this (default 7 minutes)")
     parser.add_argument("--trust-remote-code", action="store_true")
     parser.add_argument("--implementation", choices=["native", "remote"], default=None,
                         help="LLaDA/Dream: MEDAL's native code (default) or the checkpoint's")
@@ -94,6 +345,15 @@ def main(argv=None) -> int:
     for k, v in PAPER.items():
         parser.add_argument("--" + k.replace("_", "-"), type=int, default=v)
     args = parser.parse_args(argv)
+    if args.random:
+        figures = random_check(args)
+        text = json.dumps(figures, indent=1)
+        if args.json:
+            Path(args.json).write_text(text + "\n")
+        print(text)
+        return 0
+    if not args.model:
+        parser.error("give a model spec, or --random llada / --random dream")
 
     model = load_model(args.model, trust_remote_code=args.trust_remote_code or None,
                        device=args.device, dtype=args.dtype, implementation=args.implementation,
@@ -144,21 +404,20 @@ def main(argv=None) -> int:
     config = GenerationConfig(**{k: getattr(args, k) for k in PAPER},
                               max_iterations=args.max_iterations, seed=0)
     problems = task.generate(args.problems, seed=10_000)
-    if device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats(device)
-    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    figures = profile(model, "countdown", problems, config, search_only=args.search_only)
-    if device.type == "cuda":
-        peak = torch.cuda.max_memory_allocated(device)
+    with PeakMemory(device) as mem:
+        figures = profile(model, "countdown", problems, config, search_only=args.search_only)
+    if mem.extra is not None:
+        # the weights are resident before and during the runs: peak = weights + extra
+        peak = weights + mem.extra
         out["peak_bytes"] = peak
-        print(f"measured peak GPU memory over MEDAL and greedy: {peak / GiB:.2f} GiB = "
-              f"{peak / weights:.2f} x weights (target <= 1.25)")
+        out["peak_above_weights_bytes"] = mem.extra
+        out["peak_measured_by"] = mem.how
+        print(f"measured peak memory over MEDAL and greedy ({mem.how}): weights "
+              f"{weights / GiB:.2f} GiB + {mem.extra / GiB:.2f} GiB = {peak / weights:.2f} x "
+              f"weights (analytic estimate {estimate['ratio_to_weights']:.2f} x; "
+              "target <= 1.25)")
     else:
-        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        out["peak_rss_bytes"] = rss
-        print(f"CPU: process peak resident memory {rss / GiB:.2f} GiB (grew "
-              f"{max(rss - rss0, 0) / GiB:.2f} GiB during the runs; includes Python and the "
-              "tokenizer, so only an upper bound)")
+        print(f"peak memory: {mem.how}")
     used = {k: getattr(args, k) for k in PAPER}
     label = "paper_settings" if used == PAPER else "settings"
     out[label] = {k: v for k, v in figures.items() if k != "rows"}
@@ -178,10 +437,8 @@ def main(argv=None) -> int:
         def greedy(m):
             return Run(m, task="countdown", problem=problems[0], strategy="greedy", config=short,
                        decompose=False).finish().answer_ids
-        a = greedy(load_model(args.model, trust_remote_code=args.trust_remote_code or None,
-                              device="cpu", dtype="float32"))
-        b = greedy(load_model(args.model, trust_remote_code=args.trust_remote_code or None,
-                              device="cuda", dtype="float32"))
+        a = greedy(load_on(args, "cpu"))
+        b = greedy(load_on(args, "cuda"))
         ok = a == b
         out["cpu_gpu_greedy_agree"] = ok
         print(f"greedy tokens CPU == GPU (float32): {'yes' if ok else 'NO'}")

@@ -117,6 +117,8 @@ class MedalLM(LM):
             self._index = self.trace_dir / "index.jsonl"
             self._index.write_text("")
         self._warned: set[str] = set()
+        #: each request's cost (medal.cost), in order; also in the trace index rows
+        self.costs: list[dict] = []
         # the instruct model's adapter applies its chat template unless lm-eval does
         self._harness_chat = False
 
@@ -146,10 +148,19 @@ class MedalLM(LM):
             except InputError as exc:
                 raise InputError(f"request {doc_id} of {req.task_name}: {exc}") from None
             text = stop_at(result.text, gen_kwargs.get("until"))
+            self.costs.append(result.cost())
             if self.trace_dir is not None:
                 self._write_trace(req, doc_id, repeat, run, text)
             self.cache_hook.add_partial("generate_until", req.args, text)
             out.append(text)
+        if self.costs:
+            total = {k: sum(c[k] for c in self.costs)
+                     for k in ("model_calls", "sequence_forwards", "token_passes",
+                               "valid_tokens")}
+            tpf = total["valid_tokens"] / total["sequence_forwards"] \
+                if total["sequence_forwards"] else None
+            log.info("medal cost over %d requests (medal.cost): %s; TPF %s", len(self.costs),
+                     total, f"{tpf:.3f}" if tpf is not None else "n/a")
         return out
 
     def request_config(self, doc_id: int, repeat: int, gen_kwargs: dict) -> GenerationConfig:
@@ -214,7 +225,8 @@ class MedalLM(LM):
         with open(self._index, "a") as fh:
             fh.write(json.dumps({"task": req.task_name, "doc_id": doc_id, "repeat": repeat,
                                  "strategy": self.strategy, "seed": run.config.seed,
-                                 "trace": path.name, "response": response}) + "\n")
+                                 "trace": path.name, "response": response,
+                                 "cost": self.costs[-1] if self.costs else None}) + "\n")
 
     # ------------------------------------------------------------------ chat templates
     @property

@@ -29,7 +29,7 @@ __all__ = ["DiffusionLM", "BuiltinModel", "load_model", "builtin_names",
 
 DEFAULT_MODEL = "builtin:countdown"
 LOAD_OPTIONS = ("trust_remote_code", "device", "dtype", "revision", "chat_template",
-                "implementation", "mask_id", "memory_check")
+                "implementation", "mask_id", "memory_check", "kv_cache")
 
 
 def add_model_arguments(parser) -> None:
@@ -58,6 +58,11 @@ def add_model_arguments(parser) -> None:
                         "declares conflicting ones; range 0..vocabulary size - 1")
     g.add_argument("--skip-memory-check", action="store_true",
                    help="load even if the memory estimate says the device is too small")
+    g.add_argument("--kv-cache", choices=("off", "prefix", "dual"), default="off",
+                   help="native LLaDA/Dream: Fast-dLLM's block KV cache (APPROXIMATE: cached "
+                        "keys/values of the prompt and earlier blocks, refreshed once a "
+                        "block; dual also caches the later blocks). Off: exact "
+                        "(docs/SPEED.md)")
 
 
 def model_options(args) -> dict:
@@ -68,7 +73,8 @@ def model_options(args) -> dict:
             "revision": getattr(args, "revision", None),
             "implementation": getattr(args, "implementation", None),
             "mask_id": getattr(args, "mask_id", None),
-            "memory_check": not getattr(args, "skip_memory_check", False)}
+            "memory_check": not getattr(args, "skip_memory_check", False),
+            "kv_cache": getattr(args, "kv_cache", "off")}
 
 
 def load_model(spec: str, **options) -> DiffusionLM:
@@ -85,10 +91,22 @@ def load_model(spec: str, **options) -> DiffusionLM:
         raise InputError(f"unknown model options: {', '.join(sorted(unknown))} "
                          f"(known: {', '.join(LOAD_OPTIONS)})")
     spec = (spec or "").strip()
+    kv_cache = options.pop("kv_cache", None)
+    kv_cache = None if kv_cache in (None, "off") else kv_cache
+    if kv_cache is not None and not is_hf_spec(spec):
+        raise InputError(f"--kv-cache {kv_cache}: the KV cache is for the native LLaDA and "
+                         f"Dream code, not {spec or 'this model'}; leave it off")
     if spec.startswith("builtin:"):
         return BuiltinModel.load(spec.split(":", 1)[1])
     if is_hf_spec(spec):
-        return load_hf_model(spec, **options)
+        model = load_hf_model(spec, **options)
+        if kv_cache is not None:
+            setter = getattr(model, "set_kv_cache", None)
+            if setter is None:
+                raise InputError(f"--kv-cache {kv_cache}: {model.name} has no KV cache; the "
+                                 "cache is for the native LLaDA and Dream code")
+            setter(kv_cache)
+        return model
     shipped = ", ".join("builtin:" + n for n in builtin_names()) or "none shipped yet"
     raise ModelLoadError(f"unknown model spec {spec!r}; use builtin:<task> ({shipped}), "
                          "llada:<hub id or dir>, dream:<hub id or dir>, mlm:<hub id or dir>, "

@@ -603,6 +603,35 @@ class HFDiffusionLM(DiffusionLM):
     #: ``apply_chat_template``, which adds none)
     chat_adds_special_tokens = False
 
+    #: Fast-dLLM's block KV cache (medal.models.native.BlockKVCache), opt-in and
+    #: approximate: None (off), "prefix" or "dual" (:meth:`set_kv_cache`)
+    kv_cache_mode: str | None = None
+    kv_cache_refresh = "block"
+    kv_cache = None
+    last_token_passes: int | None = None
+
+    def set_kv_cache(self, mode: str | None, refresh: str = "block") -> None:
+        """Turn Fast-dLLM's block KV cache on ("prefix" or "dual") or off (None), for the
+        native LLaDA and Dream code. APPROXIMATE (see BlockKVCache); each run starts it
+        afresh for its block length and prompt. ``refresh="step"`` recomputes it at every
+        forward (the exactness check; no saving)."""
+        from .native import KV_CACHE_MODES
+        if mode is not None and mode not in KV_CACHE_MODES:
+            raise InputError(f"kv cache must be one of {', '.join(KV_CACHE_MODES)} or off, "
+                             f"got {mode!r}")
+        if mode is not None and (self.implementation != "native" or self.family == "llada-moe"):
+            raise InputError(f"{self.name}: the KV cache is for MEDAL's native LLaDA and Dream "
+                             "code; load with --implementation native, or leave it off")
+        if refresh not in ("block", "step"):
+            raise InputError(f"kv cache refresh must be 'block' or 'step', got {refresh!r}")
+        self.kv_cache_mode, self.kv_cache_refresh, self.kv_cache = mode, refresh, None
+
+    def start_kv_cache(self, block_length: int, prompt_length: int) -> None:
+        """A fresh cache for a run (called by :class:`medal.engine.Run`); none when off."""
+        from .native import BlockKVCache
+        self.kv_cache = (BlockKVCache(self.kv_cache_mode, block_length, prompt_length,
+                                      self.kv_cache_refresh) if self.kv_cache_mode else None)
+
     def __init__(self, net, tokenizer, source: ModelSource, *, device: torch.device,
                  dtype: torch.dtype, chat_template: bool | None = None,
                  config: dict | None = None, implementation: str = "remote",
@@ -857,7 +886,11 @@ class HFDiffusionLM(DiffusionLM):
         shifted = self.shifted_logits and T > answer_length
         rows = answer_length + 1 if shifted else answer_length
         try:
-            if self.implementation == "native":
+            self.last_token_passes = ids.numel()
+            if self.implementation == "native" and self.kv_cache is not None:
+                out, self.last_token_passes = self.kv_cache.logits(
+                    self.net, ids, rows, self.mask_id, shifted=shifted)
+            elif self.implementation == "native":
                 out = self.net(ids, rows=rows)
             else:
                 with self._answer_rows_only(rows):

@@ -330,7 +330,11 @@ class Block(nn.Module):
         self.shared = (SwiGLU(h, cfg.shared_expert_hidden)
                        if self.moe is not None and cfg.shared_expert_hidden else None)
 
-    def forward(self, x, cos, sin, attention_bias=None):
+    def forward(self, x, cos, sin, attention_bias=None, kv=None, keep=None):
+        """``kv`` (the KV cache, :class:`BlockKVCache`): this layer's cached keys and values
+        of the positions before and after ``x``'s span, post-RoPE, ``[B, kv_heads, n,
+        head_dim]`` each (or None); ``x`` attends to them and to itself. ``keep``: a list
+        this layer's keys and values of ``x`` are appended to (for a cache)."""
         cfg = self.cfg
         B, T, C = x.shape
         h = self.attn_norm(x)
@@ -349,6 +353,12 @@ class Block(nn.Module):
         else:
             cos, sin = cos.to(v.dtype), sin.to(v.dtype)
             q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
+        if keep is not None:
+            keep.append((k, v))
+        if kv is not None:
+            (kb, vb), (ka, va) = kv
+            k = torch.cat([t for t in (kb, k, ka) if t is not None], dim=2)
+            v = torch.cat([t for t in (vb, v, va) if t is not None], dim=2)
         if cfg.kv_heads != cfg.heads:
             k = k.repeat_interleave(cfg.heads // cfg.kv_heads, dim=1)
             v = v.repeat_interleave(cfg.heads // cfg.kv_heads, dim=1)
@@ -388,6 +398,16 @@ class NativeLM(nn.Module):
         bool, True = may attend); None = every token sees every token, as both families
         are trained. ``rows``: only the last ``rows`` positions go through the output
         layer (the answer slots; the prompt's logits are never needed)."""
+        return self.forward_span(ids, attention_bias=attention_bias, positions=positions,
+                                 rows=rows)
+
+    def forward_span(self, ids: torch.Tensor, attention_bias: torch.Tensor | None = None,
+                     positions: torch.Tensor | None = None, rows: int | None = None,
+                     kv: list | None = None, keep: list | None = None) -> torch.Tensor:
+        """:meth:`forward` of a span of the sequence: ``ids`` are the span's tokens at
+        ``positions``, ``kv`` per layer the cached ((keys, values) before, (keys, values)
+        after) the span attends to besides itself; ``keep`` (a list) receives per layer
+        the span's own (keys, values). Without ``kv`` it is the plain forward."""
         cfg = self.cfg
         if positions is None:
             positions = torch.arange(ids.shape[1], device=ids.device)[None]
@@ -395,8 +415,12 @@ class NativeLM(nn.Module):
         if cfg.scale_embeddings:
             x = x * (cfg.hidden ** 0.5)
         cos, sin = rotary_tables(cfg, positions)
-        for block in self.blocks:
-            x = block(x, cos, sin, attention_bias)
+        for i, block in enumerate(self.blocks):
+            layer = [] if keep is not None else None
+            x = block(x, cos, sin, attention_bias, kv=kv[i] if kv is not None else None,
+                      keep=layer)
+            if keep is not None:
+                keep.append(layer[0])
         if rows is not None:
             x = x[:, -rows:]
         x = self.final_norm(x)
@@ -525,3 +549,105 @@ def load_native(directory: Path, family: str, device: torch.device, dtype: torch
                              f"{'; '.join(wrong[:3])}")
     net.load_state_dict(state, assign=True)
     return net.eval()
+
+
+# ---------------------------------------------------------------------- KV cache
+
+KV_CACHE_MODES = ("prefix", "dual")
+
+
+class BlockKVCache:
+    """Fast-dLLM's block-wise KV cache (Wu et al. 2025, "Fast-dLLM: Training-free
+    Acceleration of Diffusion LLM by Enabling KV Cache and Parallel Decoding") for the
+    native network, in semi-autoregressive block mode. APPROXIMATE: both families attend
+    bidirectionally, so a cached key or value goes stale as soon as a slot it attended to
+    is committed; Fast-dLLM shows the error is small in practice, and docs/SPEED.md
+    reports what it does to the answers here.
+
+    * ``prefix``: when the decode reaches a block (or the prompt + earlier blocks change),
+      one full forward refreshes the cache of every position before the block; every
+      other forward of that block computes only the block and what follows it, attending
+      to the cached prefix. Logits: every answer slot, fresh.
+    * ``dual``: the refresh caches the positions after the block too; a forward computes
+      the block alone. The later blocks' logits are the refresh's (stale) ones.
+    * ``refresh = "step"``: every forward refreshes first (no saving; the exactness
+      check: its logits equal the uncached forward's).
+
+    The cache holds one prefix (and suffix), for one batch row shared by every row of a
+    forward; a batch whose rows differ before the block (or after it, in dual mode), or
+    sit in different blocks, runs uncached. What is recomputed: a refresh recomputes
+    everything; a cached forward recomputes the block (and, in prefix mode, the suffix),
+    whatever changed in the prefix since the refresh is NOT seen until the next refresh.
+    """
+
+    def __init__(self, mode: str, block_length: int, prompt_length: int,
+                 refresh: str = "block"):
+        if mode not in KV_CACHE_MODES:
+            raise ValueError(f"kv cache mode must be one of {KV_CACHE_MODES}, got {mode!r}")
+        self.mode, self.block_length, self.prompt_length = mode, block_length, prompt_length
+        self.refresh = refresh
+        self.key = None        # (block, prefix tokens[, suffix tokens]) the cache was made for
+        self.kv = None         # per layer ((k, v) before, (k, v) after)
+        self.stale_logits = None  # dual: the refresh's logits of the answer rows
+        self.refreshes = 0
+        self.cached_forwards = 0
+
+    def span(self, ids: torch.Tensor, mask_id: int) -> tuple[int, int] | None:
+        """The current block's [start, end) in ``ids`` (the first block of the answer
+        with a mask), the same for every row; None when the rows disagree or none has a
+        mask."""
+        answer = ids[:, self.prompt_length:] == mask_id
+        if not bool(answer.any(1).all()):
+            return None
+        blocks = (answer.float().argmax(1) // self.block_length).unique()
+        if len(blocks) != 1:
+            return None
+        start = self.prompt_length + int(blocks[0]) * self.block_length
+        return start, min(start + self.block_length, ids.shape[1])
+
+    def logits(self, net: "NativeLM", ids: torch.Tensor, rows: int, mask_id: int,
+               shifted: bool = False) -> tuple[torch.Tensor, int]:
+        """The answer rows' logits through the cache, and the token positions the network
+        processed."""
+        B, T = ids.shape
+        span = self.span(ids, mask_id)
+        if span is None:
+            return net(ids, rows=rows), B * T
+        start, end = span
+        lo = start - 1 if shifted else start  # Dream: slot i is predicted at position i-1
+        first = ids[:1]
+        same_prefix = bool((ids[:, :lo] == first[:, :lo]).all())
+        same_suffix = self.mode == "prefix" or bool((ids[:, end:] == first[:, end:]).all())
+        if self.refresh != "step" and not (same_prefix and same_suffix):
+            return net(ids, rows=rows), B * T
+        key = (start, first[0, :lo].tolist(),
+               first[0, end:].tolist() if self.mode == "dual" else None)
+        passes = 0
+        if self.refresh == "step" or key != self.key:
+            # refreshed every step: from every row itself (exact); else from the first
+            # row, for every row of every forward until the next refresh
+            src = ids if self.refresh == "step" else first
+            keep: list = []
+            full = net.forward_span(src, rows=rows, keep=keep)
+            passes += src.numel()
+            self.kv = [((k[:, :, :lo], v[:, :, :lo]),
+                        (k[:, :, end:], v[:, :, end:]) if self.mode == "dual" else (None, None))
+                       for k, v in keep]
+            self.stale_logits = full
+            self.key = key
+            self.refreshes += 1
+        else:
+            self.cached_forwards += 1
+        tail = T if self.mode == "prefix" else end
+        kv = [((kb.expand(B, -1, -1, -1), vb.expand(B, -1, -1, -1)),
+               (None, None) if ka is None else (ka.expand(B, -1, -1, -1),
+                                                va.expand(B, -1, -1, -1)))
+              for (kb, vb), (ka, va) in self.kv]   # expand: a no-op for B cached rows
+        positions = torch.arange(lo, tail, device=ids.device)[None]
+        out = net.forward_span(ids[:, lo:tail], positions=positions, kv=kv)
+        passes += B * (tail - lo)
+        # the answer rows: [T - rows, T) of the sequence; computed: [lo, tail)
+        result = self.stale_logits.expand(B, -1, -1).clone()
+        a, b = max(lo, T - rows), tail
+        result[:, a - (T - rows):b - (T - rows)] = out[:, a - lo:b - lo]
+        return result, passes

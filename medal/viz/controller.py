@@ -227,6 +227,20 @@ _ALL_PARAMETERS: tuple[Parameter, ...] = (
               min_value=0.0, step=0.1),
     Parameter("samples", "Best-of-N samples", "int", "N for the bst5 strategy.",
               group="decoding", min_value=1),
+    Parameter("threshold", "Confidence threshold (Fast-dLLM)", "float",
+              "threshold strategy: each step commits every slot of the current block whose "
+              "token probability exceeds this, at least one (0..1). Also phase C's rule "
+              "with the option below, and the info-gain strategy's bypass.",
+              group="decoding", min_value=0.0, step=0.05),
+    Parameter("threshold_phase_c", "Threshold phase C (beyond the paper)", "bool",
+              "MEDAL's phase C commits by the confidence-threshold rule instead of its step "
+              "schedule: fewer forwards (docs/SPEED.md).", group="decoding"),
+    Parameter("ig_candidates", "Info-Gain candidates N", "int",
+              "info-gain strategy: candidate actions evaluated per step in one batched "
+              "forward.", group="decoding", min_value=1),
+    Parameter("ig_position_temperature", "Info-Gain position temperature", "float",
+              "info-gain strategy: Gumbel temperature of the candidates' positions (0: "
+              "greedy).", group="decoding", min_value=0.0, step=0.05),
     Parameter("logits_eos_inf", "Never write end-of-sequence (logits_eos_inf)", "bool",
               "As LLaDA's generate.py: the EOS logit is set to -inf, so no slot is filled "
               "with it.", group="decoding"),

@@ -21,7 +21,13 @@ MAX_COST = 1e12           # forwards, sequences, seconds per problem
 #: cost measures a frontier can use: summary key -> axis title
 COSTS = {"mean_sequence_forwards": "sequences evaluated per problem (mean)",
          "mean_forwards": "batched forward calls per problem (mean)",
-         "mean_seconds": "seconds per problem (mean, wall clock)"}
+         "mean_seconds": "seconds per problem (mean, wall clock)",
+         "mean_token_passes": "token passes per problem (mean; positions the network "
+                              "processed)",
+         "tpf": "tokens per forward (TPF: valid output tokens / sequence forwards; "
+                "higher is cheaper)"}
+#: costs where more is cheaper (the frontier runs the other way)
+MORE_IS_CHEAPER = {"tpf"}
 
 
 class ResultsError(InputError):
@@ -67,7 +73,8 @@ def _check_results_bounds(doc: dict) -> None:
             raise ResultsError(f"{where}/correct must be a whole number from 0 to n = {n}, "
                                f"got {_quote(correct)}")
         for key in ("mean_forwards", "mean_sequence_forwards", "mean_seconds",
-                    "mean_iterations", "mean_cache_hits"):
+                    "mean_iterations", "mean_cache_hits", "mean_token_passes",
+                    "mean_valid_tokens", "tpf"):
             v = m.get(key)
             if v is not None and not (_number(v) and 0 <= v <= MAX_COST):
                 raise ResultsError(f"{where}/{key} must be a number from 0 to {MAX_COST:g}, "
@@ -161,6 +168,9 @@ def summary_rows(doc: dict) -> list[dict]:
             "forward calls": round(m["mean_forwards"], 1),
             "sequences": round(m["mean_sequence_forwards"], 1),
             "seconds": round(m["mean_seconds"], 3) if _number(m.get("mean_seconds")) else "—",
+            "token passes": (round(m["mean_token_passes"])
+                             if _number(m.get("mean_token_passes")) else "—"),
+            "TPF": round(m["tpf"], 3) if _number(m.get("tpf")) else "—",
             "MCTS iterations": (round(m["mean_iterations"], 1)
                                 if _number(m.get("mean_iterations")) else "—"),
         })
@@ -172,7 +182,8 @@ def frontier(doc: dict, cost: str = "mean_sequence_forwards") -> list[str]:
     cheaper-or-equal and more accurate), cheapest first."""
     pts = [(m.get(cost), m["accuracy"], name) for name, m in doc["summary"].items()
            if _number(m.get(cost))]
-    pts.sort(key=lambda p: (p[0], -p[1]))
+    sign = -1 if cost in MORE_IS_CHEAPER else 1
+    pts.sort(key=lambda p: (sign * p[0], -p[1]))
     out, best = [], -1.0
     for c, acc, name in pts:
         if acc > best:

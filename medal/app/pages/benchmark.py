@@ -77,7 +77,9 @@ def _one_type_per_column(rows: list[dict]) -> list[dict]:
 st.dataframe(_one_type_per_column(summary_rows(doc)), hide_index=True, placeholder="—")
 st.caption("accuracy: share of problems whose answer the task's verifier accepts (Wilson 95% "
            "interval); forward calls: batched model calls per problem; sequences: sequences "
-           "those calls evaluated (MEDAL's expansions evaluate several at once); seconds: "
+           "those calls evaluated (MEDAL's expansions evaluate several at once); token "
+           "passes: token positions the network processed; TPF: valid output tokens per "
+           "sequence forward (prompt and padding excluded; medal.cost); seconds: "
            "wall clock on the machine that ran the benchmark.")
 
 st.subheader("Accuracy against cost")
