@@ -10,7 +10,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "medal"
 
 #: bottom first; a module may import its own layer or any layer below (docs/ARCHITECTURE.md)
 LAYERS = [
-    ("foundation", ["_version", "errors", "config", "events", "scores", "memory", "files",
+    ("foundation", ["_version", "errors", "config", "events", "scores", "cost", "memory", "files",
                     "extensions"]),
     ("networks and problems", ["models*", "tasks*"]),
     ("algorithm", ["runner", "decoding", "search"]),
