@@ -16,7 +16,15 @@ entropy                   Dream's entropy order
 margin                    Dream's top-2 margin order
 eb                        entropy-bounded sampler (adaptive slots per step)
 bst5                      Best-of-N (N = samples) sampled decodes, majority vote on answers
+medal-order               control *order*: MEDAL's slot schedule, no alternatives (K2=1, C=1)
+medal-choice              control *choice*: the search's candidates, no UCB (selection greedy)
+medal-branching           control *exploration*: the full search where it branches (C = 2 K2)
 ========================= ================================================================
+
+The three controls (issue 30) isolate what the search's parts buy: ``medal-order`` the
+order of writing (L_c commitments one at a time by the confidence score, then phase C),
+``medal-choice`` choosing among alternatives by r_IG without UCB, ``medal-branching``
+what UCB and c add once the search must leave its first line (C > K2 candidates).
 
 Baselines use the original prompt unless ``decompose`` is set explicitly.
 """
@@ -78,7 +86,12 @@ class GenerationResult:
                 "model_seconds": self.model_seconds, "order": self.order, **self.extra}
 
 
-MEDAL_STRATEGIES = {"medal", "medal-no-mcts", "medal-no-decomposition", "medal-margin-only"}
+#: the controls of issue 30: each a MEDAL run with these settings (from the run's config)
+CONTROLS = {"medal-order": lambda cfg: {"k2": 1, "candidates": 1},
+            "medal-choice": lambda cfg: {"selection": "greedy"},
+            "medal-branching": lambda cfg: {"candidates": 2 * cfg.k2}}
+MEDAL_STRATEGIES = {"medal", "medal-no-mcts", "medal-no-decomposition", "medal-margin-only",
+                    *CONTROLS}
 ALIASES = {"low-confidence": "greedy", "phase-c": "medal-no-mcts"}
 
 
@@ -133,6 +146,8 @@ class Run:
             # the paper's "w/o Cf. + t2" changes the search; scoring_scope="all" also
             # changes phase C
             cfg = replace(cfg, scoring="margin")
+        if strategy in CONTROLS:
+            cfg = replace(cfg, **CONTROLS[strategy](cfg))
         self.config = cfg.resolved(model.default_gen_length, self.task.default_lc,
                                    model.max_gen_length,
                                    self.task.default_block_length if model.builtin else None,
@@ -500,8 +515,10 @@ def _state_from_node(run: Run, node) -> DecodeState:
     order: list[int | None] = [None] * run.config.gen_length
     for step, n in enumerate(node.path()[1:]):
         order[n.action.slot] = step
+    # search_steps "count": the commitments are the first steps of phase C's budget
+    used = node.depth if getattr(run.config, "search_steps", "count") == "count" else 0
     state = DecodeState(answer=node.answer.clone(), order=order, step=node.depth,
-                        steps_in_block={0: node.depth})
+                        steps_in_block={0: used})
     return state
 
 
@@ -516,6 +533,7 @@ STRATEGIES = {
     "margin": _plain("margin"),
     "eb": _plain("eb"),
     "bst5": _best_of_n,
+    **{name: _medal for name in CONTROLS},
 }
 
 
