@@ -143,8 +143,10 @@ lane_small() {
   bench twins $TW/results.json "$NP" --strategies $ALL
   twins_steps
   bench sudoku $SD/results.json "$N" --strategies $ALL --frontier
-  bench sudoku $SD/verifier.json "$N" --strategies medal --reward ig+verifier
   bench pick $PK/results.json "$NP" --strategies greedy,bst5,medal,medal-no-mcts,medal-margin-only,$CONTROLS
+  bench sudoku $SD/verifier.json "$N" --strategies medal --reward ig+verifier
+  bench twins $TW/sweeps.json "$MP" --strategies medal \
+      --sweep lc=1,2,4,6 --sweep k2=1,3,5,10 --sweep max_iterations=1,2,4,8,32
   bench sudoku $SD/sweeps.json "$M" --strategies medal \
       --sweep lc=1,2,4,6 --sweep k2=1,3,5,10 --sweep max_iterations=1,2,4,8,32
   lane_twins
