@@ -857,6 +857,15 @@ def controls_prose(found: dict) -> list[str]:
     if ucb:
         parts.append("At the defaults UCB never acts on " + ", ".join(ucb) + ": MEDAL ran "
                      "exactly the search without UCB on every problem.")
+    for v, text in (("reversed", "Where UCB acts at the defaults, MEDAL is significantly "
+                                 "worse than the same candidates chosen without it on "),
+                    ("reproduced", "Where UCB acts at the defaults, MEDAL is significantly "
+                                   "better than without it on "),
+                    ("not reproduced", "Where UCB acts at the defaults, it changes nothing "
+                                       "significant on ")):
+        got = where(("medal", "medal-choice"), v)
+        if got:
+            parts.append(text + ", ".join(got) + ".")
     for v, text in (("reproduced", "A search that branches is significantly better than "
                                    "the default on "),
                     ("reversed", "A search that branches is significantly worse than the "
