@@ -62,7 +62,7 @@ json.dump({"command": f"SEED={seed} NP={np_} MP={mp} bash scripts/results.sh {n}
 EOF
 }
 
-mkdir -p $CD $SD $R $O $PK $TW
+mkdir -p $CD $SD $R $O $PK $TW $CD/floor $SD/floor $TW/floor
 meta countdown
 meta sudoku
 meta pick
