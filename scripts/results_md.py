@@ -1316,28 +1316,6 @@ def control_section(results: Path, task: str, doc) -> list[str]:
                 text += (f"; phase C alone (the same decoder without the search, and without "
                          f"its one-at-a-time first commitments) scores {pct(nm['accuracy'])} "
                          f"(MEDAL +{wn}/−{ln}, {_p(pn)})")
-            if mo:
-                wo, lo2, po = mcnemar(verdicts(doc, "medal"), verdicts(doc, "medal-order"))
-                if po < ALPHA and wo > lo2:
-                    text += (f"; the search's alternatives are what does it: MEDAL's schedule "
-                             f"without them (`medal-order`, K2 = 1, C = 1) scores "
-                             f"{pct(mo['accuracy'])} (MEDAL +{wo}/−{lo2}, {_p(po)})")
-                else:
-                    text += (f". But the search is not what does it: MEDAL's schedule with no "
-                             f"alternatives (`medal-order`, K2 = 1, C = 1) scores "
-                             f"{pct(mo['accuracy'])} at {mo['mean_sequence_forwards']:.1f} "
-                             f"sequences (MEDAL +{wo}/−{lo2}, {_p(po)}): writing the first "
-                             "L_c slots one at a time is")
-                s2 = load(results / task / "steps2.json")
-                if s2 and {"medal", "medal-order"} <= set(s2["summary"]):
-                    w2, l2, p2 = mcnemar(verdicts(s2, "medal"), verdicts(s2, "medal-order"))
-                    text += ((". The search's choice matters where decoding is harsher"
-                              if p2 < ALPHA and w2 > l2 else
-                              ". At 2 steps, too, the choice adds nothing significant")
-                             + f": at 2 steps MEDAL scores {pct(s2['summary']['medal']['accuracy'])} "
-                             f"against {pct(s2['summary']['medal-order']['accuracy'])} for the "
-                             f"same schedule without alternatives (+{w2}/−{l2}, {_p(p2)}; "
-                             "\"What the search's parts buy\" has every control)")
             b3 = load(results / task / "bst3.json")
             if b3:
                 mb = first_summary(b3)
@@ -1346,6 +1324,32 @@ def control_section(results: Path, task: str, doc) -> list[str]:
                          f"sequences against {mb['mean_sequence_forwards']:.1f}), Best-of-3 "
                          f"scores {pct(mb['accuracy'])} (MEDAL +{wb}/−{lb}, {_p(pb)})")
             text += "."
+            if mo:
+                wo, lo2, po = mcnemar(verdicts(doc, "medal"), verdicts(doc, "medal-order"))
+                if po < ALPHA and wo > lo2:
+                    text += (f" The search's alternatives are what does it: MEDAL's schedule "
+                             f"without them (`medal-order`, K2 = 1, C = 1) scores "
+                             f"{pct(mo['accuracy'])} (MEDAL +{wo}/−{lo2}, {_p(po)})")
+                    text += "."
+                else:
+                    text += (f" But the search is not what does it: MEDAL's schedule with no "
+                             f"alternatives (`medal-order`, K2 = 1, C = 1) scores "
+                             f"{pct(mo['accuracy'])} at {mo['mean_sequence_forwards']:.1f} "
+                             f"sequences (MEDAL +{wo}/−{lo2}, {_p(po)}): writing the first "
+                             "L_c slots one at a time is")
+                    text += "."
+                s2 = load(results / task / "steps2.json")
+                if s2 and {"medal", "medal-order"} <= set(s2["summary"]):
+                    w2, l2, p2 = mcnemar(verdicts(s2, "medal"), verdicts(s2, "medal-order"))
+                    text += ((" The search's choice matters where decoding is harsher"
+                              if p2 < ALPHA and w2 > l2 else
+                              " At 2 steps, too, the choice adds nothing significant")
+                             + f": at 2 steps MEDAL scores {pct(s2['summary']['medal']['accuracy'])} "
+                             f"against {pct(s2['summary']['medal-order']['accuracy'])} for the "
+                             f"same schedule without alternatives (+{w2}/−{l2}, {_p(p2)}; "
+                             "\"What the search's parts buy\" has every control, \"The step "
+                             "budget\" how this depends on the search's commitments counting "
+                             "against the steps).")
             cheaper = [(s, mm) for s, mm in doc["summary"].items()
                        if not s.startswith("medal") and mm["accuracy"] >= m["accuracy"] - 0.005
                        and mm["mean_sequence_forwards"] < m["mean_sequence_forwards"]]
@@ -1362,8 +1366,8 @@ def control_section(results: Path, task: str, doc) -> list[str]:
                         gg["mean_sequence_forwards"] < m["mean_sequence_forwards"]:
                     text += (f" Nor does it beat slower decoding: greedy with {label} "
                              f"reaches {pct(gg['accuracy'])} at "
-                             f"{gg['mean_sequence_forwards']:.1f} sequences. What the search "
-                             "buys is the safety of one slot at a time for its first L_c "
+                             f"{gg['mean_sequence_forwards']:.1f} sequences. What MEDAL's "
+                             "schedule buys is the safety of one slot at a time for its first L_c "
                              "commitments, then the speed of several per step.")
             if task == "twins":
                 text += (" The shipped example `twins-medal-fixes-greedy` shows one problem "
