@@ -694,7 +694,7 @@ def sweep_outcome(param, rows, lc: int | None = None) -> tuple[str, str]:
            and (r.get("search") or {}).get("mean_depth_reached", lc) < lc]
     if cut:
         notes.append(f"{', '.join(map(str, cut))}: the budget cut the search before depth "
-                     "L_c (a shorter L_c, not less search)")
+                     "L_c on some or all problems (a shorter L_c, not less search)")
     if len(groups) <= 1:
         return "untested", "; ".join(["every setting ran the same search"] + notes[1:])
 
