@@ -65,6 +65,14 @@ def run_one(model, task, problem, strategy: str, config: GenerationConfig) -> di
                 "search_forwards", "search_stats"):
         if key in res.extra:
             rec[key] = res.extra[key]
+    if run.mcts is not None and "winner" in res.extra and "search_stats" in rec:
+        # the search's own statistics (MCTS.stats, as in the trace) and, once the winner
+        # is known, whether it left the most confident path
+        rec["search_stats"] = {**rec["search_stats"],
+                               **run.mcts.winner_stats(run.mcts.nodes[res.extra["winner"]])}
+    # slots written per decode step (the search's commitments are its first L_c steps)
+    steps = [s for s in res.order if s is not None]
+    rec["slots_per_step"] = [steps.count(k) for k in range(max(steps) + 1)] if steps else []
     if "candidates" in res.extra:
         rec["winner"] = res.extra["winner"]
         rec["candidates"] = [
@@ -138,6 +146,10 @@ def summarise(records: list[dict], strategies: list[str]) -> dict:
                               "distinct_first_commitments")}
                 summary["search"]["share_branching"] = statistics.fmean(
                     st["branch_expansions"] > 0 for st in stats)
+                off = [st["winner_off_confident_path"] for st in stats
+                       if "winner_off_confident_path" in st]
+                if off:
+                    summary["search"]["share_winner_off_confident_path"] = statistics.fmean(off)
                 # the search's fingerprint: two settings with the same fingerprints on
                 # every problem ran the same computation
                 summary["search"]["fingerprint"] = _fingerprint(searched)
@@ -170,18 +182,30 @@ def _fingerprint(rows: list[dict]) -> str:
     return h.hexdigest()[:12]
 
 
+#: the search's statistics in a bench row (means per problem; "off-line": expansions off
+#: the first-expanded line, "firsts": distinct first commitments among the candidates,
+#: "off-conf": share of winners not on the most confident path)
+SEARCH_COLUMNS = (("iters", "mean_iterations", ".1f"), ("nodes", "mean_nodes", ".1f"),
+                  ("off-line", "mean_branch_expansions", ".2f"),
+                  ("firsts", "mean_distinct_first_commitments", ".2f"),
+                  ("off-conf", "share_winner_off_confident_path", ".0%"))
+
+
 def format_table(summary: dict) -> str:
     head = (f"{'strategy':<24}{'acc':>7}{'95% CI':>16}{'calls':>8}{'seqs':>8}{'hits':>8}"
-            f"{'tokens':>9}{'TPF':>7}{'sec':>8}")
+            f"{'tokens':>9}{'TPF':>7}{'sec':>8}" + "".join(f"{c:>10}" for c, _, _ in SEARCH_COLUMNS))
     lines = [head, "-" * len(head)]
     for s, m in summary.items():
         lo, hi = m["ci95"]
+        st = m.get("search") or {}
         lines.append(f"{s:<24}{m['accuracy']:>7.1%}{f'[{lo:.0%}, {hi:.0%}]':>16}"
                      f"{m['mean_forwards']:>8.1f}{m['mean_sequence_forwards']:>8.1f}"
                      f"{m.get('mean_cache_hits', 0):>8.1f}"
                      f"{m.get('mean_token_passes', float('nan')):>9.0f}"
                      f"{m['tpf'] if m.get('tpf') is not None else float('nan'):>7.2f}"
-                     f"{m['mean_seconds']:>8.3f}")
+                     f"{m['mean_seconds']:>8.3f}"
+                     + "".join(f"{format(st[k], f) if k in st else '-':>10}"
+                               for _, k, f in SEARCH_COLUMNS))
     return "\n".join(lines)
 
 

@@ -197,6 +197,7 @@ def _config_from_args(args, **override):
         candidate_choice=args.candidate_choice, scoring_scope=args.scoring_scope,
         pair_temperature=args.pair_temperature,
         one_per_parent=args.one_per_parent, min_action_prob=args.min_action_prob,
+        selection=args.selection, search_steps=args.search_steps,
         gen_length=args.gen_length, steps=args.steps,
         block_length=args.block_length, temperature=args.temperature,
         slot_temperature=args.slot_temperature, eb_threshold=args.eb_threshold,
@@ -394,7 +395,14 @@ def add_config_arguments(g) -> None:
     s_.add_argument("--candidates", type=int, default=3, help="C: candidates to collect")
     s_.add_argument("--gamma", type=float, default=5.0, help="margin scale in sigmoid(gamma*margin)")
     s_.add_argument("--c", type=float, default=0.1, help="UCB exploration constant")
-    s_.add_argument("--max-iterations", type=int, default=200, help="hard budget of MCTS iterations")
+    s_.add_argument("--max-iterations", type=int, default=200,
+                    help="hard budget of MCTS iterations (a search that runs out before C "
+                         "candidates exist takes the deepest nodes, best Q first, as its "
+                         "candidates)")
+    s_.add_argument("--selection", default="ucb", choices=["ucb", "greedy"],
+                    help="ucb (the paper): descend by Q + c sqrt(ln N / n); greedy (the "
+                         "choice control, strategy medal-choice): descend through the child "
+                         "with the highest reward, one expansion per level")
     s_.add_argument("--scoring", default="confidence", choices=["confidence", "margin"],
                     help="action scores: confidence-adjusted (paper) or top-2 margin only")
     s_.add_argument("--simulation", default="argmax", choices=["argmax", "sample", "rollout"],
@@ -425,16 +433,23 @@ def add_config_arguments(g) -> None:
                     help="BEYOND the paper: leave actions whose token probability is below "
                          "this out of the action set, so a node keeps fewer than K2 children "
                          "when the rest are implausible (0..1; default 0: off, the paper's "
-                         "top-K2)")
+                         "top-K2). It filters WITHIN the top K2 (no refilling from lower "
+                         "actions) and keeps each state's best action")
     d_ = g.add_argument_group("decoding")
     d_.add_argument("--gen-length", type=int, default=None,
                     help="answer slots (default: the model's)")
     d_.add_argument("--steps", type=int, default=None,
                     help="denoising steps (default: one slot per step)")
+    d_.add_argument("--search-steps", default="count", choices=["count", "extra"],
+                    help="MEDAL: count (default, as before): the search's L_c commitments are "
+                         "the first L_c of --steps, so phase C writes the rest of the first "
+                         "block in the steps left (more slots per step than greedy when steps "
+                         "< slots); extra: phase C gets all --steps, L_c + steps in all")
     d_.add_argument("--block-length", type=int, default=None,
                     help="semi-autoregressive block length (default: one block)")
     d_.add_argument("--temperature", type=float, default=0.0,
-                    help="token sampling temperature (0: argmax; bst5 uses 1 when 0)")
+                    help="token sampling temperature (0: argmax; bst5 uses 1 when 0); "
+                         "sampling draws from each slot's top 64 tokens (top-k sampling)")
     d_.add_argument("--slot-temperature", type=float, default=0.0,
                     help="phase C: sample slots ~ softmax(score / T) (0: most confident)")
     d_.add_argument("--pair-temperature", type=float, default=0.0,

@@ -60,6 +60,25 @@ does not:
 * ``ig_candidates`` / ``ig_position_temperature``: the Info-Gain sampler's N and position
   temperature (Yang et al., ICML 2026; defaults of their code: 8 and 0.2); see
   :func:`medal.decoding.info_gain_pick`.
+* ``search_steps`` (a departure made explicit): the paper does not say whether the search's
+  L_c commitments are part of the decode's step budget. "count" (the default, what this
+  project has always done): they are the first L_c of ``steps``, so phase C fills the rest
+  of the first block in the block's remaining steps -- with fewer steps than slots it
+  writes MORE slots per step than greedy at the same ``steps`` (Twins, 8 slots, 4 steps,
+  L_c = 2: 1, 1, 3, 3 against greedy's 2, 2, 2, 2; at 2 steps: 1, 1, 6). "extra": phase C
+  gets all ``steps`` for what the search left (L_c + steps steps in all).
+* ``selection`` = "greedy" (the *choice* control, strategy ``medal-choice``): selection
+  descends through the child with the highest reward instead of the highest UCB value --
+  one expansion per level along the best-r_IG line, then the C best children of the last
+  expansion as candidates. With L_c = 2 and C <= K2 it is the default search exactly (UCB
+  does not act there; docs/RESULTS.md shows it per run).
+* Three more departures, documented here and in docs/RESULTS.md: the probability floor
+  (``min_action_prob``) filters WITHIN the top K2 without refilling from lower-ranked
+  actions and keeps each state's best action (scores.py ``_plausible_only``); sampled
+  tokens (``temperature`` > 0, Best-of-N, ``simulation`` = "sample") are drawn from each
+  slot's top 64 tokens (runner.py ``TOP_K``: top-k sampling on LLaDA's vocabulary); a
+  search whose iteration budget ends before C candidates exist falls back to the deepest
+  nodes, best Q first (search.py ``fallback_candidates``).
 * ``lc``: the paper's 20 is for 256-slot answers (8%); short answers take a task default
   (Countdown, Pick and Twins: 2; Sudoku: 3) -- see ``Task.default_lc``.
 * ``logits_eos_inf`` / ``confidence_eos_eot_inf``: the options of LLaDA's ``generate.py``
@@ -81,6 +100,8 @@ SIMULATIONS = ("argmax", "sample", "rollout")
 REWARDS = ("ig", "ig+verifier")
 CANDIDATE_CHOICES = ("search", "rollout", "vote")
 SCORING_SCOPES = ("search", "all")
+SELECTIONS = ("ucb", "greedy")
+SEARCH_STEPS = ("count", "extra")
 
 #: The range (inclusive) the engine accepts for every numeric parameter. The CLI, the app
 #: and the trace gate all apply these (through GenerationConfig); the bounds keep every
@@ -143,6 +164,9 @@ class GenerationConfig:
     one_per_parent: bool = False   # count at most one candidate per parent (diversity)
     min_action_prob: float = 0.0   # BEYOND the paper: leave actions of p below this out of
     #                                the action set (0: off, the paper's top-K2 always)
+    selection: str = "ucb"         # "ucb" (paper) or "greedy": the best-reward child, no UCB
+    search_steps: str = "count"    # the search's L_c commitments: "count" against phase C's
+    #                                steps (this project's reading) or "extra" (on top of them)
     # --- decoding ---
     gen_length: int | None = None  # answer slots (None: the model's default)
     steps: int | None = None       # denoising steps (None: one slot per step)
@@ -194,6 +218,10 @@ class GenerationConfig:
              f"candidate_choice must be one of {CANDIDATE_CHOICES}, got {self.candidate_choice!r}")
         need(self.scoring_scope in SCORING_SCOPES,
              f"scoring_scope must be one of {SCORING_SCOPES}, got {self.scoring_scope!r}")
+        need(self.selection in SELECTIONS,
+             f"selection must be one of {SELECTIONS}, got {self.selection!r}")
+        need(self.search_steps in SEARCH_STEPS,
+             f"search_steps must be one of {SEARCH_STEPS}, got {self.search_steps!r}")
         need(not (self.slot_temperature > 0 and self.pair_temperature > 0),
              "set slot_temperature (sample slots) or pair_temperature (sample (slot, token) "
              "pairs), not both")

@@ -18,7 +18,15 @@ eb                        entropy-bounded sampler (adaptive slots per step)
 bst5                      Best-of-N (N = samples) sampled decodes, majority vote on answers
 threshold                 Fast-dLLM's parallel decoding: every slot of p > threshold a step
 info-gain                 Info-Gain sampler (Yang et al., ICML 2026): one-step lookahead
+medal-order               control *order*: MEDAL's slot schedule, no alternatives (K2=1, C=1)
+medal-choice              control *choice*: the search's candidates, no UCB (selection greedy)
+medal-branching           control *exploration*: the full search where it branches (C = 2 K2)
 ========================= ================================================================
+
+The three controls (issue 30) isolate what the search's parts buy: ``medal-order`` the
+order of writing (L_c commitments one at a time by the confidence score, then phase C),
+``medal-choice`` choosing among alternatives by r_IG without UCB, ``medal-branching``
+what UCB and c add once the search must leave its first line (C > K2 candidates).
 
 Baselines use the original prompt unless ``decompose`` is set explicitly.
 """
@@ -96,7 +104,12 @@ class GenerationResult:
                 "model_seconds": self.model_seconds, "order": self.order, **self.extra}
 
 
-MEDAL_STRATEGIES = {"medal", "medal-no-mcts", "medal-no-decomposition", "medal-margin-only"}
+#: the controls of issue 30: each a MEDAL run with these settings (from the run's config)
+CONTROLS = {"medal-order": lambda cfg: {"k2": 1, "candidates": 1},
+            "medal-choice": lambda cfg: {"selection": "greedy"},
+            "medal-branching": lambda cfg: {"candidates": 2 * cfg.k2}}
+MEDAL_STRATEGIES = {"medal", "medal-no-mcts", "medal-no-decomposition", "medal-margin-only",
+                    *CONTROLS}
 ALIASES = {"low-confidence": "greedy", "phase-c": "medal-no-mcts"}
 
 
@@ -151,6 +164,8 @@ class Run:
             # the paper's "w/o Cf. + t2" changes the search; scoring_scope="all" also
             # changes phase C
             cfg = replace(cfg, scoring="margin")
+        if strategy in CONTROLS:
+            cfg = replace(cfg, **CONTROLS[strategy](cfg))
         self.config = cfg.resolved(model.default_gen_length, self.task.default_lc,
                                    model.max_gen_length,
                                    self.task.default_block_length if model.builtin else None,
@@ -563,8 +578,10 @@ def _state_from_node(run: Run, node) -> DecodeState:
     order: list[int | None] = [None] * run.config.gen_length
     for step, n in enumerate(node.path()[1:]):
         order[n.action.slot] = step
+    # search_steps "count": the commitments are the first steps of phase C's budget
+    used = node.depth if getattr(run.config, "search_steps", "count") == "count" else 0
     state = DecodeState(answer=node.answer.clone(), order=order, step=node.depth,
-                        steps_in_block={0: node.depth})
+                        steps_in_block={0: used})
     return state
 
 
@@ -581,6 +598,7 @@ STRATEGIES = {
     "bst5": _best_of_n,
     "threshold": _plain("threshold"),
     "info-gain": _plain("info_gain"),
+    **{name: _medal for name in CONTROLS},
 }
 
 

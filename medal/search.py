@@ -232,6 +232,8 @@ class MCTS:
                               "parent_N": node.N, "ucb": value, "exhausted": ch.exhausted})
             if node.depth + 1 < len(self.committed):   # a fork's commitment
                 best = self.committed[node.depth + 1]
+            elif getattr(self.cfg, "selection", "ucb") == "greedy":   # choice control: no UCB
+                best = max(options, key=lambda ch: (ch.reward or 0.0, -ch.id))
             else:
                 best = max(options, key=lambda ch: (ch.last_ucb, -ch.id))
             for row in level:
@@ -414,6 +416,26 @@ class MCTS:
                 "candidates": len(cands),
                 "distinct_candidate_states": len({n.answer_array().tobytes() for n in cands}),
                 "distinct_first_commitments": len(firsts)}
+
+    def confident_commitments(self) -> list[tuple[int, int]] | None:
+        """The (slot, token) pairs of the most confident path: from the root, each node's
+        first action (the highest confidence score) down to depth L_c -- what
+        ``medal-order`` commits. None where the tree does not hold that path to L_c."""
+        node, out = self.root, []
+        while node.depth < self.cfg.lc:
+            if not node.children:
+                return None
+            node = node.children[0]
+            out.append((node.action.slot, node.action.token))
+        return out
+
+    def winner_stats(self, winner: Node) -> dict:
+        """Beside :meth:`stats`, once the winner is known: whether it differs from the most
+        confident path (other commitments, in any order; a path the tree does not hold to
+        L_c counts as different)."""
+        mine = {(n.action.slot, n.action.token) for n in winner.path()[1:]}
+        confident = self.confident_commitments()
+        return {"winner_off_confident_path": confident is None or mine != set(confident)}
 
     def fallback_candidates(self) -> list[Node]:
         """When the budget ends before C candidates: the deepest nodes, best Q first

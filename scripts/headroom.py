@@ -35,9 +35,11 @@ def main(argv=None) -> int:
     ap.add_argument("orders", type=int)
     ap.add_argument("out")
     ap.add_argument("--steps", type=int, default=None)
+    ap.add_argument("--seed", type=int, default=0,
+                    help="the problems' seed, as medal bench --seed (generator seed 10000 + it)")
     args = ap.parse_args(argv)
     task = get_task(args.task)
-    problems, source = load_or_generate(args.task, None, args.n, 0)
+    problems, source = load_or_generate(args.task, None, args.n, args.seed)
     model = load_model(f"builtin:{args.task}")
     base = GenerationConfig(steps=args.steps)
     records = []

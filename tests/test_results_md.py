@@ -89,8 +89,10 @@ def test_sweep_that_did_not_change_the_computation_is_untested():
     rows = _sweep_rows({1: (low, "a"), 2: (base, "b"), 4: (base, "b"), 8: (base, "b"),
                         32: (base, "b")})
     verdict, note = results_md.sweep_outcome("max_iterations", rows)
-    assert verdict == "untested"
-    assert "2, 4, 8, 32 ran the same search" in note and "1 → 2" in note
+    # issue 30: two settings ran different searches (1 and 2), so the row is tested: judged
+    # on 1 -> 2 (+2/-0, not significant), not marked untested because 2..32 coincide
+    assert verdict == "not reproduced"
+    assert "2, 4, 8, 32 ran the same search" in note and "1 → 2: +2/−0" in note
     # every setting the same search
     same = _sweep_rows({1: (base, "x"), 2: (base, "x")})
     assert results_md.sweep_outcome("max_iterations", same)[0] == "untested"
@@ -129,3 +131,118 @@ def test_claims_table_marks_a_significant_loss_reversed(tmp_path):
     assert "**reversed** (Sudoku)" in row and "partly" not in row
     row = next(ln for ln in text.splitlines() if ln.startswith("| w/o MCTS"))
     assert "**reversed** (Sudoku)" in row
+
+
+def _rows_with_depth(settings, n=300):
+    """settings: value -> (verified list, fingerprint, mean depth reached)."""
+    return [{"value": v, "accuracy": sum(r) / n, "mean_sequence_forwards": 10, "verified": r,
+             "search": {"fingerprint": fp, "mean_depth_reached": depth}}
+            for v, (r, fp, depth) in settings.items()]
+
+
+def test_issue30_iterations_cases():
+    """The cases of issue 30, item 5. Sudoku: 1, 2, 4, 8 ran different searches (8 = 32):
+    tested, over every step. Twins: only 1 -> 2 differs (+68/-0), and one iteration cannot
+    reach L_c = 2: tested, with the note that it is a shorter L_c, not less search."""
+    n = 300
+    acc = lambda k: [i < k for i in range(n)]   # noqa: E731
+    sudoku = _rows_with_depth({1: (acc(174), "a", 1.0), 2: (acc(171), "b", 2.0),
+                               4: (acc(177), "c", 3.0), 8: (acc(174), "d", 3.0),
+                               32: (acc(174), "d", 3.0)})
+    verdict, note = results_md.sweep_outcome("max_iterations", sudoku, lc=3)
+    assert verdict != "untested"
+    for step in ("1 → 2", "2 → 4", "4 → 8"):
+        assert step in note
+    assert "8, 32 ran the same search" in note and "1, 2: the budget cut" in note
+    twins = _rows_with_depth({1: (acc(132), "a", 1.0), **{v: (acc(200), "b", 2.0)
+                                                         for v in (2, 4, 8, 32)}})
+    verdict, note = results_md.sweep_outcome("max_iterations", twins, lc=2)
+    assert verdict == "reproduced" and "1 → 2: +68/−0, p<0.001" in note
+    assert "1: the budget cut the search before depth L_c" in note
+    # untested only when no two settings ran different searches
+    one = _rows_with_depth({v: (acc(200), "z", 2.0) for v in (1, 2, 4)})
+    assert results_md.sweep_outcome("max_iterations", one, lc=2)[0] == "untested"
+
+
+def test_monotone_claims_are_judged_over_every_setting():
+    """L_c: the old rule compared only the smallest with the largest setting. A significant
+    rise 1 -> 2 with 2, 4, 6 alike is a rise (1 vs 6 alone would say the same here, but
+    a rise then a significant fall is reversed even when 1 and 6 are equal)."""
+    n = 100
+    acc = lambda k: [i < k for i in range(n)]   # noqa: E731
+    rise = _sweep_rows({1: (acc(20), "a"), 2: (acc(60), "b"), 4: (acc(60), "c"),
+                        6: (acc(58), "d")})
+    verdict, note = results_md.sweep_outcome("lc", rise)
+    assert verdict == "reproduced"
+    assert "1 → 2: +40/−0" in note and "2 → 4: +0/−0" in note and "4 → 6: +0/−2" in note
+    up_down = _sweep_rows({1: (acc(20), "a"), 2: (acc(60), "b"), 6: (acc(20), "c")})
+    assert results_md.sweep_outcome("lc", up_down)[0] == "reversed"
+    # K2: a paired p-value for every comparison in the note
+    k2 = _sweep_rows({1: (acc(20), "a"), 3: (acc(20), "b"), 5: (acc(60), "c"),
+                      10: (acc(20), "d")})
+    verdict, note = results_md.sweep_outcome("k2", k2)
+    assert verdict == "reproduced"
+    for v in (1, 3, 10):
+        assert f"5 vs {v}: +40/−0, p<0.001" in note
+
+
+def _searched_doc(task, right: dict, same_as: dict | None = None):
+    """A results document whose MEDAL-like strategies carry search statistics; strategies
+    in ``same_as`` copy another's search (equal fingerprints)."""
+    same_as = same_as or {}
+    records = []
+    for s, verdicts in right.items():
+        for i, v in enumerate(verdicts):
+            rec = {"strategy": s, "index": i, "problem": {}, "verified": v, "forwards": 4,
+                   "sequence_forwards": 12, "cache_hits": 1, "seconds": 0.1,
+                   "slots_per_step": [1, 1, 3, 3] if s != "greedy" else [2, 2, 2, 2]}
+            if s.startswith("medal") and s != "medal-no-mcts":
+                src = same_as.get(s, s)
+                rec.update(iterations=2, stop_reason="candidates", search_seconds=0.01,
+                           search_model_seconds=0.005, winner=len(src),
+                           candidates=[{"node": len(src), "final_answer": src,
+                                        "cumulative_ig": 0.5, "score": 0.5,
+                                        "final_verified": v}],
+                           answer=str(v),
+                           search_stats={"iterations": 2, "depth_reached": 2, "nodes": 11,
+                                         "branch_expansions": 0, "candidates": 3,
+                                         "distinct_candidate_states": 3,
+                                         "distinct_first_commitments": 1,
+                                         "winner_off_confident_path": s != "medal-order"})
+            records.append(rec)
+    return results_document(records, list(right), task, GenerationConfig(), "builtin:" + task,
+                            "synthetic")
+
+
+def test_controls_section_and_search_columns(tmp_path):
+    """Issue 30: the controls' table and effects, untested where two strategies ran the
+    same search, the search statistics in the headline table, and the Twins prose that
+    no longer credits the search for what the order does."""
+    n = 200
+    greedy = [i < 80 for i in range(n)]
+    full = [True] * n
+    doc = _searched_doc("twins", {"greedy": greedy, "medal-no-mcts": greedy,
+                                  "medal-order": full, "medal-choice": full, "medal": full,
+                                  "medal-branching": full}, same_as={"medal-choice": "medal"})
+    (tmp_path / "twins").mkdir()
+    (tmp_path / "twins" / "results.json").write_text(json.dumps(doc))
+    out = tmp_path / "R.md"
+    results_md.main(str(tmp_path), str(out))
+    text = out.read_text()
+    assert "## What the search's parts buy: three controls" in text
+    head = next(ln for ln in text.splitlines() if ln.startswith("| strategy | accuracy"))
+    assert "distinct first commitments" in head and "winner off the most confident" in head
+    row = next(ln for ln in text.splitlines() if ln.startswith("| medal-order | 100.0%"))
+    assert "| 2.0 | 11.0 | 0.00 | 1.00 | 0.0% |" in row
+    ucb = next(ln for ln in text.splitlines() if ln.startswith("| UCB at the defaults"))
+    assert "**untested** (Twins)" in ucb
+    order = next(ln for ln in text.splitlines() if ln.startswith("| order: MEDAL's schedule "
+                                                                 "(L_c"))
+    assert "**reproduced** (Twins)" in order
+    assert "the search is what does it" not in text
+    assert "But the search is not what does it" in text
+    claim = next(ln for ln in text.splitlines()
+                 if ln.startswith("| the search's alternatives beat its schedule"))
+    assert "**not reproduced** (Twins)" in claim
+    assert "| Twins | 2, 2, 2, 2 | 1, 1, 3, 3 |" in text      # the step budget table
+    assert "top 64 tokens" in text and "--search-steps" in text   # the departures
