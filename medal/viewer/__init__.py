@@ -190,13 +190,24 @@ def tree_parts(trace: dict, kind: str, max_nodes: int = MAX_NODES,
     memo = {} if memo is None else memo
     out_n, out_e, clipped, outliers = {}, {}, [], []
     hidden_below: dict[int, int] = {}
+    # each hidden node's nearest drawn ancestor, remembered for the nodes on the way: one
+    # step a node in all (walking each node up to the root was O(depth^2) on a chain)
+    anchors: dict = {}
     for n in nodes.values():
         if n["id"] in keep:
             continue
-        anchor, seen = n.get("parent"), set()
-        while anchor is not None and anchor not in keep and anchor not in seen:
+        walk, seen, anchor = [], set(), n.get("parent")
+        while anchor is not None and anchor not in keep and anchor not in seen \
+                and anchor not in anchors:
             seen.add(anchor)
+            walk.append(anchor)
             anchor = (nodes.get(anchor) or {}).get("parent")
+        if anchor in anchors:
+            anchor = anchors[anchor]
+        elif anchor in seen:
+            anchor = None   # a cycle (a trace the gate refuses; drawn without an anchor)
+        for a in walk:
+            anchors[a] = anchor
         if anchor is not None and anchor in keep:
             hidden_below[anchor] = hidden_below.get(anchor, 0) + 1
     for n in shown:
@@ -339,13 +350,16 @@ def _order_part(trace: dict) -> dict:
     return out
 
 
-def _node_card(trace: dict, nid: int) -> dict:
-    """What never changes about a node once it exists: its sequence and action set."""
-    rows = action_table(trace, nid)
-    nodes = nodes_by_id(trace)
+def _node_card(trace: dict, nid: int, nodes: dict | None = None, kids: dict | None = None,
+               texts_memo: dict | None = None) -> dict:
+    """What never changes about a node once it exists: its sequence and action set.
+    (``nodes``, ``kids``, ``texts_memo``: shared by the cards of one position, so a card
+    costs its own node, not a walk of the tree.)"""
+    nodes = nodes_by_id(trace) if nodes is None else nodes
+    rows = action_table(trace, nid, nodes, kids)
     n = nodes[nid]
     texts = {f["slot"]: f["text"] for f in run_info(trace, "fixed_slots") or []}
-    texts.update(_slot_texts(nodes, nid))
+    texts.update(_slot_texts(nodes, nid, texts_memo))
     own = n["action"]["slot"] if n.get("action") else None
     # per slot: [text, how] -- how: 2 this node's action, 1 committed, 0 masked (text: the
     # simulation's fill, or "" before it)
@@ -592,13 +606,17 @@ def card_parts(t: dict, memo: dict) -> dict:
     """Each node's card as it stands at this position: it changes once, when the node is
     expanded (its action table then names the child each action made)."""
     nodes = nodes_by_id(t)
-    parents = {n.get("parent") for n in nodes.values()}
+    kids: dict[int, list[int]] = {}
+    for n in nodes.values():
+        if n.get("parent") is not None:
+            kids.setdefault(n["parent"], []).append(n["id"])
+    texts: dict = {}   # per position: the tree's actions are fixed, but not its nodes
     out = {}
     for nid in nodes:
-        key = (nid, nid in parents)
+        key = (nid, nid in kids)
         card = memo.get(key)
         if card is None:
-            card = memo[key] = _node_card(t, nid)
+            card = memo[key] = _node_card(t, nid, nodes, kids, texts)
         out[str(nid)] = card
     return out
 

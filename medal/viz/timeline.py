@@ -57,9 +57,10 @@ def positions(trace: dict | None) -> list[Position]:
     rest = list(range(len(decode)))
     if search is not None:
         out.append(Position("search_finished"))
+        # one pass each (linear in decode steps: a set rebuilt per step was quadratic)
         others = [i for i in rest if decode[i]["phase"].startswith("phase_c-")]
         out.extend(Position("decode", index=i) for i in others)
-        rest = [i for i in rest if i not in set(others)]
+        rest = [i for i in rest if not decode[i]["phase"].startswith("phase_c-")]
         if search.get("winner") is not None:
             out.append(Position("candidate_chosen"))
     out.extend(Position("decode", index=i) for i in rest)
