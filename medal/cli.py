@@ -660,6 +660,8 @@ def _repro(args) -> int:
     from .trace import load_trace
 
     trace = load_trace(args.trace)
+    from .repro import check_received_config
+    check_received_config(trace, "medal repro")
     options = model_options(args) if args.model is None else {}
     model = None
     if args.model is not None:
@@ -766,6 +768,12 @@ def _fork(args) -> int:
     parent = load_trace(args.parent)
     _check_output(args.trace, "--trace")
     actions = [parse_action(a) for a in args.action]
+    if parent.get("result") is None:
+        raise InputError("this trace is of a run that did not finish (its result is null: "
+                         "a run in progress or a replay position); fork a finished run's "
+                         "trace (export it after the run ends)")
+    from .repro import check_received_config
+    check_received_config(parent, "medal fork")
     model = None
     if args.model:
         from .models import load_model
