@@ -857,9 +857,16 @@ class Trace(dict):
 def show(trace_or_run, height: int = 860) -> Display:
     """A run or trace as the viewer, inline in a notebook: ``medal.show(run)``,
     ``medal.show(medal.load_trace("run.json"))``."""
-    trace = getattr(trace_or_run, "trace", trace_or_run)
+    from_run = hasattr(trace_or_run, "trace") and not isinstance(trace_or_run, dict)
+    trace = getattr(trace_or_run, "trace", trace_or_run) if from_run else trace_or_run
     if isinstance(trace, Trace):
         trace = dict(trace)
     if not isinstance(trace, dict) or not trace.get("run"):
         raise TypeError("medal.show takes a Run (made with trace=True) or a trace dict")
+    if not from_run:
+        # a dict may come from anywhere (json.load of a received file): through the one
+        # gate, as medal.load_trace would (TraceError naming the place, or a trace fit to
+        # render); a Run's own trace is the engine's
+        from ..trace import validate_trace
+        trace = validate_trace(trace)
     return Display(trace, height)
