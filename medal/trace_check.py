@@ -979,16 +979,34 @@ def top_entries(config: dict) -> int:
     return max(k1 if type(k1) is int and k1 > 0 else 0, MIN_TOP_ENTRIES)
 
 
+#: characters of node texts (sequence, completion) per render unit: every node's card
+#: carries its texts to the browser (a packed-2 trace can hold 8,000 sequences of 20,000
+#: characters as differences: a 162 MB message to the browser, issue 31); a character
+#: outside the BMP counts 3 (JSON writes it as a 12-byte surrogate pair)
+TEXT_CHARS_PER_UNIT = 4
+
+
 def render_units(data: dict) -> int:
     """What a trace costs the views and the export, in answer slots drawn: every
     timeline position draws the answer, the heatmap row and up to 60 tree nodes (and
     walks the tree as it stood, ~1/4 unit a node); every node (up to 400 inspector
-    cards) its slots. Counted from the lengths alone."""
+    cards) its slots, and every node card its texts (:data:`TEXT_CHARS_PER_UNIT`).
+    Counted from the lengths alone (the frames are linear in positions and nodes, so
+    these sums are what they cost; issue 31)."""
     L = data["run"]["config"]["gen_length"]
     nodes = len(data["tree"]["nodes"]) if data["tree"] else 0
     positions = (3 + 4 * len(data["iterations"]) + len(data["decode"])
                  + len((data["comparison"] or {}).get("steps") or []))
-    return positions * (L + 60 + nodes // 4) + min(nodes, 400) * L * 4 + nodes
+    chars = 0
+    for n in data["tree"]["nodes"] if data["tree"] else ():
+        for key in ("sequence", "completion"):
+            text = n.get(key)
+            if type(text) is str:
+                chars += len(text)
+                if not text.isascii():
+                    chars += 2 * sum(1 for c in text if ord(c) > 0xFFFF)
+    return (positions * (L + 60 + nodes // 4) + min(nodes, 400) * L * 4 + nodes
+            + chars // TEXT_CHARS_PER_UNIT)
 
 
 def check_cost(data: dict, most: int | None = None) -> None:
@@ -998,4 +1016,4 @@ def check_cost(data: dict, most: int | None = None) -> None:
     units = render_units(data)
     if units > most:
         _fail([], f"drawing this trace would cost {units:,} units (timeline positions x "
-                  f"answer slots); this server draws at most {most:,}")
+                  f"answer slots, and the nodes' texts); this server draws at most {most:,}")
