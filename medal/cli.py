@@ -8,51 +8,13 @@ import os
 import sys
 from pathlib import Path
 
-from .errors import InputError, MedalError
+from .errors import MAX_ERROR_CHARS, InputError, MedalError, error_line  # noqa: F401
 
 #: ranges of the flags that are not GenerationConfig fields (those: medal.config.RANGES)
 MAX_PROBLEMS = 100_000
 TRAIN_RANGES = {"steps": (1, 10_000_000), "batch_size": (1, 65_536), "layers": (1, 64),
                 "width": (8, 4096), "prompt_length": (1, 4096), "answer_length": (1, 4096),
                 "threads": (1, 1024)}
-
-
-MAX_ERROR_CHARS = 1_000   # an error's first line: what failed and what to do
-MAX_WORD_CHARS = 80       # one quoted input within it (a 100,000-number --problem)
-MAX_DETAIL_LINES = 12
-
-
-def _elide_words(line: str) -> str:
-    """Each run of more than MAX_WORD_CHARS non-blank characters (an echoed input) cut in
-    its middle, saying how long it was; the words around it are kept whole."""
-    out = []
-    for word in line.split(" "):
-        if len(word) > MAX_WORD_CHARS:
-            word = f"{word[:40]}…({len(word):,} characters)…{word[-20:]}"
-        out.append(word)
-    return " ".join(out)
-
-
-def _bounded(line: str, most: int) -> str:
-    """``line`` within ``most`` characters, its start (what failed) and its end (what to
-    do) kept: only the middle of an over-long line gives way."""
-    line = _elide_words(" ".join(line.split()))
-    if len(line) <= most:
-        return line
-    tail = most // 3
-    return f"{line[:most - tail - 3]} … {line[-tail:]}"
-
-
-def error_line(message) -> str:
-    """``error: ...``: the first line of the message (what failed and what to do), whole
-    unless an echoed input makes it long, then the details indented below it."""
-    first, *rest = str(message).split("\n")
-    lines = ["error: " + _bounded(first, MAX_ERROR_CHARS)]
-    rest = [r for r in rest if r.strip()]
-    lines += ["  " + _bounded(r, MAX_ERROR_CHARS) for r in rest[:MAX_DETAIL_LINES]]
-    if len(rest) > MAX_DETAIL_LINES:
-        lines.append(f"  ({len(rest) - MAX_DETAIL_LINES} more lines)")
-    return "\n".join(lines)
 
 
 class Parser(argparse.ArgumentParser):
@@ -708,6 +670,8 @@ def _repro(args) -> int:
     from .trace import load_trace
 
     trace = load_trace(args.trace)
+    from .serving import check_received_config
+    check_received_config(trace, "medal repro")
     options = model_options(args) if args.model is None else {}
     model = None
     if args.model is not None:
@@ -814,6 +778,12 @@ def _fork(args) -> int:
     parent = load_trace(args.parent)
     _check_output(args.trace, "--trace")
     actions = [parse_action(a) for a in args.action]
+    if parent.get("result") is None:
+        raise InputError("this trace is of a run that did not finish (its result is null: "
+                         "a run in progress or a replay position); fork a finished run's "
+                         "trace (export it after the run ends)")
+    from .serving import check_received_config
+    check_received_config(parent, "medal fork")
     model = None
     if args.model:
         from .models import load_model

@@ -40,3 +40,43 @@ def quoted(value, most: int = 60) -> str:
     if len(text) <= most:
         return text
     return f"{text[:most * 2 // 3]}…{text[-(most // 3):]} ({len(text):,} characters)"
+
+
+# ---------------------------------------------------------------------- on a command line
+
+MAX_ERROR_CHARS = 1_000   # an error's first line: what failed and what to do
+MAX_WORD_CHARS = 80       # one quoted input within it (a 100,000-number --problem)
+MAX_DETAIL_LINES = 12
+
+
+def _elide_words(line: str) -> str:
+    """Each run of more than MAX_WORD_CHARS non-blank characters (an echoed input) cut in
+    its middle, saying how long it was; the words around it are kept whole."""
+    out = []
+    for word in line.split(" "):
+        if len(word) > MAX_WORD_CHARS:
+            word = f"{word[:40]}…({len(word):,} characters)…{word[-20:]}"
+        out.append(word)
+    return " ".join(out)
+
+
+def _bounded(line: str, most: int) -> str:
+    """``line`` within ``most`` characters, its start (what failed) and its end (what to
+    do) kept: only the middle of an over-long line gives way."""
+    line = _elide_words(" ".join(line.split()))
+    if len(line) <= most:
+        return line
+    tail = most // 3
+    return f"{line[:most - tail - 3]} … {line[-tail:]}"
+
+
+def error_line(message) -> str:
+    """``error: ...``: the first line of the message (what failed and what to do), whole
+    unless an echoed input makes it long, then the details indented below it."""
+    first, *rest = str(message).split("\n")
+    lines = ["error: " + _bounded(first, MAX_ERROR_CHARS)]
+    rest = [r for r in rest if r.strip()]
+    lines += ["  " + _bounded(r, MAX_ERROR_CHARS) for r in rest[:MAX_DETAIL_LINES]]
+    if len(rest) > MAX_DETAIL_LINES:
+        lines.append(f"  ({len(rest) - MAX_DETAIL_LINES} more lines)")
+    return "\n".join(lines)

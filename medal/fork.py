@@ -88,10 +88,12 @@ def parse_action(text: str) -> tuple[int, str]:
         raise InputError(f"--action {text!r}: write SLOT:TOKEN, e.g. 5:+ or 5:#17 (a token "
                          "by its text, or its id after #)")
     try:
+        if not slot.strip().isascii():   # int() reads '٣' as 3; '²' passes isdigit()
+            raise ValueError(slot)
         return int(slot), token
     except ValueError:
         raise InputError(f"--action {text!r}: the slot must be a whole number (0 is the "
-                         "first answer slot), got {slot!r}") from None
+                         f"first answer slot), got {slot!r}") from None
 
 
 def _vocab_size(model) -> int | None:
@@ -143,11 +145,14 @@ def resolve_token(model, trace: dict, token) -> tuple[int, str]:
     else:
         token = str(token)
         tid = None
-        if token.startswith("#") and token[1:].isdigit():
+        if token.startswith("#") and token[1:].isascii() and token[1:].isdigit():
             tid = int(token[1:])
+        elif token.startswith("#") and token[1:].isdigit():   # '#²': isdigit, not a number
+            raise InputError(f"token {token!r}: an id after # is written with the digits "
+                             "0-9, e.g. #17")
         else:
             tid = _text_to_id(model, trace, token)
-            if tid is None and token.isdigit():
+            if tid is None and token.isascii() and token.isdigit():
                 tid = int(token)
         if tid is None:
             raise InputError(f"token {token!r} is not one token of {model.name}'s vocabulary; "
@@ -165,14 +170,16 @@ def resolve_token(model, trace: dict, token) -> tuple[int, str]:
 # ---------------------------------------------------------------------- the fork
 
 def _load_model(trace: dict):
-    from .models import load_model
+    from .repro import load_recorded_model
     name = ((trace.get("run") or {}).get("model") or {}).get("name")
     try:
-        return load_model(name)
+        return load_recorded_model(trace, "medal fork")
     except ModelLoadError as exc:
+        if "--model SPEC" in str(exc):
+            raise
         raise ModelLoadError(
-            f"this trace was made with the model {name!r}, which cannot be loaded here "
-            f"({exc}); a fork runs the model again: give that model (the same weights) "
+            f"this trace was made with the model {str(name)[:120]!r}, which cannot be loaded "
+            f"here ({exc}); a fork runs the model again: give that model (the same weights) "
             "with --model SPEC, or model= in Python") from None
     except InputError as exc:
         raise ModelLoadError(f"this trace was made with the model {name!r}, which cannot "
@@ -279,6 +286,10 @@ def fork(parent, *, node: int | None = None, step: int | None = None, actions,
         trace = parent.trace
     elif isinstance(parent, dict):
         trace = parent
+        if trace.get("result") is None:
+            raise InputError("this trace is of a run that did not finish (its result is "
+                             "null: a run in progress or a replay position); fork a finished "
+                             "run's trace (export it after the run ends)")
     else:
         raise InputError(f"fork a trace (dict) or a Run, not {type(parent).__name__}")
     if not isinstance(actions, (list, tuple)) or not all(

@@ -6,6 +6,85 @@ from __future__ import annotations
 from .provenance import record, set_command  # noqa: F401  (the names medal.repro had)
 
 
+# ---------------------------------------------------------------------- a received trace
+
+def load_recorded_model(trace: dict, what: str = "medal repro", **options):
+    """The model a trace names, only if this machine has it (issue 31: a received trace
+    is data, never an instruction): a built-in model, a checkpoint folder that exists
+    here, or a hub id whose files are already in the local Hugging Face cache (then
+    loaded with the hub switched off). A hub id that is not here is never downloaded:
+    :class:`ModelLoadError` says so and how to give the model (``--model SPEC``)."""
+    from .errors import ModelLoadError
+    from .models import load_model
+    name = ((trace.get("run") or {}).get("model") or {}).get("name")
+    name = name.strip() if isinstance(name, str) else ""
+    if name.startswith("builtin:"):
+        return load_model(name, **options)
+    fix = ("; give the model yourself with --model SPEC (or model= in Python), e.g. a "
+           "checkpoint folder you trust")
+    try:
+        from .models.hf import is_hf_spec, parse_spec
+        source = parse_spec(name) if is_hf_spec(name) else None
+    except ModelLoadError:
+        source = None
+    if source is None:
+        raise ModelLoadError(f"{what}: the trace names the model {name[:80]!r}, which is "
+                             f"not a model spec this machine can load{fix}")
+    if source.local:
+        from pathlib import Path
+        if not Path(source.target).is_dir():
+            raise ModelLoadError(f"{what}: the trace names the checkpoint folder "
+                                 f"{source.target[:120]!r}, which is not on this machine{fix}")
+        return load_model(name, **options)
+    if not _in_hub_cache(source.target, source.revision):
+        raise ModelLoadError(
+            f"{what}: the trace names the hub model {source.name[:120]!r}, which is not on "
+            "this machine; a received trace never makes MEDAL download a model (it could be "
+            f"anyone's){fix}, or download it yourself first if you trust it "
+            f"(`hf download {source.target[:120]}`)")
+    with _hub_offline():
+        return load_model(name, **options)
+
+
+def _in_hub_cache(repo: str, revision: str | None) -> bool:
+    try:
+        from huggingface_hub import try_to_load_from_cache
+        return isinstance(try_to_load_from_cache(repo, "config.json", revision=revision), str)
+    except Exception:
+        return False
+
+
+class _hub_offline:
+    """The Hugging Face hub switched off for one load (environment and the libraries'
+    already-read constants), so a cached model is read from the cache only."""
+
+    NAMES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+
+    def __enter__(self):
+        import os
+        self.env = {k: os.environ.get(k) for k in self.NAMES}
+        os.environ.update({k: "1" for k in self.NAMES})
+        self.consts = []
+        try:
+            import huggingface_hub.constants as c
+            self.consts.append((c, "HF_HUB_OFFLINE", getattr(c, "HF_HUB_OFFLINE", None)))
+            c.HF_HUB_OFFLINE = True
+        except Exception:
+            pass
+        return self
+
+    def __exit__(self, *exc):
+        import os
+        for k, v in self.env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        for mod, attr, value in self.consts:
+            setattr(mod, attr, value)
+        return False
+
+
 # ---------------------------------------------------------------------- medal repro
 
 MATCH = ("identical", "equal within float tolerance", "equal up to a near tie")
@@ -35,8 +114,7 @@ def reproduce(trace: dict, model=None, **load_options):
         raise InputError("the trace does not say which task it ran (no run.task, and the "
                          "prompt is not a Countdown or Sudoku problem)")
     if model is None:
-        from .models import load_model
-        model = load_model(trace["run"]["model"]["name"], **load_options)
+        model = load_recorded_model(trace, "medal repro", **load_options)
     new = rerun(trace, model, task=task)
     compared = new
     if "task" not in trace["run"]:  # a trace made before medal 0.2 does not name its task

@@ -301,6 +301,22 @@ def check_problems(settings: Settings, n: int) -> None:
                          f"operator: {LIMIT_ENV['max_problems']})")
 
 
+def check_received_config(trace: dict, what: str = "medal repro", settings=None) -> None:
+    """A received trace's run settings within this machine's limits (the same as the
+    app's: :data:`medal.serving.DEFAULT_LIMITS`, or the operator's MEDAL_MAX_* settings),
+    before anything runs: InputError naming the setting and how to raise the limit."""
+    from .config import GenerationConfig
+    settings = current() if settings is None else settings
+    cfg = GenerationConfig.from_json(dict(trace["run"]["config"]))
+    try:
+        check_limits(settings, cfg)
+    except InputError as exc:
+        msg = str(exc).replace("this server's limit", "this machine's limit")
+        raise InputError(f"{what}: the trace's settings are beyond this machine's limits: "
+                         f"{msg}; a received trace runs within them (raise that limit for "
+                         "this command if you mean it)") from None
+
+
 # ---------------------------------------------------------------------- network
 
 def keep_on_machine() -> None:

@@ -57,9 +57,10 @@ def positions(trace: dict | None) -> list[Position]:
     rest = list(range(len(decode)))
     if search is not None:
         out.append(Position("search_finished"))
+        # one pass each (linear in decode steps: a set rebuilt per step was quadratic)
         others = [i for i in rest if decode[i]["phase"].startswith("phase_c-")]
         out.extend(Position("decode", index=i) for i in others)
-        rest = [i for i in rest if i not in set(others)]
+        rest = [i for i in rest if not decode[i]["phase"].startswith("phase_c-")]
         if search.get("winner") is not None:
             out.append(Position("candidate_chosen"))
     out.extend(Position("decode", index=i) for i in rest)
@@ -129,9 +130,12 @@ def _tree_at(trace: dict, iteration: int, kind: str) -> dict:
     return {"root": trace["tree"]["root"], "nodes": nodes}
 
 
-def trace_at(trace: dict, index: int | None, timeline: list[Position] | None = None) -> dict:
+def trace_at(trace: dict, index: int | None, timeline: list[Position] | None = None,
+             cache: dict | None = None) -> dict:
     """The trace as it stood at position ``index`` (None or the last: ``trace`` itself).
-    ``timeline``: ``positions(trace)``, when the caller has it already."""
+    ``timeline``: ``positions(trace)``, when the caller has it already; ``cache``: a dict
+    kept by a caller that asks for many positions of the same (unchanged) trace, so the
+    final tree and the timeline's running counts are built once, not once a position."""
     pos = positions(trace) if timeline is None else timeline
     if not pos:
         return trace
@@ -156,18 +160,30 @@ def trace_at(trace: dict, index: int | None, timeline: list[Position] | None = N
         out.update(tree=_tree_at(trace, k, p.kind), iterations=kept)
         return _empty_after(out)
     # past the search (or a strategy without one): the tree is final
+    cache = {} if cache is None else cache
     if trace.get("tree"):
-        out["tree"] = {"root": trace["tree"]["root"],
-                       "nodes": [{k: v for k, v in n.items() if k != "candidate_final"}
-                                 for n in trace["tree"]["nodes"]]}
+        if "final_tree" not in cache:
+            cache["final_tree"] = {
+                "root": trace["tree"]["root"],
+                "nodes": [{k: v for k, v in n.items() if k != "candidate_final"}
+                          for n in trace["tree"]["nodes"]]}
+        out["tree"] = cache["final_tree"]
     search = trace.get("search")
     decode = trace.get("decode") or []
-    seen = pos[: index + 1]
-    decode_ix = [q.index for q in seen if q.kind == "decode"]
-    chosen = any(q.kind == "candidate_chosen" for q in seen)
+    if cache.get("counts_of") is not pos:
+        # per position: decode steps, whether the winner was chosen, compare steps so far
+        counts, d, chosen, c = [], 0, False, 0
+        for q in pos:
+            d += q.kind == "decode"
+            chosen = chosen or q.kind == "candidate_chosen"
+            c += q.kind == "compare"
+            counts.append((d, chosen, c))
+        cache["counts_of"], cache["counts"] = pos, counts
+        cache["decode_ix"] = [q.index for q in pos if q.kind == "decode"]
+    n_decode, chosen, compare_n = cache["counts"][index]
+    decode_ix = cache["decode_ix"][:n_decode]
     if search is not None and not chosen:
         search = dict(search, winner=None, why=None, candidate_scores=[])
-    compare_n = sum(1 for q in seen if q.kind == "compare")
     comparison = None
     if compare_n:
         comparison = dict(trace["comparison"], steps=trace["comparison"]["steps"][:compare_n],

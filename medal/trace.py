@@ -319,8 +319,24 @@ def _packed_step(step: dict) -> dict:
     return out
 
 
-def _unpacked_step(step: dict) -> dict:
+def _figures_len(value) -> int:
+    """How many figures a (packed or plain) list holds, before decoding it."""
+    if isinstance(value, dict) and isinstance(value.get("f32"), list):
+        return len(value["f32"])
+    return len(value) if isinstance(value, list) else 0
+
+
+def _unpacked_step(step: dict, most: int | None = None, where: str = "decode") -> dict:
+    """``most``: the answer's slots (gen_length), when known: no list of a step's figures
+    is longer, so a longer one is refused before it is decoded."""
     out = dict(step)
+    eligible = step.get("eligible") if isinstance(step.get("eligible"), dict) else {}
+    if most is not None:
+        for key, value in [(k, step.get(k)) for k in STEP_FIGURES] + [
+                (f"eligible/{k}", v) for k, v in eligible.items() if k in ELIGIBLE_FIGURES]:
+            if _figures_len(value) > most:
+                raise ValueError(f"{where}/{key}: {_figures_len(value):,} figures; the "
+                                 f"answer has {most} slots (gen_length)")
     for key in STEP_FIGURES:
         if key in step and step[key] is not None:
             out[key] = _unf32(step[key])
@@ -328,6 +344,22 @@ def _unpacked_step(step: dict) -> dict:
         out["eligible"] = {k: (_unf32(v) if k in ELIGIBLE_FIGURES else v)
                            for k, v in step["eligible"].items()}
     return out
+
+
+class _Limits:
+    """What the run's own configuration bounds, read (defensively: the gate checks the
+    configuration later) before anything is decoded: the answer's slots and the top
+    tokens a node records per slot."""
+
+    def __init__(self, data: dict):
+        from .trace_check import top_entries
+        run = data.get("run") if isinstance(data, dict) else None
+        cfg = run.get("config") if isinstance(run, dict) else None
+        cfg = cfg if isinstance(cfg, dict) else {}
+        L = cfg.get("gen_length")
+        self.slots = L if type(L) is int and 0 < L <= 1_000_000 else None
+        k1 = cfg.get("k1")
+        self.top = top_entries(cfg) if type(k1) is int and k1 > 0 else None
 
 
 def _packed_node(node: dict, texts: dict) -> dict:
@@ -348,12 +380,19 @@ def _packed_node(node: dict, texts: dict) -> dict:
     return out
 
 
+#: what one decoded top entry ({"token", "text", "p"}: a dict) counts in the budget
+TOP_ENTRY_COST = 64
+
+
 def _unpacked_node(node: dict, texts: dict, budget: "_Budget | None" = None,
-                   where: str = "tree/nodes") -> dict:
+                   where: str = "tree/nodes", limits: "_Limits | None" = None) -> dict:
     if not isinstance(node["masked"], str):
         raise TypeError("masked is not a string of 0 and 1")
     if budget is not None:  # masked, entropy and top: a list entry per slot each
         budget.spend(3 * 8 * len(node["masked"]), where)
+    if limits is not None and limits.slots is not None and len(node["masked"]) != limits.slots:
+        raise ValueError(f"{where}/masked: {len(node['masked']):,} slots; gen_length is "
+                         f"{limits.slots}")
     masked = [c == "1" for c in node["masked"]]
     if set(node["masked"]) - {"0", "1"}:
         raise ValueError("masked holds other characters than 0 and 1")
@@ -367,9 +406,21 @@ def _unpacked_node(node: dict, texts: dict, budget: "_Budget | None" = None,
     top: list = [None] * len(masked)
     if not isinstance(node["top"], dict):
         raise TypeError("top is malformed (an object of slot: [tokens, probabilities])")
+    most = limits.top if limits is not None else None
     for slot, (tokens, probs) in node["top"].items():
+        # bounded before anything is built: K1 entries a slot, each a dict in memory
+        if not isinstance(tokens, list):
+            raise TypeError(f"{where}/top/{slot[:20]}: tokens are a list")
+        if most is not None and _figures_len(probs) > most >= len(tokens):
+            raise ValueError(f"slot {slot[:20]}: {len(tokens)} tokens, "
+                             f"{_figures_len(probs):,} probabilities")
+        if most is not None and len(tokens) > most:
+            raise ValueError(f"{where}/top/{slot[:20]}: {len(tokens):,} top tokens for one "
+                             f"slot; the run records at most {most} (K1, at least 3)")
+        if budget is not None:
+            budget.spend(TOP_ENTRY_COST * len(tokens), where)
         probs = _unf32(probs)
-        if not isinstance(tokens, list) or len(tokens) != len(probs):
+        if len(tokens) != len(probs):
             raise ValueError(f"slot {slot}: {len(tokens)} tokens, {len(probs)} probabilities")
         if not slot.isdigit() or not int(slot) < len(masked):
             raise ValueError(f"top names slot {slot[:20]!r}, not one of the answer's "
@@ -594,12 +645,14 @@ def _diffed_steps(steps: list) -> list:
     return out
 
 
-def _unpacked_steps(steps: list, v2: bool, budget: _Budget, where: str) -> list:
+def _unpacked_steps(steps: list, v2: bool, budget: _Budget, where: str,
+                    limits: "_Limits | None" = None) -> list:
     out, prev = [], None
     for k, step in enumerate(steps):
         if not isinstance(step, dict):
             raise TypeError(f"{where}/{k} is not an object")
-        st = _unpacked_step(step)
+        st = _unpacked_step(step, limits.slots if limits is not None else None,
+                            f"{where}/{k}")
         if v2 and isinstance(step.get("answer"), dict):
             st["answer"] = _apply_string_diff(prev, step["answer"], f"{where}/{k}/answer",
                                               budget)
@@ -675,6 +728,7 @@ def unpack(data: Any, max_bytes: int | None = MAX_TRACE_BYTES) -> Any:
         return data
     v2 = data["encoding"] == PACKED
     budget = _Budget(None if max_bytes is None else DECODED_PER_BYTE * max_bytes)
+    limits = _Limits(data) if max_bytes is not None else None
     texts = data["token_texts"]
     if not isinstance(texts, dict):
         raise TypeError("token_texts is not an object")
@@ -688,17 +742,17 @@ def unpack(data: Any, max_bytes: int | None = MAX_TRACE_BYTES) -> Any:
         if v2:
             node = _undiffed_node(i, node, flat, budget)
             flat.append(node)
-        nodes.append(_unpacked_node(node, texts, budget, f"tree/nodes/{i}"))
+        nodes.append(_unpacked_node(node, texts, budget, f"tree/nodes/{i}", limits))
     if tree is not None:
         out["tree"] = {**tree, "nodes": nodes}
     if v2 and "iterations" in data:
         out["iterations"] = _completions_back(data["iterations"], nodes)
     if isinstance(data.get("decode"), list):
-        out["decode"] = _unpacked_steps(data["decode"], v2, budget, "decode")
+        out["decode"] = _unpacked_steps(data["decode"], v2, budget, "decode", limits)
     if isinstance(data.get("comparison"), dict) and isinstance(
             data["comparison"].get("steps"), list):
         out["comparison"] = {**data["comparison"], "steps": _unpacked_steps(
-            data["comparison"]["steps"], v2, budget, "comparison/steps")}
+            data["comparison"]["steps"], v2, budget, "comparison/steps", limits)}
     return out
 
 

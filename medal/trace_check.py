@@ -912,10 +912,18 @@ def check_bounds(data: dict) -> None:
         _in(a["entropy"], 0.0, h_tol, path + ["entropy"], "entropy (nats, at most ln V)")
         _in(a["score"], -MAX_REWARD, MAX_REWARD, path + ["score"], "score")
 
+    most_top = top_entries(cfg)
     tree = data["tree"]
     for i, node in enumerate(tree["nodes"] if tree else []):
         p = ["tree", "nodes", i]
         _visits(node, p, most_visits)
+        for s, row in enumerate(node["top"]):
+            if row is not None and len(row) > most_top:
+                _fail(p + ["top", s], f"{len(row):,} top tokens for one slot; the run records "
+                                      f"at most {most_top} (K1 = {cfg['k1']}, at least 3)")
+        if len(node["action_set"]) > max(cfg["k2"], 1):
+            _fail(p + ["action_set"], f"{len(node['action_set']):,} actions; the run keeps "
+                                      f"at most K2 = {cfg['k2']}")
         for key in ("r_ig", "reward", "ucb"):
             _in(node.get(key), -MAX_REWARD, MAX_REWARD, p + [key], "reward")
         entropies(node["entropy"], p + ["entropy"])
@@ -983,7 +991,19 @@ def check_bounds(data: dict) -> None:
                 _fail(base + [k, "phase"], f"more than {most_phases} decoding phases (phase "
                                            "C, one per candidate, one per sample)")
             entropies(step["entropy"], base + [k, "entropy"])
+            if len(step["slots"]) > L or len(set(step["slots"])) != len(step["slots"]):
+                _fail(base + [k, "slots"], f"{len(step['slots']):,} slots; a step unmasks "
+                                           f"each of the answer's {L} slots at most once")
+            if len(step["scores"]) not in (0, len(step["slots"])):
+                _fail(base + [k, "scores"], f"{len(step['scores']):,} scores for "
+                                            f"{len(step['slots'])} unmasked slots (one "
+                                            "score per unmasked slot)")
             el = step.get("eligible")
+            if isinstance(el, dict):
+                for name, values in el.items():
+                    if isinstance(values, list) and len(values) > L:
+                        _fail(base + [k, "eligible", name], f"{len(values):,} entries; "
+                                                            f"gen_length is {L}")
             if el:
                 probs(el["p"], base + [k, "eligible", "p"])
                 probs(el["margin"], base + [k, "eligible", "margin"], "top-2 margin")
@@ -991,16 +1011,45 @@ def check_bounds(data: dict) -> None:
     check_cost(data)
 
 
+#: top tokens a node records per slot: K1 of them, and at least this many (the trace
+#: recorder's own top_k, also what the margin needs)
+MIN_TOP_ENTRIES = 3
+
+
+def top_entries(config: dict) -> int:
+    """The most top tokens a node of a run with this configuration records per slot."""
+    k1 = config.get("k1") if isinstance(config, dict) else None
+    return max(k1 if type(k1) is int and k1 > 0 else 0, MIN_TOP_ENTRIES)
+
+
+#: characters of node texts (sequence, completion) per render unit: every node's card
+#: carries its texts to the browser (a packed-2 trace can hold 8,000 sequences of 20,000
+#: characters as differences: a 162 MB message to the browser, issue 31); a character
+#: outside the BMP counts 3 (JSON writes it as a 12-byte surrogate pair)
+TEXT_CHARS_PER_UNIT = 4
+
+
 def render_units(data: dict) -> int:
     """What a trace costs the views and the export, in answer slots drawn: every
     timeline position draws the answer, the heatmap row and up to 60 tree nodes (and
     walks the tree as it stood, ~1/4 unit a node); every node (up to 400 inspector
-    cards) its slots. Counted from the lengths alone."""
+    cards) its slots, and every node card its texts (:data:`TEXT_CHARS_PER_UNIT`).
+    Counted from the lengths alone (the frames are linear in positions and nodes, so
+    these sums are what they cost; issue 31)."""
     L = data["run"]["config"]["gen_length"]
     nodes = len(data["tree"]["nodes"]) if data["tree"] else 0
     positions = (3 + 4 * len(data["iterations"]) + len(data["decode"])
                  + len((data["comparison"] or {}).get("steps") or []))
-    return positions * (L + 60 + nodes // 4) + min(nodes, 400) * L * 4 + nodes
+    chars = 0
+    for n in data["tree"]["nodes"] if data["tree"] else ():
+        for key in ("sequence", "completion"):
+            text = n.get(key)
+            if type(text) is str:
+                chars += len(text)
+                if not text.isascii():
+                    chars += 2 * sum(1 for c in text if ord(c) > 0xFFFF)
+    return (positions * (L + 60 + nodes // 4) + min(nodes, 400) * L * 4 + nodes
+            + chars // TEXT_CHARS_PER_UNIT)
 
 
 def check_cost(data: dict, most: int | None = None) -> None:
@@ -1010,4 +1059,4 @@ def check_cost(data: dict, most: int | None = None) -> None:
     units = render_units(data)
     if units > most:
         _fail([], f"drawing this trace would cost {units:,} units (timeline positions x "
-                  f"answer slots); this server draws at most {most:,}")
+                  f"answer slots, and the nodes' texts); this server draws at most {most:,}")

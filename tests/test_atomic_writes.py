@@ -119,3 +119,39 @@ def test_writes_keep_the_files_permissions(tmp_path):
     files.write_atomic(path, "new")
     assert path.read_text() == "new" and (os.stat(path).st_mode & 0o777) == 0o640
     assert leftovers(tmp_path) == []
+
+
+def test_a_kill_at_fsync_leaves_a_part_file_the_next_write_removes(tmp_path):
+    """Issue 31: a SIGKILL between the write and the rename (at fsync, as the campaign's
+    strace did) keeps the old file but leaves the temporary file; the next write of the
+    same file removes it, and nothing else."""
+    out = tmp_path / "out.html"
+    out.write_text(OLD)
+    code = f"""
+import os, signal
+import medal.files as f
+f.os.fsync = lambda fd: os.kill(os.getpid(), signal.SIGKILL)
+f.write_atomic({str(out)!r}, "x" * 100000)
+"""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == -9, proc.stderr[-2000:]
+    assert out.read_text() == OLD
+    left = leftovers(tmp_path)
+    assert len(left) == 1 and left[0].startswith(".out.html.")   # what a SIGKILL leaves
+    # a live writer's file, another file's, and an old-style recent one stay
+    live = tmp_path / f".out.html.{os.getpid()}.abcdefgh.part"
+    live.write_text("being written")
+    other = tmp_path / ".other.html.1.abcdefgh.part"
+    other.write_text("not ours")
+    recent_old_style = tmp_path / ".out.html.abcdefgh.part"
+    recent_old_style.write_text("maybe being written by an older version")
+    files.write_atomic(out, "new")
+    assert out.read_text() == "new"
+    assert sorted(leftovers(tmp_path)) == sorted([live.name, other.name,
+                                                  recent_old_style.name])
+    # an old-style leftover older than an hour goes too
+    os.utime(recent_old_style, (0, 0))
+    files.write_atomic(out, "newer")
+    assert sorted(leftovers(tmp_path)) == sorted([live.name, other.name])

@@ -211,3 +211,54 @@ def test_hub_spec_that_cannot_be_reached_is_one_error_line_at_once(tmp_path):
         assert proc.returncode == 2, proc.stderr
         assert len(lines) == 1 and lines[0].startswith("error: could not load"), proc.stderr
         assert "medal-test-no-such-host.invalid could not be resolved" in lines[0]
+
+
+# ---------------------------------------------------------------- medal-lm-eval (issue 31)
+
+def test_lm_eval_device_in_model_args_combines_with_lm_evals_own():
+    """docs/LM_EVAL.md lists device= in --model_args; lm-eval also passes its own device:
+    the two are one option (model_args wins), not 'got multiple values for device'."""
+    pytest.importorskip("lm_eval")
+    from medal.lm_eval.model import MedalLM
+    for extra in ({"device": "cpu", "batch_size": 1}, {"device": None}, None):
+        lm = MedalLM.create_from_arg_string("model=builtin:countdown,device=cpu", extra)
+        assert lm.model.name == "builtin:countdown"
+        lm = MedalLM.create_from_arg_obj({"model": "builtin:countdown", "device": "cpu"}, extra)
+
+
+LM_EVAL_BAD = [("model=nosuch", "unknown model spec"), ("model=builtin:countdown,k1=0", "k1"),
+               ("model=builtin:countdown,strategy=x", "strategy"),
+               ("model=builtin:countdown,trace_dir=/proc/x/y", "trace_dir"),
+               ("model=builtin:countdown,seed=-1", "seed"),
+               ("model=builtin:countdown,,=3", "option name"),
+               ("model=builtin:countdown,k1=abc", "k1"),
+               ("model=builtin:countdown,trust_remote_code=maybe", "trust_remote_code"),
+               ("model=builtin:countdown,gen_length=99999999999999999999", "gen_length"),
+               ("model=builtin:countdown,lc=1e999", "lc")]
+
+
+@pytest.mark.parametrize("model_args, word", LM_EVAL_BAD, ids=[b[0] for b in LM_EVAL_BAD])
+def test_lm_eval_bad_model_args_are_one_error_line(model_args, word, capsys):
+    """lm-eval's command line is dispatched outside medal's error handler: a bad
+    --model_args must still end in one error line and exit 2, not a traceback."""
+    pytest.importorskip("lm_eval")
+    from medal.lm_eval.model import MedalLM
+    from medal.errors import InputError, ModelLoadError
+    with pytest.raises((InputError, ModelLoadError), match="(?i)" + word):
+        MedalLM.create_from_arg_string(model_args, {"device": "cpu", "batch_size": 1})
+
+
+def test_lm_eval_command_turns_a_medal_error_into_one_line(monkeypatch, capsys):
+    pytest.importorskip("lm_eval")
+    import lm_eval.__main__ as harness
+    from medal.errors import ModelLoadError
+    from medal.lm_eval import main
+
+    def boom():
+        raise ModelLoadError("unknown model spec 'nosuch'")
+    monkeypatch.setattr(harness, "cli_evaluate", boom)
+    assert main(["--model", "medal", "--model_args", "model=nosuch"]) == 2
+    assert cli.main(["lm-eval", "--model", "medal", "--model_args", "model=nosuch"]) == 2
+    out, err = capsys.readouterr()
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert lines == ["error: unknown model spec 'nosuch'"] * 2 and "Traceback" not in err

@@ -160,6 +160,17 @@ CORPUS = {
     "result order short": lambda d: d["result"].update(order=[0]),
     "bool as number": lambda d: _node(d, 1).update(Q=True),
     "nested problem 1000 deep": lambda d: d["run"].update(problem=json.loads("[" * 900 + "]" * 900)),
+    # issue 31: lists beyond what the run's own settings can produce
+    "top entries beyond K1": lambda d: _node(d, 0)["top"].__setitem__(
+        0, [{"token": 5, "text": "5", "p": 0.1}] * 5000),
+    "scores beyond the unmasked slots": lambda d: d["decode"][0].update(scores=[0.5] * 5000),
+    "action set beyond K2": lambda d: _node(d, 0).update(action_set=_node(d, 0)["action_set"] * 50),
+    "a step unmasking one slot twice": lambda d: d["decode"][0].update(
+        slots=d["decode"][0]["slots"] * 2, tokens=d["decode"][0]["tokens"] * 2,
+        token_texts=d["decode"][0]["token_texts"] * 2, scores=d["decode"][0]["scores"] * 2),
+    "eligible list beyond the answer": lambda d: d["decode"][0].update(
+        eligible={"slots": list(range(40)), "p": [0.5] * 40, "margin": [0.5] * 40,
+                  "score": [0.5] * 40, "entropy": [0.5] * 40}),
 }
 
 
@@ -337,6 +348,55 @@ def test_fuzz_byte_mutations_of_real_traces(real_traces, cut, junk, drop):
     raw = real_traces["medal"].encode()
     at = cut % len(raw)
     OUTCOMES[gate_then_render(raw[:at] + junk + raw[at + drop:])] += 1
+
+
+@pytest.fixture(scope="module")
+def packed_traces(real_traces):
+    """The real traces in the written form (packed-2), and one plain."""
+    out = _Quiet({k + "-packed": dumps(json.loads(v), packed=True)
+                  for k, v in real_traces.items()})
+    out["medal"] = real_traces["medal"]
+    return out
+
+
+def _grow(data, path, times: int):
+    """The list at ``path`` (or the nearest list above it) repeated ``times`` times: the
+    campaign's shape of a list far beyond what the run's settings produce."""
+    path = list(path)
+    while path:
+        parent = data
+        for key in path[:-1]:
+            parent = parent[key]
+        value = parent[path[-1]]
+        if isinstance(value, list) and value:
+            parent[path[-1]] = value * times
+            return data
+        if isinstance(value, dict) and isinstance(value.get("f32"), list) and value["f32"]:
+            value["f32"] = value["f32"] * times
+            return data
+        path.pop()
+    return data
+
+
+@settings(max_examples=max(30, FUZZ_EXAMPLES // 3), deadline=None, derandomize=FUZZ_FIXED,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
+                                 HealthCheck.data_too_large])
+@given(mutations=st.lists(mutation, min_size=0, max_size=2),
+       grow=st.integers(min_value=0, max_value=10 ** 9),
+       times=st.sampled_from([2, 30, 2000]),
+       which=st.sampled_from(["medal-packed", "bst5-packed", "medal"]))
+def test_fuzz_packed_traces_and_grown_lists(packed_traces, mutations, grow, times, which):
+    """Issue 31: packed-2 traces (differences, packed top entries and figures) mutated,
+    and one list grown far beyond the run's settings: refused with a TraceError or
+    rendered, never an exception or a hang."""
+    data = json.loads(packed_traces[which])
+    assert which == "medal" or data.get("encoding") == "packed-2"
+    for pick, op, value in mutations:
+        paths = _paths(data)
+        data = _apply(data, paths[pick % len(paths)], op, value)
+    paths = _paths(data)
+    data = _grow(data, paths[grow % len(paths)], times)
+    OUTCOMES[gate_then_render(json.dumps(data, allow_nan=True))] += 1
 
 
 def test_fuzz_ran_both_ways():

@@ -27,6 +27,12 @@ from ..viz.safe import md
 STATE = st.session_state
 MAX_VOCAB_LISTED = 5000        # larger vocabularies: the top tokens and a text field
 CHUNK_SECONDS = 0.5
+#: the forks one session keeps (the oldest is dropped, with a message, for a new one)
+MAX_FORKS = 4
+#: a kept fork's memory: its trace and frames, about this many times its JSON size
+FORK_MEMORY_FACTOR = 8
+#: a session's forks together may use this many times the operator's per-run CPU budget
+SESSION_RUNS = 5
 
 
 def _serving():
@@ -118,6 +124,13 @@ def _frames(sid: str, trace: dict):
         return f
     if sid == "live":          # a live run changes: never shared with other sessions
         return make()
+    if sid.startswith("fork:"):
+        # a fork is this session's alone: its frames live in the session (dropped with
+        # the fork, released with the session), never in the server-wide cache
+        held = STATE.setdefault("fork_frames", {})
+        if key not in held:
+            held[key] = make()
+        return held[key]
     return serving.FRAMES_CACHE.get(key, make)
 
 
@@ -153,6 +166,9 @@ def compare_section() -> None:
     from ..viz import components
 
     st.subheader("Compare two runs")
+    note = STATE.pop("fork_note", None)
+    if note:
+        st.info(md(note))
     _upload_b()
     opts = sources()
     ids = list(opts)
@@ -183,7 +199,16 @@ def compare_section() -> None:
         return data
     try:
         with st.spinner("Comparing the two runs…"):
-            data = make() if a == "live" or b == "live" else serving.FRAMES_CACHE.get(key, make)
+            if a == "live" or b == "live":
+                data = make()
+            elif a.startswith("fork:") or b.startswith("fork:"):
+                held = STATE.get("fork_compare")      # this session's, one pair
+                if held is None or held[0] != key:
+                    STATE["fork_compare"] = None
+                    held = STATE["fork_compare"] = (key, make())
+                data = held[1]
+            else:
+                data = serving.FRAMES_CACHE.get(key, make)
     except MedalError as exc:
         st.error(md(f"Cannot compare these runs: {exc}"))
         return
@@ -371,6 +396,65 @@ def _fork_from_form(source_id, label, node, step, gen, drawn, then) -> None:
     _do_fork(source_id, label, node, step, actions, then)
 
 
+# ---------------------------------------------------------------------- the session's budget
+
+def fork_budget(settings):
+    """The budget of one fork: the operator's per-run budget, its CPU capped by what is
+    left of this session's (:data:`SESSION_RUNS` runs' worth for all its forks), so a
+    visitor cannot fork without end; the server's memory limit as for every run."""
+    from ..viz.controller import OverBudget
+    budget = serving.run_budget(settings)
+    total = SESSION_RUNS * budget.cpu_seconds
+    used = float(STATE.get("session_cpu", 0.0))
+    live = STATE.get("budget")
+    used_live = float(getattr(live, "used_cpu", 0.0) or 0.0)
+    left = total - used - used_live
+    if left <= 0:
+        raise OverBudget(f"this session has used its {total:g} CPU seconds of forks and "
+                         f"runs ({SESSION_RUNS} x the operator's MEDAL_RUN_CPU_SECONDS); "
+                         "open a new session (reload the page) to fork again")
+    budget.cpu_seconds = min(budget.cpu_seconds, left)
+    return budget
+
+
+def _charge(budget) -> None:
+    if budget is not None:
+        STATE["session_cpu"] = float(STATE.get("session_cpu", 0.0)) + budget.used_cpu
+
+
+def _trace_memory(trace: dict) -> int:
+    """About what a kept fork holds in memory (its trace, then its frames)."""
+    import json
+    try:
+        return FORK_MEMORY_FACTOR * len(json.dumps(trace, separators=(",", ":"),
+                                                   default=str))
+    except (TypeError, ValueError):
+        return 0
+
+
+def keep_forks_within(settings, protect: str | None = None) -> list[str]:
+    """Drop the oldest forks until this session keeps at most :data:`MAX_FORKS` whose
+    memory fits the per-run memory budget (the newest is always kept); returns the
+    dropped forks' names. Their traces, frames and compare data go with them."""
+    forks = STATE.get("forks") or []
+    most = settings.limits["run_memory_mb"] * 2 ** 20
+    dropped = []
+    while len(forks) > 1 and (len(forks) > MAX_FORKS
+                              or sum(f.get("bytes", 0) for f in forks) > most):
+        old = forks.pop(0)
+        dropped.append(old["label"].split(":", 1)[0])
+    if not dropped:
+        return []
+    STATE["forks"] = forks
+    # fork ids shift: forget what was keyed by them (frames and the compared pair)
+    live = {f"cmpsrc-fork:{k}-{f['id']}" for k, f in enumerate(forks)}
+    held = STATE.get("fork_frames") or {}
+    for key in [k for k in held if k not in live]:
+        del held[key]
+    STATE["fork_compare"] = None
+    return dropped
+
+
 def _do_fork(source_id, label, node, step, actions, then) -> None:
     """Run the fork on the server (within the limits and budget), then open the Compare
     view with the original as A and the fork as B."""
@@ -383,19 +467,23 @@ def _do_fork(source_id, label, node, step, actions, then) -> None:
     trace = source_trace(source_id)
     settings = _serving()
     run = None
+    budget = None
     try:
         if trace is None:
             raise MedalError("the run is no longer loaded")
         serving.check_limits(settings, GenerationConfig.from_json(dict(trace["run"]["config"])))
+        budget = fork_budget(settings)
         model = _model_for(trace)
         run = fork(trace, node=node, step=step, actions=list(actions), then=then, model=model)
-        budget = serving.run_budget(settings)
         while not run.done:
             advance(run, "end", budget=budget, max_seconds=CHUNK_SECONDS)
         child = run.trace
+        release(run, collect=False)   # the engine's tree and generator: the trace stays
+        run = None
     except OverBudget as exc:
         if run is not None:
             release(run)
+        _charge(budget)
         STATE["whatif_error"] = f"The fork was stopped: {exc}"
         return
     except MedalError as exc:
@@ -404,12 +492,23 @@ def _do_fork(source_id, label, node, step, actions, then) -> None:
     except Exception as exc:  # noqa: BLE001 -- the model or the engine failed
         STATE["whatif_error"] = f"The fork failed: {type(exc).__name__}: {exc}"
         return
+    _charge(budget)
     forced = ", ".join(f"{f['slot']}:{f['token_text']}" for f in child["fork"]["forced"])
     where = f"node {node}" if node is not None else f"step {step}"
     forks = STATE.setdefault("forks", [])
-    forks.append({"label": f"Fork #{len(forks) + 1}: {forced} at {where}, then {then}",
-                  "trace": child, "parent": source_id, "id": f"{len(forks)}-{_time.time()}"})
-    STATE["cmp_a"] = source_id
+    made = STATE["forks_made"] = STATE.get("forks_made", len(forks)) + 1
+    forks.append({"label": f"Fork #{made}: {forced} at {where}, then {then}",
+                  "trace": child, "parent": source_id, "id": f"{made}-{_time.time()}",
+                  "bytes": _trace_memory(child)})
+    dropped = keep_forks_within(settings, protect=source_id)
+    if dropped:
+        STATE["fork_note"] = (
+            f"{' and '.join(dropped)} {'was' if len(dropped) == 1 else 'were'} dropped to "
+            f"make room: a session keeps at most {MAX_FORKS} forks in "
+            f"{settings.limits['run_memory_mb']} MiB (the operator's MEDAL_RUN_MEMORY_MB); "
+            "download a fork's trace to keep it")
+    forks = STATE["forks"]
+    STATE["cmp_a"] = source_id if source_id in sources() else f"fork:{len(forks) - 1}"
     STATE["cmp_b"] = f"fork:{len(forks) - 1}"
     STATE["w_source"] = "Compare"
     STATE.pop("whatif", None)

@@ -65,10 +65,18 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr)
             return 2
         raise
+    from ..errors import error_line
+    from ..errors import MedalError
     saved = sys.argv
     sys.argv = ["lm-eval", *harness_arguments(argv)]
     try:
         cli_evaluate()
+    except MedalError as exc:    # a bad --model_args value, a model that does not load...
+        print(error_line(exc), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
     finally:
         sys.argv = saved
     return 0

@@ -113,14 +113,54 @@ class MedalLM(LM):
         self.trace_dir = Path(trace_dir) if trace_dir else None
         self._index = None
         if self.trace_dir is not None:
-            self.trace_dir.mkdir(parents=True, exist_ok=True)
-            self._index = self.trace_dir / "index.jsonl"
-            self._index.write_text("")
+            try:
+                self.trace_dir.mkdir(parents=True, exist_ok=True)
+                self._index = self.trace_dir / "index.jsonl"
+                self._index.write_text("")
+            except OSError as exc:
+                raise InputError(f"trace_dir={str(trace_dir)[:120]}: cannot write there "
+                                 f"({exc.strerror or exc}); give a folder you can write") \
+                    from None
         self._warned: set[str] = set()
         #: each request's cost (medal.cost), in order; also in the trace index rows
         self.costs: list[dict] = []
         # the instruct model's adapter applies its chat template unless lm-eval does
         self._harness_chat = False
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def create_from_arg_string(cls, arg_string: str, additional_config: dict | None = None):
+        """``--model_args`` as lm-eval's command line gives them: parsed here, so a bad
+        string is an :class:`InputError` (one error line), not a traceback."""
+        from lm_eval import utils
+        try:
+            args = utils.simple_parse_args_string(arg_string or "")
+        except Exception as exc:
+            raise InputError(f"--model_args {str(arg_string)[:80]!r} is not key=value,"
+                             f"key=value... ({type(exc).__name__}: {str(exc)[:120]})") from None
+        return cls.create_from_arg_obj(args, additional_config)
+
+    @classmethod
+    def create_from_arg_obj(cls, arg_dict: dict, additional_config: dict | None = None):
+        """lm-eval's own options (``--device``, ``--batch_size``...) combined with
+        ``--model_args`` as docs/LM_EVAL.md says: ``device=`` in --model_args is the same
+        as ``--device``, and wins when both are given (lm-eval passed both as keywords:
+        "got multiple values for keyword argument 'device'")."""
+        if not isinstance(arg_dict, dict):
+            raise InputError("--model_args are key=value pairs")
+        extra = {k: v for k, v in (additional_config or {}).items() if v is not None}
+        merged = {**extra, **arg_dict}
+        bad = [k for k in merged if not isinstance(k, str) or not k.isidentifier()]
+        if bad:
+            raise InputError(f"--model_args: {str(bad[0])[:40]!r} is not an option name; "
+                             "known: model, strategy, task, trace_dir, a GenerationConfig "
+                             "field or a loading option")
+        try:
+            return cls(**merged)
+        except InputError:
+            raise
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise InputError(f"--model_args: {type(exc).__name__}: {str(exc)[:200]}") from None
 
     # ------------------------------------------------------------------ requests
     def loglikelihood(self, requests, disable_tqdm: bool = False):

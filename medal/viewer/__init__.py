@@ -193,13 +193,24 @@ def tree_parts(trace: dict, kind: str, max_nodes: int = MAX_NODES,
     memo = {} if memo is None else memo
     out_n, out_e, clipped, outliers = {}, {}, [], []
     hidden_below: dict[int, int] = {}
+    # each hidden node's nearest drawn ancestor, remembered for the nodes on the way: one
+    # step a node in all (walking each node up to the root was O(depth^2) on a chain)
+    anchors: dict = {}
     for n in nodes.values():
         if n["id"] in keep:
             continue
-        anchor, seen = n.get("parent"), set()
-        while anchor is not None and anchor not in keep and anchor not in seen:
+        walk, seen, anchor = [], set(), n.get("parent")
+        while anchor is not None and anchor not in keep and anchor not in seen \
+                and anchor not in anchors:
             seen.add(anchor)
+            walk.append(anchor)
             anchor = (nodes.get(anchor) or {}).get("parent")
+        if anchor in anchors:
+            anchor = anchors[anchor]
+        elif anchor in seen:
+            anchor = None   # a cycle (a trace the gate refuses; drawn without an anchor)
+        for a in walk:
+            anchors[a] = anchor
         if anchor is not None and anchor in keep:
             hidden_below[anchor] = hidden_below.get(anchor, 0) + 1
     for n in shown:
@@ -342,13 +353,16 @@ def _order_part(trace: dict) -> dict:
     return out
 
 
-def _node_card(trace: dict, nid: int) -> dict:
-    """What never changes about a node once it exists: its sequence and action set."""
-    rows = action_table(trace, nid)
-    nodes = nodes_by_id(trace)
+def _node_card(trace: dict, nid: int, nodes: dict | None = None, kids: dict | None = None,
+               texts_memo: dict | None = None) -> dict:
+    """What never changes about a node once it exists: its sequence and action set.
+    (``nodes``, ``kids``, ``texts_memo``: shared by the cards of one position, so a card
+    costs its own node, not a walk of the tree.)"""
+    nodes = nodes_by_id(trace) if nodes is None else nodes
+    rows = action_table(trace, nid, nodes, kids)
     n = nodes[nid]
     texts = {f["slot"]: f["text"] for f in run_info(trace, "fixed_slots") or []}
-    texts.update(_slot_texts(nodes, nid))
+    texts.update(_slot_texts(nodes, nid, texts_memo))
     own = n["action"]["slot"] if n.get("action") else None
     # per slot: [text, how] -- how: 2 this node's action, 1 committed, 0 masked (text: the
     # simulation's fill, or "" before it)
@@ -483,25 +497,44 @@ def _focus_node(t: dict, path: list[int]) -> int | None:
 
 
 def frame_parts(trace: dict, index: int, *, max_nodes: int = MAX_NODES,
-                memo: dict | None = None):
+                memo: dict | None = None, timeline: list | None = None):
     """Every part of the frame at position ``index`` (full, before sharing), and the ids
-    of the tree's nodes there."""
-    pos = positions(trace)[index]
-    t = trace_at(trace, index)
+    of the tree's nodes there. ``timeline``: ``positions(trace)`` when the caller has it
+    (computing it per frame made a trace's frames quadratic in its positions)."""
+    timeline = positions(trace) if timeline is None else timeline
+    pos = timeline[index]
+    memo = {} if memo is None else memo
+    t = trace_at(trace, index, timeline, cache=memo.setdefault("trace_at", {}))
     ph = current_phase(t)
     frac, caption = progress(t)
-    scale = q_scale(trace) if (t.get("iterations") and (
+    if "q_scale" not in memo:
+        memo["q_scale"] = q_scale(trace)
+    scale = memo["q_scale"] if (t.get("iterations") and (
         t["iterations"][0].get("simulation"))) else None
-    # N's size scale: the next power of two above the root's N at this position (a live
-    # run and its replay agree, and it changes a handful of times in a run)
-    root = nodes_by_id(t).get((t.get("tree") or {}).get("root"))
-    n_scale = 2 ** math.ceil(math.log2(max(8, root["N"]))) if root else None
-    memo = {} if memo is None else memo
-    if "layout" not in memo:
-        memo["layout"] = layout(trace)
-    tn, te, info = tree_parts(t, pos.kind, max_nodes, scale, n_scale=n_scale,
-                              xy=memo["layout"], memo=memo.setdefault("tree", {}))
-    nodes = nodes_by_id(t)
+    # past the search the tree is final (trace_at's cached tree): its nodes, tree parts,
+    # figures and cards are the same at every such position with the same winner, so
+    # they are built once, not once a position (a decode step costs its own slots)
+    tree_obj = t.get("tree")
+    final = tree_obj is not None and tree_obj is memo["trace_at"].get("final_tree")
+    same = memo.get("final_parts") if final else None
+    post_key = (id(tree_obj), (t.get("search") or {}).get("winner"),
+                len((t.get("search") or {}).get("candidates") or ()), scale)
+    if same is not None and same[0] == post_key:
+        nodes, tn, te, info, stats, cards = same[1:]
+    else:
+        nodes = nodes_by_id(t)
+        # N's size scale: the next power of two above the root's N at this position (a
+        # live run and its replay agree, and it changes a handful of times in a run)
+        root = nodes.get((tree_obj or {}).get("root"))
+        n_scale = 2 ** math.ceil(math.log2(max(8, root["N"]))) if root else None
+        if "layout" not in memo:
+            memo["layout"] = layout(trace)
+        tn, te, info = tree_parts(t, pos.kind, max_nodes, scale, n_scale=n_scale,
+                                  xy=memo["layout"], memo=memo.setdefault("tree", {}))
+        stats = stats_parts(t, info, memo.setdefault("stats", {}))
+        cards = card_parts(t, memo.setdefault("cards", {}))
+        if final and pos.kind not in ("selection", "expansion", "simulation"):
+            memo["final_parts"] = (post_key, nodes, tn, te, info, stats, cards)
     focus = _focus_node(t, info.get("path") or [])
     result = t.get("result") or {}
     answer = None
@@ -514,9 +547,7 @@ def frame_parts(trace: dict, index: int, *, max_nodes: int = MAX_NODES,
             "mcts": ph.key in MCTS_PHASES,
             "focus": focus, "partial": nodes[focus]["sequence"] if focus in nodes else None,
             "answer": answer, "tree": info}
-    parts = {"h": {"0": head}, "n": tn, "e": te,
-             "s": stats_parts(t, info, memo.setdefault("stats", {})),
-             "a": card_parts(t, memo.setdefault("cards", {})),
+    parts = {"h": {"0": head}, "n": tn, "e": te, "s": stats, "a": cards,
              "g": _grid_parts(t),
              "o": _order_part(t),
             "v": {"task": task_view_html(t) or "",
@@ -547,6 +578,7 @@ class Encoder:
         self._index: dict[str, int] = {}
         self.frames: list[dict] = []
         self._states: list[dict[str, dict[str, int]]] = []
+        self._last: dict = {}   # the previous frame's parts (the objects, by part)
 
     def _intern(self, value) -> int:
         key = json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
@@ -560,12 +592,16 @@ class Encoder:
         """Forget frames from ``n`` on (the pool keeps its values)."""
         del self.frames[n:]
         del self._states[n:]
+        self._last = {}
 
     def add(self, parts: dict[str, dict]) -> dict:
         prev = self._states[-1] if self._states else {}
         state = {}
         for p, items in parts.items():
             before = prev.get(p, {})
+            if p in prev and items is self._last.get(p):
+                state[p] = before   # the very same part as the previous frame's: unchanged
+                continue
             out = state[p] = {}
             for k, v in items.items():
                 i = before.get(k)
@@ -577,6 +613,8 @@ class Encoder:
         delta = {}
         for p, items in state.items():
             before = prev.get(p, {})
+            if items is before:
+                continue
             changes = []
             for k, i in items.items():
                 if before.get(k) != i:
@@ -588,6 +626,7 @@ class Encoder:
                 delta[p] = changes
         self._states.append(state)
         self.frames.append(delta)
+        self._last = dict(parts)
         return delta
 
 
@@ -595,13 +634,17 @@ def card_parts(t: dict, memo: dict) -> dict:
     """Each node's card as it stands at this position: it changes once, when the node is
     expanded (its action table then names the child each action made)."""
     nodes = nodes_by_id(t)
-    parents = {n.get("parent") for n in nodes.values()}
+    kids: dict[int, list[int]] = {}
+    for n in nodes.values():
+        if n.get("parent") is not None:
+            kids.setdefault(n["parent"], []).append(n["id"])
+    texts: dict = {}   # per position: the tree's actions are fixed, but not its nodes
     out = {}
     for nid in nodes:
-        key = (nid, nid in parents)
+        key = (nid, nid in kids)
         card = memo.get(key)
         if card is None:
-            card = memo[key] = _node_card(t, nid)
+            card = memo[key] = _node_card(t, nid, nodes, kids, texts)
         out[str(nid)] = card
     return out
 
@@ -652,8 +695,11 @@ class Frames:
         self.meta = meta(trace) if trace.get("run") else {}
         self.dirty_from = len(self.labels)
         self._memo.pop("layout", None)        # the trace may have grown: new nodes placed
+        for k in ("trace_at", "final_parts", "q_scale"):   # (its final tree may change)
+            self._memo.pop(k, None)
         for i in range(len(self.labels), len(pos)):
-            parts, _ids = frame_parts(trace, i, max_nodes=self.max_nodes, memo=self._memo)
+            parts, _ids = frame_parts(trace, i, max_nodes=self.max_nodes, memo=self._memo,
+                                      timeline=pos)
             self.enc.add(parts)
             self.labels.append(labels[i])
             self.kinds.append(pos[i].kind)
@@ -813,11 +859,18 @@ class Trace(dict):
 def show(trace_or_run, height: int = 860) -> Display:
     """A run or trace as the viewer, inline in a notebook: ``medal.show(run)``,
     ``medal.show(medal.load_trace("run.json"))``."""
-    trace = getattr(trace_or_run, "trace", trace_or_run)
+    from_run = hasattr(trace_or_run, "trace") and not isinstance(trace_or_run, dict)
+    trace = getattr(trace_or_run, "trace", trace_or_run) if from_run else trace_or_run
     if isinstance(trace, Trace):
         trace = dict(trace)
     if not isinstance(trace, dict) or not trace.get("run"):
         raise TypeError("medal.show takes a Run (made with trace=True) or a trace dict")
+    if not from_run:
+        # a dict may come from anywhere (json.load of a received file): through the one
+        # gate, as medal.load_trace would (TraceError naming the place, or a trace fit to
+        # render); a Run's own trace is the engine's
+        from ..trace import validate_trace
+        trace = validate_trace(trace)
     return Display(trace, height)
 
 

@@ -122,8 +122,9 @@ class Sender:
             self.lib_sent = False
             self.sent.clear()
             self.compare_sent = None
-        if value.get("key"):
-            self.sent[value["key"]] = (int(value.get("pool", 0)), int(value.get("frames", 0)))
+        key = value.get("key")
+        if key and isinstance(key, str) and len(key) <= 200:
+            self.sent[key] = (visitor_int(value.get("pool")), visitor_int(value.get("frames")))
 
     def with_lib(self, data: dict) -> dict:
         """``data``, with the viewer's library when this session has not sent it yet."""
@@ -131,6 +132,22 @@ class Sender:
             return data
         self.lib_sent = True
         return {**data, "lib": viewer_lib()}
+
+
+def visitor_int(value, default: int = 0, low: int = 0, high: int = 10 ** 9) -> int:
+    """A whole number from the browser (a visitor can send anything: "abc", {"a": 1},
+    1e308, true): the value when it is one within [low, high], else ``default``. Never
+    raises: a hostile value is ignored, not an error in the visitor's session."""
+    if isinstance(value, bool):
+        return default
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    elif isinstance(value, str) and value.strip().isascii() and value.strip().isdigit() \
+            and len(value.strip()) <= 12:
+        value = int(value.strip())
+    if type(value) is not int or not low <= value <= high:
+        return default
+    return value
 
 
 def session_sender() -> Sender:

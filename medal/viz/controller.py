@@ -114,9 +114,10 @@ class RunBudget:
                              "runs; try again later")
 
 
-def release(run) -> None:
+def release(run, collect: bool = True) -> None:
     """Drop what a stopped run's search holds (the engine's generator, its tree, the
-    recorder's node objects); its trace stays for the views. Then collect garbage."""
+    recorder's node objects); its trace stays for the views. Then collect garbage
+    (``collect=False``: not now -- a full collection holds the GIL for a while)."""
     import gc
     if run is None:
         return
@@ -131,7 +132,8 @@ def release(run) -> None:
             setattr(run, name, None)
     if getattr(run, "recorder", None) is not None:
         run.recorder._nodes = {}
-    gc.collect()
+    if collect:
+        gc.collect()
 
 
 @dataclass(frozen=True)

@@ -56,13 +56,31 @@ def node_ids(trace: dict) -> list[int]:
     return sorted(nodes_by_id(trace))
 
 
-def _slot_texts(nodes: dict, nid: int) -> dict[int, str]:
-    """Committed slot -> token text, from the actions along the node's path."""
-    out = {}
-    for pid in node_path(nodes, nid)[1:]:
-        a = nodes[pid]["action"]
-        out[a["slot"]] = a.get("token_text", f"#{a['token']}")
-    return out
+def _slot_texts(nodes: dict, nid: int, memo: dict | None = None) -> dict[int, str]:
+    """Committed slot -> token text, from the actions along the node's path.
+
+    ``memo`` (node id -> its texts, shared by the calls for one tree): a node's texts are
+    its parent's plus its own action, so the cards of a whole tree cost one step a node
+    (at most one entry a slot each), not a walk to the root each (O(depth^2) on a chain)."""
+    if memo is None:
+        out = {}
+        for pid in node_path(nodes, nid)[1:]:
+            a = nodes[pid]["action"]
+            out[a["slot"]] = a.get("token_text", f"#{a['token']}")
+        return out
+    # walk up only to the nearest ancestor already known, then fill in downwards
+    todo, seen, cur = [], set(), nid
+    while cur is not None and cur in nodes and cur not in memo and cur not in seen:
+        seen.add(cur)
+        todo.append(cur)
+        cur = nodes[cur].get("parent")
+    base = memo.get(cur, {}) if cur is not None else {}
+    for pid in reversed(todo):
+        a = nodes[pid].get("action") if nodes[pid].get("parent") is not None else None
+        if a:
+            base = {**base, a["slot"]: a.get("token_text", f"#{a['token']}")}
+        memo[pid] = base
+    return dict(memo.get(nid, base))
 
 
 def _completion_text(node: dict, slot: int) -> str:
@@ -111,16 +129,21 @@ def sequence_html(trace: dict, nid: int) -> str:
         + "".join(cells) + "</div>" for name, cells in rows) + "</div>")
 
 
-def action_table(trace: dict, nid: int) -> list[dict]:
+def action_table(trace: dict, nid: int, nodes: dict | None = None,
+                 kids: dict | None = None) -> list[dict]:
     """The node's action set (its K2 best actions), each score recomputed from p, H and
-    the margin (or, for margin-only scoring, from the margin and p / p_(1))."""
-    nodes = nodes_by_id(trace)
+    the margin (or, for margin-only scoring, from the margin and p / p_(1)).
+    ``nodes`` (:func:`nodes_by_id`) and ``kids`` (parent id -> child ids), when the caller
+    has them for many nodes: then a node costs its own children, not the whole tree."""
+    nodes = nodes_by_id(trace) if nodes is None else nodes
     node = nodes[nid]
     cfg = run_config(trace)
     gamma = float(cfg.get("gamma", 5.0))
     scoring = cfg.get("scoring", "confidence")
+    mine = (kids.get(nid, ()) if kids is not None else
+            [c for c in nodes if nodes[c].get("parent") == nid])
     children = {(nodes[c]["action"]["slot"], nodes[c]["action"]["token"]): c
-                for c in nodes if nodes[c].get("parent") == nid and nodes[c].get("action")}
+                for c in mine if nodes[c].get("action")}
     rows = []
     for rank, a in enumerate(node.get("action_set") or [], start=1):
         if scoring == "margin":

@@ -355,9 +355,11 @@ def _reset_run() -> None:
 
 def handle_request(req: dict | None, settings: dict | None):
     """Carry out the viewer's request on the live run (starting one if none exists)."""
-    if not req:
-        return
+    if not req or not isinstance(req, dict):
+        return    # (a visitor's browser can send anything: what is not a request is ignored)
     op = req.get("op")
+    if op not in ("stop", "reset", "step", "iteration", "end"):
+        return
     if op == "stop":
         STATE["running"] = False
         return
@@ -372,7 +374,8 @@ def handle_request(req: dict | None, settings: dict | None):
         if run is None:
             return
     if op == "step":
-        want = max(1, int(req.get("want") or 1))
+        from medal.viz.components import visitor_int
+        want = visitor_int(req.get("want"), default=1, low=1, high=10 ** 6)
         t0 = time.perf_counter()
         while not run.done and len(timeline.positions(run_trace(run))) < want:
             if not step_one_position(run):
