@@ -521,6 +521,7 @@
     // the step's changes go in, then drawn once (requestDraw).
     var em = this.network.body && this.network.body.emitter;
     if (em) em.emit("_blockRedraw");
+    var changed = [];
     try {
     ["n", "e"].forEach(function (part) {
       var shown = self.shownTree[part], want = st[part], ds = part === "n" ? self.nodes : self.edges;
@@ -535,8 +536,10 @@
       });
       if (gone.length) ds.remove(gone);
       if (upd.length) ds.update(upd);
+      if (part === "n") changed = upd;
       self.shownTree[part] = want;
     });
+    this.freshBoxes(changed);
     } finally { if (em) em.emit("_allowRedraw"); }
     var hd = s.get(i, "h", "0");
     this.drawLegend(s.get(i, "v", "legend"));
@@ -552,6 +555,23 @@
       this.requestDraw();
     } else {
       this.network.redraw();    // off screen or not sized yet: framed after the drawing
+    }
+  };
+
+  // vis-network draws a node only when its stored box overlaps the view, and it stores a
+  // node's box only when it draws it (or passes over it off screen): a node just added
+  // has the empty box at the origin, one just moved or relabelled its old box. Such nodes
+  // were left undrawn after a step (issue 28: 17 of 149 positions of the longer search,
+  // the winner's star among them) until something else redrew the canvas. Every node a
+  // step added or changed gets its box measured before the step's one drawing.
+  Viewer.prototype.freshBoxes = function (items) {
+    var net = this.network, body = net && net.body;
+    if (!items.length || !body || !net.canvas || !net.canvas.getContext) return;
+    var ctx = net.canvas.getContext();
+    for (var k = 0; k < items.length; k++) {
+      var bn = body.nodes[items[k].id];
+      if (!bn || !bn.shape) continue;
+      try { bn.resize(ctx); bn.updateBoundingBox(ctx, bn.selected); } catch (e) { /* a later vis-network: drawn on its next redraw */ }
     }
   };
 
