@@ -18,6 +18,8 @@
   var STEPS = ["#30123b", "#4662d7", "#36aaf9", "#1ae4b6", "#72fe5e", "#c8ef34", "#faba39",
                "#f66b19", "#ca2a04", "#7a0403"];
   var PARTS = ["h", "n", "e", "s", "a", "g", "o", "v"];
+  // a negative reward, explained where it appears (tooltip, inspector, legend)
+  var NEG_RIG = "r_IG < 0: after this token the other masked slots are, in total, less certain than before it (the model's entropy rose), so the gain is negative.";
   var MIN_SCALE = 0.8;          // 12 px / 15 px labels: never smaller on screen when stepping
   var MAX_SCALE = 1.1;
 
@@ -578,7 +580,7 @@
   // One tooltip element per node, written when it opens, from the figures shown now.
   Viewer.prototype.tipFor = function (id) {
     var t = this.tips[id];
-    if (!t) { t = this.tips[id] = document.createElement("div"); t.className = "mv-tip"; }
+    if (!t) { t = this.tips[id] = document.createElement("div"); t.className = "mv-nodetip"; }
     return t;
   };
   Viewer.prototype.fillTip = function (id) {
@@ -589,6 +591,7 @@
     if (st) {
       lines.push("N = " + st.N + " · W = " + fmt(st.W) + " · Q = " + fmt(st.Q));
       lines.push("UCB = " + fmt(st.UCB) + " · r_IG = " + fmt(st.r_IG));
+      if (typeof st.r_IG === "number" && st.r_IG < 0) lines.push(NEG_RIG);
       if (st.badges) lines.push(st.badges);
       if (st.outlier) lines.push("⚠ " + st.outlier);
     }
@@ -868,6 +871,7 @@
           + ", Q = " + fmt(L[2]) + ", parent N = " + L[3] + ": UCB " + was + (L[4] ? ", chosen" : "") + "."));
       }
       if (st.rig) p.appendChild(h("p", "mv-rig", "r_IG = (" + fmt(st.rig[0], 3) + " − " + fmt(st.rig[1], 3) + ") / " + fmt(st.rig[0], 3) + " = " + fmt(st.rig[2])));
+      if (typeof st.r_IG === "number" && st.r_IG < 0) p.appendChild(h("p", "mv-muted mv-negrig", NEG_RIG));
       if (st.outlier) p.appendChild(h("p", "mv-warn", "⚠ " + st.outlier + "."));
     }
     if (card) {

@@ -162,6 +162,48 @@ def test_export_paints_every_node_at_every_position(browser, deep_trace, tmp_pat
     assert bad == [], f"nodes not painted: {bad[:6]} ({len(bad)} positions)"
 
 
+def hover_node(pg, nid, viewer="medalViewer") -> dict:
+    """Moves the mouse onto node ``nid``'s centre; the tooltip's text and box once shown."""
+    xy = pg.evaluate("""([name, id]) => { const v = window[name] || globalThis.__medalViewer;
+      const n = v.nodes.get(id), p = v.network.canvasToDOM({x: n.x, y: n.y});
+      const r = v.el.treeBox.getBoundingClientRect(); return [r.left + p.x, r.top + p.y]; }""",
+                     [viewer, nid])
+    pg.mouse.move(xy[0] - 30, xy[1] - 30)
+    pg.mouse.move(xy[0], xy[1], steps=4)
+    tip = pg.locator("div.vis-tooltip")
+    expect(tip).to_be_visible(timeout=5_000)
+    box = tip.bounding_box()
+    return {"text": tip.inner_text(), "w": box["width"], "h": box["height"]}
+
+
+def test_export_node_tooltip_shows_the_figures(browser, tmp_path):
+    """Issue 28 #2: hovering a node showed an empty 12x12 box (its tooltip had the class
+    the CSS hides for the controls' tips). It shows N, W, Q, UCB and r_IG, the values at
+    the position shown; a negative r_IG is explained."""
+    trace = load_example(next(e for e in EXAMPLES if e.name == "sudoku"))
+    ctx, pg, blocked, errors = open_export(browser, trace, tmp_path)
+    last = len(positions(trace)) - 1
+    pg.evaluate(f"medalViewer.go({last})")
+    pg.wait_for_function(f"medalViewer.framedAt === {last}", timeout=10_000)
+    nodes = {n["id"]: n for n in trace["tree"]["nodes"]}
+    win = trace["search"]["winner"]
+    tip = hover_node(pg, win)
+    assert tip["w"] > 120 and tip["h"] > 40, tip
+    n = nodes[win]
+    assert f"N = {n['N']}" in tip["text"] and f"Q = {n['Q']:.4f}" in tip["text"], tip
+    assert "W = " in tip["text"] and "UCB = " in tip["text"], tip
+    assert f"r_IG = {n['r_ig']:.4f}" in tip["text"], tip
+    # a node with a negative r_IG says why
+    m = min(nodes.values(), key=lambda m: m.get("r_ig") or 0)
+    assert m["r_ig"] < 0       # Sudoku's node 6: r_IG = -0.019
+    pg.evaluate(f"medalViewer.network.focus({m['id']}, {{scale: 1, animation: false}})")
+    pg.mouse.move(5, 5)
+    tip = hover_node(pg, m["id"])
+    assert f"r_IG = {m['r_ig']:.4f}" in tip["text"] and "r_IG < 0" in tip["text"], tip
+    ctx.close()
+    assert blocked == [] and errors == []
+
+
 def test_export_step_draws_the_tree_once(browser, deep_trace, tmp_path):
     """Issue 18 (step p90 <= 50 ms at 300 nodes): vis-network drew the whole canvas
     synchronously after every DataSet change, again on the next frame, and once more after
