@@ -496,8 +496,13 @@ def frame_parts(trace: dict, index: int, *, max_nodes: int = MAX_NODES,
     memo = {} if memo is None else memo
     if "layout" not in memo:
         memo["layout"] = layout(trace)
+        memo["kids"] = _child_rows(trace, memo["layout"])
     tn, te, info = tree_parts(t, pos.kind, max_nodes, scale, n_scale=n_scale,
                               xy=memo["layout"], memo=memo.setdefault("tree", {}))
+    if pos.kind == "selection" and info.get("path"):
+        # where the expansion will draw the leaf's children (the finished run's layout):
+        # the view makes room for them now rather than moving at the next step
+        info["room"] = memo["kids"].get(info["path"][-1])
     nodes = nodes_by_id(t)
     focus = _focus_node(t, info.get("path") or [])
     result = t.get("result") or {}
@@ -520,6 +525,19 @@ def frame_parts(trace: dict, index: int, *, max_nodes: int = MAX_NODES,
                    "cands": _candidates_part(t), "legend": legend(scale, info),
                    "summary": _summary(t) if pos.kind == "finished" else None}}
     return parts, list(nodes)
+
+
+def _child_rows(trace: dict, xy: dict) -> dict:
+    """Per node with children: [x of the first, x of the last, y] of its children."""
+    out: dict = {}
+    for n in (trace.get("tree") or {}).get("nodes") or []:
+        p, at = n.get("parent"), xy.get(n["id"])
+        if p is None or at is None:
+            continue
+        row = out.get(p)
+        out[p] = [at[0], at[0], at[1]] if row is None else \
+            [min(row[0], at[0]), max(row[1], at[0]), at[1]]
+    return out
 
 
 def explanation(t: dict, key: str) -> str:

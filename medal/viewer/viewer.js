@@ -20,6 +20,9 @@
   var PARTS = ["h", "n", "e", "s", "a", "g", "o", "v"];
   // a negative reward, explained where it appears (tooltip, inspector, legend)
   var NEG_RIG = "r_IG < 0: after this token the other masked slots are, in total, less certain than before it (the model's entropy rose), so the gain is negative.";
+  // around the row of children a selection's leaf will have: their labels, r_IG and
+  // completion lines included (11 characters at 15 px; 5 lines)
+  var ROOM_X = 60, ROOM_Y = 110;
   var MIN_SCALE = 0.8;          // 12 px / 15 px labels: never smaller on screen when stepping
   var MAX_SCALE = 1.1;
 
@@ -458,6 +461,7 @@
   /* ---- the tree */
   Viewer.prototype.resetTree = function () {
     if (this.network) { this.network.destroy(); this.network = null; }
+    this.gliding = null;
     this.nodes = null; this.edges = null;
     this.shownTree = {n: new Map(), e: new Map()};
     this.tips = {}; this.notes = {};
@@ -523,7 +527,8 @@
     // the step's changes go in, then drawn once (requestDraw).
     var em = this.network.body && this.network.body.emitter;
     if (em) em.emit("_blockRedraw");
-    var changed = [];
+    var changed = [], moved = [];
+    this.settle();
     try {
     ["n", "e"].forEach(function (part) {
       var shown = self.shownTree[part], want = st[part], ds = part === "n" ? self.nodes : self.edges;
@@ -532,7 +537,11 @@
       want.forEach(function (idx, k) {
         if (shown.get(k) !== idx) {
           var item = Object.assign({}, pool[idx]);     // every style field: see Python
-          if (part === "n") { item.title = self.tipFor(item.id); delete item.note; self.notes[item.id] = pool[idx].note; }
+          if (part === "n") {
+            item.title = self.tipFor(item.id); delete item.note; self.notes[item.id] = pool[idx].note;
+            var was = ds.get(item.id);
+            if (was && (was.x !== item.x || was.y !== item.y)) moved.push([item.id, was.x, was.y, item.x, item.y]);
+          }
           upd.push(item);
         }
       });
@@ -542,6 +551,7 @@
       self.shownTree[part] = want;
     });
     this.freshBoxes(changed);
+    if (moved.length) this.glide(moved);
     } finally { if (em) em.emit("_allowRedraw"); }
     var hd = s.get(i, "h", "0");
     this.drawLegend(s.get(i, "v", "legend"));
@@ -575,6 +585,34 @@
       if (!bn || !bn.shape) continue;
       try { bn.resize(ctx); bn.updateBoundingBox(ctx, bn.selected); } catch (e) { /* a later vis-network: drawn on its next redraw */ }
     }
+  };
+
+  // In a live run the tidy layout is of the tree so far: a node may move as the tree
+  // grows (a replay lays out the finished tree once; nothing moves). A moved node glides
+  // from its old place to its new one in GLIDE_MS rather than jumping (issue 28 #3).
+  var GLIDE_MS = 300;
+  Viewer.prototype.glide = function (moved) {
+    var self = this, body = this.network.body, t0 = performance.now();
+    this.gliding = moved;
+    moved.forEach(function (m) { var bn = body.nodes[m[0]]; if (bn) { bn.x = m[1]; bn.y = m[2]; } });
+    function tick() {
+      if (self.gliding !== moved || !self.network) return;
+      var t = Math.min(1, (performance.now() - t0) / GLIDE_MS), e = t * t * (3 - 2 * t);
+      moved.forEach(function (m) {
+        var bn = body.nodes[m[0]];
+        if (bn) { bn.x = m[1] + (m[3] - m[1]) * e; bn.y = m[2] + (m[4] - m[2]) * e; }
+      });
+      if (t < 1) { self.network.redraw(); requestAnimationFrame(tick); }
+      else { self.gliding = null; self.requestDraw(); }
+    }
+    requestAnimationFrame(tick);
+  };
+  // a glide under way ends at once, its nodes where the data has them (a new step)
+  Viewer.prototype.settle = function () {
+    var g = this.gliding, body = this.network && this.network.body;
+    this.gliding = null;
+    if (!g || !body) return;
+    g.forEach(function (m) { var bn = body.nodes[m[0]]; if (bn) { bn.x = m[3]; bn.y = m[4]; } });
   };
 
   // One tooltip element per node, written when it opens, from the figures shown now.
@@ -649,6 +687,7 @@
     var win = info.winner !== null && info.winner !== undefined ? [info.winner] : [];
     // what to frame, most first: everything that matters now; without the candidates and
     // the siblings weighed by a selection; the newest node of the path and its children
+    var leaf = (info.path || []).length ? info.path[info.path.length - 1] : null;
     var sets = [[].concat(info.path || [], info.new || [], info.candidates || [], win, info.ucb || []),
                 [].concat(info.path || [], info.new || [], info.candidates || [], win),
                 [].concat(info.path || [], info.new || [], win),
@@ -656,19 +695,63 @@
                 // a parent far from its new children (the layout never moves a node): the
                 // children, the event of this phase
                 (info.new && info.new.length ? info.new : (info.path || []).slice(-1)).concat(win)];
-    var box = this.box(), chosen = null;
+    var box = this.box(), chosen = null, boxes = [];
+    // a tidy tree of the finished run spreads a node's children as wide as their subtrees
+    // will grow: when they do not fit at a readable scale, the parent and its children
+    // nearest to it, as many as fit
+    if (leaf !== null && have(leaf) && info.new && info.new.length) sets.push(this.nearest(leaf, info.new.filter(have), box));
+    var k0 = this.network.getScale(), keep = !force && k0 >= MIN_SCALE - 1e-6 && k0 <= MAX_SCALE + 1e-6;
+    function fitsAt(bb, k) {
+      return (bb.right - bb.left) * k <= box.w - 24 && (bb.bottom - bb.top) * k <= box.h - 24;
+    }
     for (var k = 0; k < sets.length; k++) {
       var ids = sets[k].filter(have);
       if (!ids.length) continue;
       var bb = this.bounds(ids);
       if (!bb) continue;
+      // a selection ends at a leaf that the expansion next draws children under: room for
+      // them now (where it fits), so the view need not move again at the expansion
+      if (info.room && leaf !== null && ids.indexOf(leaf) >= 0) {
+        var wide = {left: Math.min(bb.left, info.room[0] - ROOM_X), right: Math.max(bb.right, info.room[1] + ROOM_X),
+                    top: bb.top, bottom: Math.max(bb.bottom, info.room[2] + ROOM_Y)};
+        if (!force && this.visibleAll(wide)) return;
+        if (keep && fitsAt(wide, k0)) { this.panTo(wide, k0); return; }
+      }
       if (!force && this.visibleAll(bb)) return;       // already in view: the view holds still
-      var fits = Math.min((box.w - 24) / Math.max(1, bb.right - bb.left), (box.h - 24) / Math.max(1, bb.bottom - bb.top)) >= MIN_SCALE;
-      chosen = bb;
-      if (fits) break;
+      // stepping: the scale holds and the view moves no further than it must (issue 28 #3:
+      // it used to re-centre and re-zoom, 41 moves of over 300 px on the longer search)
+      if (keep && fitsAt(bb, k0)) { this.panTo(bb, k0); return; }
+      if (keep && fitsAt(bb, MIN_SCALE)) {      // zoomed out only as far as it must
+        var kf = Math.min((box.w - 24) / Math.max(1, bb.right - bb.left), (box.h - 24) / Math.max(1, bb.bottom - bb.top));
+        this.panTo(bb, Math.max(MIN_SCALE, Math.min(k0, kf))); return;
+      }
+      boxes.push(bb);
     }
+    for (k = 0; k < boxes.length; k++) { chosen = boxes[k]; if (fitsAt(chosen, MIN_SCALE)) break; }
     if (!chosen) { chosen = this.bounds([info.root].filter(have)); if (!chosen) return; }
     this.moveTo(chosen, MIN_SCALE);
+  };
+  // ``from`` and the nearest of ``ids`` (by x) that fit with it in the box at MIN_SCALE
+  Viewer.prototype.nearest = function (from, ids, box) {
+    var self = this, x0 = this.nodes.get(from).x, out = [from];
+    ids = ids.slice().sort(function (a, b) { return Math.abs(self.nodes.get(a).x - x0) - Math.abs(self.nodes.get(b).x - x0) || a - b; });
+    for (var k = 0; k < ids.length; k++) {
+      var bb = this.bounds(out.concat([ids[k]]));
+      if ((bb.right - bb.left) * MIN_SCALE > box.w - 24 || (bb.bottom - bb.top) * MIN_SCALE > box.h - 24) break;
+      out.push(ids[k]);
+    }
+    return out;
+  };
+  // The least move that brings ``bb`` inside the box at scale ``k`` (12 px clear of its
+  // edges); ``bb`` wider than the box: its left part (the root's side) shown.
+  Viewer.prototype.panTo = function (bb, k) {
+    var box = this.box(), m = 12 / k, c = this.network.getViewPosition();
+    var hw = box.w / 2 / k, hh = box.h / 2 / k, x = c.x, y = c.y;
+    if (bb.right + m > x + hw) x = bb.right + m - hw;
+    if (bb.left - m < x - hw) x = bb.left - m + hw;
+    if (bb.bottom + m > y + hh) y = bb.bottom + m - hh;
+    if (bb.top - m < y - hh) y = bb.top - m + hh;
+    this.network.moveTo({position: {x: x, y: y}, scale: k, animation: false});
   };
   Viewer.prototype.fitAll = function () {
     if (!this.network) return;

@@ -132,9 +132,10 @@ def test_export_tree_is_right_at_every_position(browser, deep_trace, tmp_path, n
     assert blocked == [] and errors == []
 
 
-def paint_sweep(pg, trace, where, viewer="medalViewer", stride=1) -> list:
+def paint_sweep(pg, trace, where, viewer="medalViewer", stride=1, moves=None) -> list:
     """Every ``stride``-th position (every one under MEDAL_FULL_SWEEP=1, and always the
-    last): the positions where a node in the box is not painted in its colour."""
+    last): the positions where a node in the box is not painted in its colour.
+    ``moves``: a list to which each step's view movement ([px, zoom]) is appended."""
     n = len(positions(trace))
     bad, looked = [], 0
     for i in sorted(set(range(0, n, 1 if FULL_SWEEP else stride)) | {n - 1}):
@@ -142,8 +143,25 @@ def paint_sweep(pg, trace, where, viewer="medalViewer", stride=1) -> list:
         looked += r["n"]
         if r["miss"]:
             bad.append((where, i, r["miss"][:5]))
+        if moves is not None and r["move"] is not None:
+            moves.append((i, *r["move"]))
     assert looked > 0, f"{where}: no node centre in the box at any position"
     return bad
+
+
+def check_view_moves(trace, moves, where) -> None:
+    """Issue 28 #3, the view while stepping forwards one position at a time: it holds its
+    scale (the old view zoomed in and out at 19-22 steps of the longer search, 6-8 of
+    Sudoku's) and moves at most twice an iteration (to the new selection; where the root
+    and the leaf's children do not fit together, once more), by more than 300 px hardly
+    more often than there are iterations (the old view: 41 such moves in 23 iterations)."""
+    its = len(trace.get("iterations") or [])
+    moved = [m for m in moves if m[1] > 1 or abs(m[2] - 1) > 1e-3]
+    zooms = [m for m in moves if abs(m[2] - 1) > 1e-3]
+    big = [m for m in moved if m[1] > 300]
+    assert len(zooms) <= 3, f"{where}: the scale changed at {len(zooms)} steps: {zooms}"
+    assert len(moved) <= 2 * its + 2, f"{where}: the view moved at {len(moved)} steps, {its} iterations"
+    assert len(big) <= its + 4, f"{where}: {len(big)} moves over 300 px, {its} iterations"
 
 
 @pytest.mark.parametrize("size", list(SIZES))
@@ -152,11 +170,16 @@ def test_export_paints_every_node_at_every_position(browser, deep_trace, tmp_pat
     was left unpainted after a step (vis-network skips a node whose stored box, stale for
     a node it has not drawn yet, lies outside the view): the longer search at 17 of 149
     positions, the winner's star among them. Every shipped example, every position, and
-    the deep trace (every 3rd position; all under MEDAL_FULL_SWEEP=1)."""
+    the deep trace (every 3rd position; all under MEDAL_FULL_SWEEP=1). And, stepping
+    forwards through the examples, how the view moves (check_view_moves)."""
     bad = []
     for name, trace in traces(deep_trace).items():
         ctx, pg, blocked, errors = open_export(browser, trace, tmp_path, size)
-        bad += paint_sweep(pg, trace, f"export {name} {size}", stride=3 if name == "deep" else 1)
+        moves = []
+        bad += paint_sweep(pg, trace, f"export {name} {size}", stride=3 if name == "deep" else 1,
+                           moves=moves)
+        if name != "deep":
+            check_view_moves(trace, moves, f"export {name} {size}")
         ctx.close()
         assert blocked == [] and errors == []
     assert bad == [], f"nodes not painted: {bad[:6]} ({len(bad)} positions)"
@@ -315,17 +338,32 @@ def framed(pg, want) -> list:
     """The key nodes outside the box: the path, the new children, the candidates and the
     winner -- or, when they do not fit at a readable scale, the path, the new children and
     the winner -- or, failing that, the path's last node, its new children, the winner --
-    or the new children (and the winner) alone."""
+    or the new children (and the winner) alone -- or the path's last node and its nearest
+    new children (``nearest``)."""
     win = {want["winner"]} if want["winner"] is not None else set()
     sets = [set(want["path"]) | want["new"] | want["candidates"] | win,
             set(want["path"]) | want["new"] | win,
             set(want["path"][-1:]) | want["new"] | win,
             (want["new"] or set(want["path"][-1:])) | win]
+    if want["new"] and want["path"]:
+        sets.append(nearest(pg, want["path"][-1], want["new"]))
     for key in sets:
         outside = _in_box(pg, key)
         if not outside or fits(pg, key):
             return outside
     return outside
+
+
+def nearest(pg, parent, new) -> set:
+    """Issue 28 #3: a tidy tree of the finished run spreads a node's children as wide as
+    their subtrees grow; when they do not fit at scale 0.8, the parent and its children
+    nearest to it (by x, then id), as many as fit at 0.8 by the viewer's own measure."""
+    return set(pg.evaluate("""([p, ids]) => { const v = window.medalViewer || globalThis.__medalViewer;
+      const x0 = v.nodes.get(p).x, out = [p], W = v.el.treeBox.clientWidth, H = v.el.treeBox.clientHeight;
+      ids = ids.filter(i => v.nodes.get(i)).sort((a, b) => Math.abs(v.nodes.get(a).x - x0) - Math.abs(v.nodes.get(b).x - x0) || a - b);
+      for (const i of ids) { const b = v.bounds(out.concat([i]));
+        if ((b.right - b.left) * 0.8 > W - 24 || (b.bottom - b.top) * 0.8 > H - 24) break; out.push(i); }
+      return out; }""", [parent, sorted(new)]))
 
 
 def fits(pg, ids) -> bool:
