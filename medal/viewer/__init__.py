@@ -45,7 +45,7 @@ from ..viz.inspector import (_completion_text, _slot_texts, action_table, candid
                              ucb_card, ucb_text)
 from ..viz.order import answer_end, order_summary, slot_tokens
 from ..viz.phases import MCTS_PHASES, current_phase, progress
-from ..viz.timeline import ITERATION_ENDS, positions, trace_at
+from ..viz.timeline import ITERATION_ENDS, label_at, positions, trace_at
 from ..viz.tree import (CANDIDATE_COLOUR, H_GAP, LABEL_FONT, NEW_COLOUR, PATH_COLOUR,
                         SMALL_FONT, UNVISITED, V_GAP, VIS_OPTIONS, WINNER_COLOUR, layout,
                         q_scale, vis_assets, visible_node_ids)
@@ -509,7 +509,7 @@ def frame_parts(trace: dict, index: int, *, max_nodes: int = MAX_NODES,
     answer = None
     if result:
         answer = {"text": str(result.get("answer")), "verified": result.get("verified")}
-    head = {"kind": pos.kind, "label": pos.label, "phase": ph.key, "title": ph.title,
+    head = {"kind": pos.kind, "label": label_at(trace, pos), "phase": ph.key, "title": ph.title,
             "iteration": ph.iteration, "explanation": explanation(t, ph.key),
             "detail": ph.detail, "progress": 1.0 if pos.kind == "finished" else round(frac, 4),
             "caption": caption, "iteration_end": pos.kind in ITERATION_ENDS,

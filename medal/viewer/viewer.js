@@ -384,7 +384,8 @@
     E.slider.max = String(n - 1); E.slider.value = String(i);
     E.bar.firstChild.style.width = Math.round(100 * (hd.progress || 0)) + "%";
     E.caption.textContent = "position " + (i + 1) + " of " + n + (s.live && !s.done ? "+" : "") + " · " + hd.caption;
-    E.title.textContent = "Phase: " + hd.title + (hd.iteration ? " · iteration " + hd.iteration : "");
+    E.title.textContent = "Phase: " + hd.title + (hd.iteration ? " · iteration " + hd.iteration : "")
+      + ((hd.kind === "decode" || hd.kind === "compare") && hd.label ? " · " + hd.label : "");
     E.cycle.textContent = "";
     if (hd.mcts) {
       ["selection", "expansion", "simulation", "backpropagation"].forEach(function (k, j) {
