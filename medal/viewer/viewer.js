@@ -23,6 +23,7 @@
   // around the row of children a selection's leaf will have: their labels, r_IG and
   // completion lines included (11 characters at 15 px; 5 lines)
   var ROOM_X = 60, ROOM_Y = 110;
+  var NARROW_PX = 760;
   var MIN_SCALE = 0.8;          // 12 px / 15 px labels: never smaller on screen when stepping
   var MAX_SCALE = 1.1;
 
@@ -248,6 +249,11 @@
     top.append(E.problem, E.controls, E.slider, E.progress, E.phase, E.expl, E.detail);
     r.append(top, E.tabs);
     TABS.forEach(function (t) { r.appendChild(E.panels[t[0]]); });
+    // a narrow column (the app at 1024 px with its sidebar open: 564 px): a compact header,
+    // so that the tree starts on the first screen (issue 28 #5: 495 px down a 768 px window)
+    var narrow = function () { r.classList.toggle("mv-narrow", r.clientWidth > 0 && r.clientWidth < NARROW_PX); };
+    narrow();
+    if (typeof ResizeObserver !== "undefined") new ResizeObserver(narrow).observe(r);
     r.addEventListener("pointerdown", function () { ACTIVE = self; }, true);
     r.addEventListener("focusin", function () { ACTIVE = self; });
     E.tip = tips(r, function () { return E.progress; });
@@ -378,6 +384,7 @@
     var hd = s.get(i, "h", "0"), E = this.el, n = s.states.length;
     E.problem.textContent = "";
     E.problem.append(h("b", "", "Problem: "), h("span", "mv-prompt", s.meta.prompt || ""));
+    E.problem.title = (s.meta.prompt || "");
     var m = s.meta;
     E.problem.appendChild(h("span", "mv-muted", "  ·  " + (m.strategy || "") + " · " + (m.model || "")
       + (m.lc !== undefined && m.lc !== null ? " · L_c=" + m.lc + ", C=" + m.C + ", c=" + m.c : "")));

@@ -749,6 +749,31 @@ def test_app_tree_on_the_first_screen_and_node_click_inspects(browser, server, s
     assert offline.blocked == []
 
 
+def test_app_at_1024_the_tree_starts_high_and_tables_stay_in_the_column(browser, server):
+    """Issue 28 #5: at 1024x768 with the sidebar open the tree started 495-567 px down
+    (UCB labels below the fold) and the Candidates and cost tables ran past the column.
+    A narrow column gets a compact header (the tree at most 768 - 330 px down); a table
+    wider than the column scrolls inside its panel."""
+    ctx, pg, offline = offline_session(browser, server, SIZES["1024x768"], query="")
+    pg.wait_for_function("globalThis.__medalViewer && __medalViewer.store && "
+                         "__medalViewer.store.key.startsWith('example-') && "
+                         "globalThis.__medalTreeDrawn", timeout=60_000)
+    top = pg.evaluate("__medalViewer.el.treeBox.getBoundingClientRect().top")
+    assert top <= 768 - 330, f"the tree starts {top} px down"     # (the Start-here note on)
+    pg.evaluate("__medalViewer.go(__medalViewer.n() - 1)")
+    for tab in ("Candidates", "Unmasking order", "Inspector"):
+        pg.locator("button.mv-tab", has_text=tab).click()
+        out = pg.evaluate("""() => { const r = __medalViewer.root, rb = r.getBoundingClientRect();
+          const wide = [...r.querySelectorAll('table')].filter(t => t.getBoundingClientRect().width > rb.width);
+          return {over: r.scrollWidth - r.clientWidth, tables: r.querySelectorAll('table').length,
+                  wide: wide.length, unclipped: wide.filter(t => { let e = t.parentElement;
+                    while (e && e !== r && getComputedStyle(e).overflowX === 'visible') e = e.parentElement;
+                    return !e || e === r || e.getBoundingClientRect().right > rb.right + 1; }).length}; }""")
+        assert out["tables"] and out["over"] <= 1 and out["unclipped"] == 0, (tab, out)
+    ctx.close()
+    assert offline.blocked == []
+
+
 #: (time, position) of every position the viewer shows in the next ``ms`` milliseconds,
 #: timed by the viewer's own show()
 PLAY_LOG = """(ms) => new Promise(done => { const v = __medalViewer, out = [], show = v.show;
