@@ -704,3 +704,43 @@ def test_small_fixes_plural_download_name_k2():
     assert k2_note(GenerationConfig(k1=3, k2=5).resolved(28, 2, None)) is None
     assert prompt_note("countdown", "Use 4, 18, 13 to make 20.") is None
     assert "not a countdown problem" in prompt_note("countdown", "twenty please")
+
+
+def test_tree_graph_is_the_trace_tree_with_every_figure():
+    """Issue 28 #10: networkx was declared and never used. medal.tree_graph(trace) is the
+    search tree as a DiGraph with every node's figures; medal.tree_stats reads the shape
+    from it (and the viewer's tree bar shows it)."""
+    import networkx as nx
+    import medal
+    from medal.viewer import bundle
+    from medal.viz.examples import list_examples, load_example
+    from medal.viz.tree import GRAPH_FIELDS, layout
+    t = load_example(next(e for e in list_examples() if e.name == "countdown-longer-search"))
+    g = medal.tree_graph(t)
+    assert isinstance(g, nx.DiGraph) and nx.is_arborescence(g)
+    nodes = nodes_by_id(t)
+    assert set(g.nodes) == set(nodes) and g.number_of_edges() == len(nodes) - 1
+    xy = layout(t)
+    for nid, n in nodes.items():
+        d = g.nodes[nid]
+        assert all(d[k] == n.get(k) for k in GRAPH_FIELDS)
+        assert (d["x"], d["y"]) == xy[nid]
+        if n.get("parent") is not None:
+            assert g.has_edge(n["parent"], nid) and d["slot"] == n["action"]["slot"]
+    assert g.graph["root"] == 0 and g.graph["winner"] == t["search"]["winner"]
+    path = nx.shortest_path(g, g.graph["root"], g.graph["winner"])
+    assert path == node_path(nodes, g.graph["winner"])
+    st = medal.tree_stats(t)
+    kids = {}
+    for n in nodes.values():
+        if n.get("parent") is not None:
+            kids[n["parent"]] = kids.get(n["parent"], 0) + 1
+    assert st["nodes"] == len(nodes) and st["depth"] == max(n["depth"] for n in nodes.values())
+    assert st["expanded"] == len(kids) and st["leaves"] == len(nodes) - len(kids)
+    assert st["branching"] == sum(kids.values()) / len(kids)
+    assert [r["nodes"] for r in st["per_level"]] == [
+        sum(1 for n in nodes.values() if n["depth"] == d) for d in range(st["depth"] + 1)]
+    assert [r["visits"] for r in st["per_level"]] == [
+        sum(n["N"] for n in nodes.values() if n["depth"] == d) for d in range(st["depth"] + 1)]
+    assert bundle(t)["meta"]["tree"]["per_level"] == [r["nodes"] for r in st["per_level"]]
+    assert "tree_graph" in medal.__all__ and medal.tree_stats({"run": {}})["nodes"] == 0

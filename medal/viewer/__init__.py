@@ -627,7 +627,21 @@ def meta(trace: dict) -> dict:
     return {"strategy": run_info(trace, "strategy", ""), "prompt": run_info(trace, "prompt", ""),
             "model": model.get("name", ""), "task": _task_name(trace),
             "config": {k: v for k, v in cfg.items() if not isinstance(v, (dict, list))},
-            "lc": cfg.get("lc"), "C": cfg.get("candidates"), "c": cfg.get("c")}
+            "lc": cfg.get("lc"), "C": cfg.get("candidates"), "c": cfg.get("c"),
+            "tree": _tree_shape(trace)}
+
+
+def _tree_shape(trace: dict) -> dict | None:
+    """The run's tree in figures (:func:`medal.viz.tree.tree_stats`, from its networkx
+    graph), for the tree bar; None without a tree."""
+    if not (trace.get("tree") or {}).get("nodes"):
+        return None
+    from ..viz.tree import tree_stats
+    st = tree_stats(trace)
+    return {k: st[k] for k in ("nodes", "depth", "expanded", "leaves", "unvisited")} | {
+        "branching": round(st["branching"], 2),
+        "visits": [r["visits"] for r in st["per_level"]],
+        "per_level": [r["nodes"] for r in st["per_level"]]}
 
 
 def _task_name(trace: dict) -> str:

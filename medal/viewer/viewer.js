@@ -784,6 +784,13 @@
     key([h("span", "", "#id: node id; UCB shown during a selection")]);
     if (lg.clipped) key([h("b", "", "⇡⇣ " + lg.clipped + " node" + (lg.clipped > 1 ? "s" : "") + " with Q outside the scale (clipped)")]);
     if (lg.hidden) key([h("b", "", lg.hidden + " nodes hidden (showing " + (lg.total - lg.hidden) + " of " + lg.total + ")")]);
+    var ts = this.store && this.store.meta && this.store.meta.tree;
+    if (ts) {
+      var shape = h("span", "mv-k mv-shape", "the run's tree: " + ts.nodes + " nodes, depth " + ts.depth + ", "
+        + ts.expanded + " expanded (" + ts.branching + " children each on average); nodes per depth "
+        + ts.per_level.join(" · ") + "; visits per depth " + ts.visits.join(" · "));
+      L.appendChild(shape);
+    }
   };
 
   /* ---- answer (task view) */

@@ -250,6 +250,80 @@ def _tidy(root: int, kids: list[list[int]]) -> dict[int, tuple[float, int]]:
     return out
 
 
+#: the node figures :func:`tree_graph` puts on each graph node
+GRAPH_FIELDS = ("N", "W", "Q", "ucb", "r_ig", "reward", "verified", "depth",
+                "created_iteration", "exhausted", "candidate", "sequence", "completion")
+
+
+def tree_graph(trace: dict):
+    """The trace's search tree as a :class:`networkx.DiGraph` (``medal.tree_graph``).
+
+    One graph node per tree node, keyed by its id, an edge parent -> child. Each node
+    carries the node's figures (:data:`GRAPH_FIELDS`: N, W, Q, UCB as ``ucb``, r_IG as
+    ``r_ig``, reward, depth, the iteration that made it, sequence, completion ...), its
+    ``action`` as ``slot``, ``token`` and ``token_text`` (None at the root), and its
+    ``x``, ``y`` in the viewer's tidy layout (:func:`layout`); each edge the child's slot
+    and token. The graph's own attributes: ``root``, the ``winner`` and ``candidates``
+    of the search. Empty for a strategy without a tree. ::
+
+        g = medal.tree_graph(medal.load_trace("run.json"))
+        nx.shortest_path(g, g.graph["root"], g.graph["winner"])    # the winner's path
+        max(g.nodes, key=lambda n: g.nodes[n]["N"])                 # the most visited
+        medal.tree_stats(trace)                                    # depth, branching...
+    """
+    import networkx as nx
+
+    from .common import candidate_ids, winner_id
+    g = nx.DiGraph()
+    tree = trace.get("tree") or {}
+    nodes = tree.get("nodes") or []
+    g.graph.update(root=tree.get("root"), winner=winner_id(trace) if nodes else None,
+                   candidates=candidate_ids(trace) if nodes else [])
+    xy = layout(trace)
+    for n in nodes:
+        action = n.get("action") or {}
+        x, y = xy.get(n["id"], (None, None))
+        g.add_node(n["id"], **{k: n.get(k) for k in GRAPH_FIELDS},
+                   slot=action.get("slot"), token=action.get("token"),
+                   token_text=action.get("token_text"), x=x, y=y)
+    for n in nodes:
+        p = n.get("parent")
+        if p is not None and p in g and p != n["id"]:
+            action = n.get("action") or {}
+            g.add_edge(p, n["id"], slot=action.get("slot"), token=action.get("token"))
+    return g
+
+
+def tree_stats(trace_or_graph) -> dict:
+    """The search tree's shape, from :func:`tree_graph`: ``nodes``, ``depth`` (the deepest
+    node's), ``expanded`` (nodes with children), ``branching`` (mean children of an
+    expanded node), ``leaves``, ``unvisited`` (N = 0), and per depth (a list, the root's
+    first) ``per_level`` rows {depth, nodes, visits (sum of N), mean_q (over visited
+    nodes, or None)}. All zero / empty without a tree. The viewer's tree bar shows them."""
+    g = trace_or_graph if hasattr(trace_or_graph, "out_degree") else tree_graph(trace_or_graph)
+    if not g.number_of_nodes():
+        return {"nodes": 0, "depth": 0, "expanded": 0, "branching": 0.0, "leaves": 0,
+                "unvisited": 0, "per_level": []}
+    outs = [d for _, d in g.out_degree()]
+    expanded = [d for d in outs if d]
+    levels: dict[int, list] = {}
+    for nid, data in g.nodes(data=True):
+        levels.setdefault(int(data.get("depth") or 0), []).append(data)
+    per_level = []
+    for depth in sorted(levels):
+        row = levels[depth]
+        visited = [d["Q"] for d in row if (d.get("N") or 0) > 0 and d.get("Q") is not None]
+        per_level.append({"depth": depth, "nodes": len(row),
+                          "visits": sum(int(d.get("N") or 0) for d in row),
+                          "mean_q": sum(visited) / len(visited) if visited else None})
+    return {"nodes": g.number_of_nodes(), "depth": max(levels),
+            "expanded": len(expanded),
+            "branching": sum(expanded) / len(expanded) if expanded else 0.0,
+            "leaves": outs.count(0),
+            "unvisited": sum(1 for _, d in g.nodes(data=True) if not d.get("N")),
+            "per_level": per_level}
+
+
 def q_scale(trace: dict) -> tuple[float, float] | None:
     """The colour scale of Q for the whole run: 0 to twice the best reward of the root's
     children (iteration 1's simulation), rounded up. Fixed from iteration 1 on, and the

@@ -223,6 +223,12 @@ def test_export_node_tooltip_shows_the_figures(browser, tmp_path):
     pg.mouse.move(5, 5)
     tip = hover_node(pg, m["id"])
     assert f"r_IG = {m['r_ig']:.4f}" in tip["text"] and "r_IG < 0" in tip["text"], tip
+    # the tree bar: the run's tree in figures (medal.tree_stats, from its networkx graph)
+    import medal
+    st = medal.tree_stats(trace)
+    shape = pg.locator(".mv-shape").inner_text()
+    assert f"{st['nodes']} nodes, depth {st['depth']}" in shape, shape
+    assert " · ".join(str(r["visits"]) for r in st["per_level"]) in shape, shape
     ctx.close()
     assert blocked == [] and errors == []
 
