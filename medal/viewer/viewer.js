@@ -243,7 +243,16 @@
     E.fit = h("button", "mv-btn mv-fit", "Fit tree"); E.fit.type = "button";
     tipped(E.fit, "Show the whole tree");
     E.fit.onclick = function () { ACTIVE = self; self.fitAll(); };
-    E.legend = h("div", "mv-legend"); E.treeBar.append(E.fit, E.legend);
+    // go to node #id (issue 28 #7: a node named in the inspector, a diff or a talk, found
+    // in a tree of hundreds)
+    E.goto = h("form", "mv-goto");
+    E.gotoIn = h("input", "mv-goto-in"); E.gotoIn.type = "text"; E.gotoIn.inputMode = "numeric";
+    E.gotoIn.size = 5; E.gotoIn.placeholder = "#id"; E.gotoIn.setAttribute("aria-label", "Go to node number");
+    E.gotoMsg = h("span", "mv-goto-msg");
+    var gb = h("button", "mv-btn mv-goto-btn", "Go to node"); gb.type = "submit";
+    E.goto.append(gb, E.gotoIn, E.gotoMsg);
+    E.goto.onsubmit = function (e) { e.preventDefault(); ACTIVE = self; self.gotoNode(E.gotoIn.value); };
+    E.legend = h("div", "mv-legend"); E.treeBar.append(E.fit, E.goto, E.legend);
     E.panels.tree.append(E.nodeLine, E.treeBox, E.treeBar);
     var top = h("div", "mv-top");
     top.append(E.problem, E.controls, E.slider, E.progress, E.phase, E.expl, E.detail);
@@ -760,6 +769,27 @@
     if (bb.bottom + m > y + hh) y = bb.bottom + m - hh;
     if (bb.top - m < y - hh) y = bb.top - m + hh;
     this.network.moveTo({position: {x: x, y: y}, scale: k, animation: false});
+  };
+  // The node with this id framed (centred, at a readable scale) and outlined; a node not
+  // in the tree at this position, or hidden by the node cap, is said so.
+  Viewer.prototype.gotoNode = function (text) {
+    var E = this.el, id = parseInt(String(text).replace(/^\s*#/, ""), 10);
+    E.gotoMsg.textContent = "";
+    if (!isFinite(id)) { E.gotoMsg.textContent = "a node number, e.g. 12"; return false; }
+    var st = this.store ? this.store.get(this.pos, "s", String(id)) : undefined;
+    if (!this.network || !this.nodes || !this.nodes.get(id)) {
+      E.gotoMsg.textContent = st ? "node #" + id + " is hidden at this position (fewer visits; see the legend)"
+                                 : "node #" + id + " is not in the tree at this position";
+      return false;
+    }
+    var n = this.nodes.get(id), k = Math.max(MIN_SCALE, Math.min(MAX_SCALE, this.network.getScale()));
+    this.selected = id;
+    this.network.moveTo({position: {x: n.x, y: n.y + 40}, scale: k, animation: false});
+    this.outline(id);
+    this.drawn = {};
+    E.gotoMsg.textContent = "node #" + id + (st ? ": N = " + st.N + ", Q = " + fmt(st.Q) : "");
+    this.requestDraw();
+    return true;
   };
   Viewer.prototype.fitAll = function () {
     if (!this.network) return;

@@ -233,6 +233,36 @@ def test_export_node_tooltip_shows_the_figures(browser, tmp_path):
     assert blocked == [] and errors == []
 
 
+def test_export_go_to_node(browser, tmp_path):
+    """Issue 28 #7: "Go to node #id" frames the node, outlines it and says its N and Q;
+    a node not in the tree at this position is said to be missing."""
+    trace = load_example(next(e for e in EXAMPLES if e.name == "countdown-longer-search"))
+    ctx, pg, blocked, errors = open_export(browser, trace, tmp_path)
+    last = len(positions(trace)) - 1
+    nodes = {n["id"]: n for n in trace["tree"]["nodes"]}
+    far = max((n for n in nodes.values() if n["depth"] == 3), key=lambda n: abs(n["id"] - 40))
+    pg.evaluate(f"medalViewer.go({last})")
+    pg.wait_for_function(f"medalViewer.framedAt === {last}", timeout=10_000)
+    for nid in (far["id"], 0, 57):
+        pg.fill(".mv-goto-in", f"#{nid}")
+        pg.press(".mv-goto-in", "Enter")
+        msg = pg.locator(".mv-goto-msg").inner_text()
+        assert msg.startswith(f"node #{nid}: N = {nodes[nid]['N']}"), msg
+        r = undrawn(pg, None)                  # painted, and in the box
+        assert r["miss"] == [], r
+        inside = pg.evaluate("""(id) => { const v = medalViewer, n = v.nodes.get(id);
+          const p = v.network.canvasToDOM({x: n.x, y: n.y});
+          return p.x > 0 && p.y > 0 && p.x < v.el.treeBox.clientWidth && p.y < v.el.treeBox.clientHeight
+            && v.network.getSelectedNodes().includes(id) && v.selected === id; }""", nid)
+        assert inside, nid
+    pg.evaluate("medalViewer.go(10)")
+    pg.fill(".mv-goto-in", "100")
+    pg.press(".mv-goto-in", "Enter")
+    assert "not in the tree at this position" in pg.locator(".mv-goto-msg").inner_text()
+    ctx.close()
+    assert blocked == [] and errors == []
+
+
 def test_export_step_draws_the_tree_once(browser, deep_trace, tmp_path):
     """Issue 18 (step p90 <= 50 ms at 300 nodes): vis-network drew the whole canvas
     synchronously after every DataSet change, again on the next frame, and once more after

@@ -67,7 +67,7 @@ def check(trace: dict, index: int, drawn: dict, where: str = "") -> None:
 #: the view moved with the step ([screen px, zoom factor]; null without a tree before).
 PIXELS = """async ([name, i]) => { const v = window[name] || globalThis.__medalViewer;
   const was = v.network ? [v.network.getViewPosition(), v.network.getScale()] : null;
-  v.go(i);
+  if (i !== null) v.go(i);
   await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
   const net = v.network; if (!net || !v.nodes) return {miss: [], n: 0, move: null};
   const at = net.getViewPosition(), k = net.getScale();
@@ -85,7 +85,7 @@ PIXELS = """async ([name, i]) => { const v = window[name] || globalThis.__medalV
   return {miss: miss, n: seen, move: move}; }"""
 
 
-def undrawn(pg, index: int, viewer: str = "medalViewer") -> dict:
-    """``PIXELS`` at ``index``: {"miss": [[id, colour, pixel], ...], "n": nodes looked at,
-    "move": [px, zoom] or None}."""
+def undrawn(pg, index: int | None, viewer: str = "medalViewer") -> dict:
+    """``PIXELS`` at ``index`` (None: where the viewer is, the view as it is): {"miss":
+    [[id, colour, pixel], ...], "n": nodes looked at, "move": [px, zoom] or None}."""
     return pg.evaluate(PIXELS, [viewer, index])
