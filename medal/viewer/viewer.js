@@ -252,7 +252,15 @@
     var gb = h("button", "mv-btn mv-goto-btn", "Go to node"); gb.type = "submit";
     E.goto.append(gb, E.gotoIn, E.gotoMsg);
     E.goto.onsubmit = function (e) { e.preventDefault(); ACTIVE = self; self.gotoNode(E.gotoIn.value); };
-    E.legend = h("div", "mv-legend"); E.treeBar.append(E.fit, E.goto, E.legend);
+    // N and Q on the canvas, for a lecture (issue 28 #6): a line under each node's label
+    E.nq = h("label", "mv-check mv-nq"); E.nqBox = h("input"); E.nqBox.type = "checkbox";
+    E.nq.append(E.nqBox, h("span", "", " N, Q on the canvas"));
+    E.nqBox.onchange = function () {
+      ACTIVE = self; self.showNQ = E.nqBox.checked;
+      self.shownTree.n = new Map();          // every node's label again
+      if (self.store && self.store.states.length) self.drawTree(self.pos);
+    };
+    E.legend = h("div", "mv-legend"); E.treeBar.append(E.fit, E.goto, E.nq, E.legend);
     E.panels.tree.append(E.nodeLine, E.treeBox, E.treeBar);
     var top = h("div", "mv-top");
     top.append(E.problem, E.controls, E.slider, E.progress, E.phase, E.expl, E.detail);
@@ -556,6 +564,10 @@
           var item = Object.assign({}, pool[idx]);     // every style field: see Python
           if (part === "n") {
             item.title = self.tipFor(item.id); delete item.note; self.notes[item.id] = pool[idx].note;
+            if (self.showNQ && typeof item.id === "number") {
+              var fig = s.get(i, "s", String(item.id));
+              if (fig) item.label += "\nN" + fig.N + " Q" + (fig.N > 0 ? fmt(fig.Q, 2) : "—");   // 9 characters: siblings 104 px apart
+            }
             var was = ds.get(item.id);
             if (was && (was.x !== item.x || was.y !== item.y)) moved.push([item.id, was.x, was.y, item.x, item.y]);
           }
@@ -812,6 +824,10 @@
     sw(lg.colours.candidate, "◆", "candidate"); sw(lg.colours.winner, "★", "winner");
     var sel = h("span", "mv-selbox", "  "); key([sel, h("span", "", " selected (inspector)")]);
     key([h("span", "", "#id: node id; UCB shown during a selection")]);
+    key([h("span", "", "r=: a new child's reward r_IG (during a simulation; below 0: the other slots less certain after its token)")]);
+    key([h("span", "", "⚠ r_IG outlier (tiny parent entropy)")]);
+    var hid = h("span", "", "+k"); hid.style.color = "#777"; key([hid, h("span", "", " k nodes hidden below (fewer visits), dashed edge")]);
+    if (this.showNQ) key([h("span", "", "N12 Q0.42 under a label: its visits N and mean reward Q")]);
     if (lg.clipped) key([h("b", "", "⇡⇣ " + lg.clipped + " node" + (lg.clipped > 1 ? "s" : "") + " with Q outside the scale (clipped)")]);
     if (lg.hidden) key([h("b", "", lg.hidden + " nodes hidden (showing " + (lg.total - lg.hidden) + " of " + lg.total + ")")]);
     var ts = this.store && this.store.meta && this.store.meta.tree;

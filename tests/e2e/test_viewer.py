@@ -42,6 +42,7 @@ from medal.models import builtin_names, load_model  # noqa: E402
 from medal.trace import dumps, loads_trace  # noqa: E402
 from medal.viz.examples import list_examples, load_example  # noqa: E402
 from medal.viz.export import write_html  # noqa: E402
+from medal.viz.common import nodes_by_id  # noqa: E402
 from medal.viz.timeline import positions  # noqa: E402
 
 EXAMPLES = list_examples()
@@ -259,6 +260,37 @@ def test_export_go_to_node(browser, tmp_path):
     pg.fill(".mv-goto-in", "100")
     pg.press(".mv-goto-in", "Enter")
     assert "not in the tree at this position" in pg.locator(".mv-goto-msg").inner_text()
+    ctx.close()
+    assert blocked == [] and errors == []
+
+
+def test_export_n_and_q_on_the_canvas_and_a_complete_legend(browser, tmp_path):
+    """Issue 28 #6: for a lecture, N and Q can be shown on the canvas (a line under each
+    node's label, at the position shown, labels still apart); the legend names every mark
+    the canvas uses (r=, ⚠, +k hidden, UCB, ids)."""
+    from medal.viz.timeline import trace_at
+    trace = load_example(next(e for e in EXAMPLES if e.name == "sudoku"))
+    ctx, pg, blocked, errors = open_export(browser, trace, tmp_path)
+    legend = pg.locator(".mv-legend").inner_text()
+    for mark in ("r=", "⚠", "+k", "UCB", "#id", "candidate", "winner", "unvisited"):
+        assert mark in legend, (mark, legend)
+    pg.check(".mv-nq input")
+    n = len(positions(trace))
+    for i in (n // 3, n // 2, n - 1):
+        pg.evaluate(f"medalViewer.go({i})")
+        pg.wait_for_function(f"medalViewer.framedAt === {i}", timeout=10_000)
+        figures = nodes_by_id(trace_at(trace, i))
+        labels = {x["id"]: x["label"] for x in drawn(pg)["nodes"] if isinstance(x["id"], int)}
+        assert labels
+        for nid, label in labels.items():
+            f = figures[nid]
+            want = f"N{f['N']} Q{f['Q']:.2f}" if f["N"] > 0 else f"N0 Q—"
+            assert label.split("\n")[-1] == want, (i, nid, label)
+        assert overlaps(pg.evaluate(LABELS)["boxes"]) == [], i
+        assert undrawn(pg, None)["miss"] == []
+    assert "visits N and mean reward Q" in pg.locator(".mv-legend").inner_text()
+    pg.uncheck(".mv-nq input")
+    assert not any(x["label"].split("\n")[-1].startswith("N") for x in drawn(pg)["nodes"])
     ctx.close()
     assert blocked == [] and errors == []
 
