@@ -523,8 +523,37 @@ def frame_parts(trace: dict, index: int, *, max_nodes: int = MAX_NODES,
              "o": _order_part(t),
             "v": {"task": task_view_html(t) or "",
                    "cands": _candidates_part(t), "legend": legend(scale, info),
-                   "summary": _summary(t) if pos.kind == "finished" else None}}
+                   "summary": _summary(t) if pos.kind == "finished" else None,
+                   "step": _step_part(trace, t, pos)}}
     return parts, list(nodes)
+
+
+def _step_part(trace: dict, t: dict, pos) -> dict | None:
+    """A decoding step as the field's demos show one (issue 28 #6): which slots it
+    unmasked, and every eligible slot's p, margin and score -- for MEDAL's phase C, a
+    baseline's decoding and the greedy comparison. ``row``: the order strip's row that
+    holds this decode's answer ("m" the run's, "g" greedy's; None for another candidate's
+    completion, which no strip holds)."""
+    if pos.kind not in ("decode", "compare"):
+        return None
+    from ..viz.common import main_phase
+    try:
+        rec = (trace["decode"] if pos.kind == "decode" else trace["comparison"]["steps"])[pos.index]
+    except (KeyError, IndexError, TypeError):
+        return None
+    el = rec.get("eligible") or {}
+    rows = []
+    for k, slot in enumerate(el.get("slots") or []):
+        def at(name, k=k):
+            v = (el.get(name) or [None] * (k + 1))
+            return _num(v[k]) if k < len(v) else None
+        rows.append({"slot": slot, "p": at("p"), "margin": at("margin"), "score": at("score"),
+                     "now": slot in rec["slots"]})
+    row = "g" if pos.kind == "compare" else ("m" if rec["phase"] == main_phase(t) else None)
+    return {"label": label_at(trace, pos), "step": rec["step"], "row": row,
+            "slots": list(rec["slots"]),
+            "texts": [visible_token(x) for x in rec.get("token_texts") or []],
+            "eligible": rows}
 
 
 def _child_rows(trace: dict, xy: dict) -> dict:

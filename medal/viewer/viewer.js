@@ -957,6 +957,7 @@
     var s = this.store; p.textContent = "";
     var meta = s.get(i, "o", "0");
     if (!meta) return;
+    this.drawStep(i, p);
     var sel = this.selected, card = sel !== null ? s.get(i, "a", String(sel)) : null, marked = {};
     if (card) card.cells.forEach(function (c, k) { if (c[1] > 0) marked[k] = true; });
     ["m", "g"].forEach(function (tag, gi) {
@@ -990,6 +991,46 @@
     p.appendChild(lg);
     var summary = s.get(i, "v", "summary");
     if (summary && summary.length) p.appendChild(table(summary, Object.keys(summary[0])));
+  };
+
+  /* ---- a decoding step, as the field's demos show one (issue 28 #6): the answer with
+   * each slot coloured by its state -- still masked, unmasked at this step, unmasked
+   * earlier -- and the eligible slots' p, margin and score, the chosen marked */
+  Viewer.prototype.drawStep = function (i, p) {
+    var s = this.store, st = s.get(i, "v", "step");
+    if (!st) return;
+    var box = h("div", "mv-step");
+    box.appendChild(h("h4", "", st.label + ": the answer at this step"));
+    var now = {}; st.slots.forEach(function (k) { now[k] = true; });
+    if (st.row) {
+      var cells = h("div", "mv-cells mv-stepstrip");
+      for (var k = 0; ; k++) {
+        var it = s.get(i, "o", st.row + "/" + k);
+        if (!it) break;
+        var text = it[0], fl = it[2], sp;
+        if (fl & 8) sp = h("span", "mv-tok mv-fixed", text);
+        else if (now[k]) sp = h("span", "mv-tok mv-now", text === "" ? "∅" : text);
+        else if (it[1] === null) sp = h("span", "mv-tok mv-masked", "_");
+        else sp = h("span", "mv-tok mv-before", text === "" ? "∅" : text);
+        sp.title = "slot " + k + ": " + ((fl & 8) ? "fixed by the task's format" : now[k] ? "unmasked at this step"
+          : it[1] === null ? "still masked" : "unmasked earlier");
+        cells.appendChild(sp);
+      }
+      box.appendChild(cells);
+      var lg = h("div", "mv-muted mv-steplegend");
+      [["mv-masked", "_", "still masked"], ["mv-now", "x", "unmasked at this step"], ["mv-before", "x", "unmasked earlier"]].forEach(function (c) {
+        lg.append(h("span", "mv-tok " + c[0], c[1]), h("span", "", " " + c[2] + "   "));
+      });
+      box.appendChild(lg);
+    }
+    if (st.eligible.length) {
+      var rows = st.eligible.slice().sort(function (a, b) { return (b.score || 0) - (a.score || 0); }).map(function (r) {
+        return {slot: r.slot, p: r.p, margin: r.margin, score: r.score, "unmasked now": r.now ? "✓" : ""};
+      });
+      box.appendChild(h("p", "mv-muted", "The eligible slots (still masked, in the block being decoded), by score; the step unmasks the best:"));
+      box.appendChild(table(rows, ["slot", "p", "margin", "score", "unmasked now"], "mv-eligible"));
+    }
+    p.appendChild(box);
   };
 
   /* ---- inspector */

@@ -295,6 +295,55 @@ def test_export_n_and_q_on_the_canvas_and_a_complete_legend(browser, tmp_path):
     assert blocked == [] and errors == []
 
 
+def test_export_decode_steps_coloured_by_state(browser, tmp_path):
+    """Issue 28 #6, the field's demo view of decoding: at every decode step of MEDAL's
+    phase C and of the greedy comparison, the answer with each slot coloured by its state
+    (still masked, unmasked at this step, unmasked earlier) and the eligible slots' p,
+    margin and score, the unmasked ones marked -- all read off the page and compared with
+    the step's record."""
+    trace = load_example(next(e for e in EXAMPLES if e.name == "sudoku"))
+    ctx, pg, blocked, errors = open_export(browser, trace, tmp_path)
+    pg.click("button.mv-tab[data-tab=order]")
+    seen = set()
+    for i, p in enumerate(positions(trace)):
+        if p.kind not in ("decode", "compare"):
+            continue
+        rec = (trace["decode"] if p.kind == "decode" else trace["comparison"]["steps"])[p.index]
+        if p.kind == "decode" and rec["phase"].startswith("phase_c-"):
+            continue
+        pg.evaluate(f"medalViewer.go({i})")
+        got = pg.evaluate("""() => { const b = medalViewer.el.panels.order.querySelector('.mv-step');
+          if (!b) return null;
+          const cls = [...b.querySelectorAll('.mv-stepstrip .mv-tok')].map(c =>
+            c.classList.contains('mv-now') ? 'now' : c.classList.contains('mv-masked') ? 'masked'
+            : c.classList.contains('mv-fixed') ? 'fixed' : c.classList.contains('mv-before') ? 'before' : '?');
+          const texts = [...b.querySelectorAll('.mv-stepstrip .mv-tok')].map(c => c.textContent);
+          const rows = [...b.querySelectorAll('table.mv-eligible tr')].slice(1).map(tr => [...tr.children].map(td => td.textContent));
+          return {head: b.querySelector('h4').textContent, cls, texts, rows}; }""")
+        assert got is not None, i
+        want_head = (f"greedy comparison, decode step {rec['step']}" if p.kind == "compare"
+                     else f"decode step {rec['step']}")
+        assert got["head"].startswith(want_head), (i, got["head"])
+        for j, h in enumerate(rec["entropy"]):
+            c = got["cls"][j]
+            if j in rec["slots"]:
+                assert c == "now" and got["texts"][j] == rec["token_texts"][rec["slots"].index(j)], (i, j, got)
+            elif h is not None:
+                assert c == "masked", (i, j, got["cls"])
+            else:
+                assert c in ("before", "fixed"), (i, j, got["cls"])
+        el = rec["eligible"]
+        assert len(got["rows"]) == len(el["slots"])
+        for r in got["rows"]:
+            k = el["slots"].index(int(r[0]))
+            assert abs(float(r[1]) - el["p"][k]) < 1e-4 and abs(float(r[3]) - el["score"][k]) < 1e-4
+            assert (r[4] == "✓") == (int(r[0]) in rec["slots"])
+        seen.add(p.kind)
+    assert seen == {"decode", "compare"}
+    ctx.close()
+    assert blocked == [] and errors == []
+
+
 def test_export_step_draws_the_tree_once(browser, deep_trace, tmp_path):
     """Issue 18 (step p90 <= 50 ms at 300 nodes): vis-network drew the whole canvas
     synchronously after every DataSet change, again on the next frame, and once more after
