@@ -183,6 +183,7 @@
     this.timer = null; this.playing = false; this.shownTree = {n: new Map(), e: new Map()};
     this.tips = {}; this.notes = {};
     this.selected = null; this.drawn = {}; this.seq = 0; this.padding = false;
+    this.opened = new Set(); this.foldAll = false; this.foldCount = 0;
     this.build();
   }
 
@@ -260,7 +261,13 @@
       self.shownTree.n = new Map();          // every node's label again
       if (self.store && self.store.states.length) self.drawTree(self.pos);
     };
-    E.legend = h("div", "mv-legend"); E.treeBar.append(E.fit, E.goto, E.nq, E.legend);
+    E.fold = h("label", "mv-check mv-fold"); E.foldBox = h("input"); E.foldBox.type = "checkbox";
+    E.fold.append(E.foldBox, h("span", "", " fold low-visit leaves"));
+    E.foldBox.onchange = function () {
+      ACTIVE = self; self.foldAll = E.foldBox.checked; self.opened = new Set();
+      if (self.store && self.store.states.length) self.drawTree(self.pos);
+    };
+    E.legend = h("div", "mv-legend"); E.treeBar.append(E.fit, E.goto, E.nq, E.fold, E.legend);
     E.panels.tree.append(E.nodeLine, E.treeBox, E.treeBar);
     var top = h("div", "mv-top");
     top.append(E.problem, E.controls, E.slider, E.progress, E.phase, E.expl, E.detail);
@@ -486,7 +493,7 @@
   /* ---- the tree */
   Viewer.prototype.resetTree = function () {
     if (this.network) { this.network.destroy(); this.network = null; }
-    this.gliding = null;
+    this.gliding = null; this.opened = new Set();
     this.nodes = null; this.edges = null;
     this.shownTree = {n: new Map(), e: new Map()};
     this.tips = {}; this.notes = {};
@@ -503,6 +510,10 @@
     this.network.on("click", function (p) {
       var id = p.nodes && p.nodes.length ? p.nodes[0] : null;
       if (typeof id === "number") { self.selected = id; self.setTab("inspector"); }
+      else if (typeof id === "string" && id.indexOf("fold-") === 0) {     // open a folded group
+        self.opened.add(Number(id.slice(5)));
+        if (self.store && self.store.states.length) self.drawTree(self.pos);
+      }
     });
     this.network.on("showPopup", function (id) { self.fillTip(id); });
     this.network.on("afterDrawing", function () {
@@ -555,15 +566,19 @@
     var changed = [], moved = [];
     this.settle();
     try {
+    var view = this.folded(i, st);
+    this.foldCount = view.count;
     ["n", "e"].forEach(function (part) {
-      var shown = self.shownTree[part], want = st[part], ds = part === "n" ? self.nodes : self.edges;
+      var shown = self.shownTree[part], want = view[part], ds = part === "n" ? self.nodes : self.edges;
       var gone = [], upd = [];
-      shown.forEach(function (idx, k) { if (!want.has(k)) gone.push(pool[idx].id); });
+      // (a folded group's own items are not in the pool: their "index" is a signature)
+      var itemOf = function (idx, k) { return typeof idx === "string" ? view.synth[k] : pool[idx]; };
+      shown.forEach(function (idx, k) { if (!want.has(k)) gone.push(typeof idx === "string" ? k : pool[idx].id); });
       want.forEach(function (idx, k) {
         if (shown.get(k) !== idx) {
-          var item = Object.assign({}, pool[idx]);     // every style field: see Python
+          var src = itemOf(idx, k), item = Object.assign({}, src);     // every style field: see Python
           if (part === "n") {
-            item.title = self.tipFor(item.id); delete item.note; self.notes[item.id] = pool[idx].note;
+            item.title = self.tipFor(item.id); delete item.note; self.notes[item.id] = src.note;
             if (self.showNQ && typeof item.id === "number") {
               var fig = s.get(i, "s", String(item.id));
               if (fig) item.label += "\nN" + fig.N + " Q" + (fig.N > 0 ? fmt(fig.Q, 2) : "—");   // 9 characters: siblings 104 px apart
@@ -642,6 +657,60 @@
     this.gliding = null;
     if (!g || !body) return;
     g.forEach(function (m) { var bn = body.nodes[m[0]]; if (bn) { bn.x = m[3]; bn.y = m[4]; } });
+  };
+
+  // Folding (issue 28 #7): above FOLD_ABOVE drawn nodes (or always, with the tree bar's
+  // checkbox), the low-visit leaves (N <= FOLD_N) of a node -- two or more, none on the
+  // path, new, a candidate, the winner, weighed by a selection or selected -- are drawn as
+  // one "+k" box where they would be; a click on it opens them for the rest of the run.
+  var FOLD_ABOVE = 300, FOLD_N = 1;
+  Viewer.prototype.folded = function (i, st) {
+    var s = this.store, pool = s.pool, self = this, plain = {n: st.n, e: st.e, synth: {}, count: 0};
+    var total = 0;
+    st.n.forEach(function (idx) { if (typeof pool[idx].id === "number") total += 1; });
+    if (!(this.foldAll ? total > 0 : total > FOLD_ABOVE)) return plain;
+    var info = (s.get(i, "h", "0") || {}).tree || {};
+    var keep = new Set([].concat(info.path || [], info.new || [], info.candidates || [], info.ucb || [],
+                                 info.winner !== null && info.winner !== undefined ? [info.winner] : [],
+                                 this.selected !== null && this.selected !== undefined ? [this.selected] : []));
+    var kids = new Set(), parentOf = new Map();
+    st.e.forEach(function (idx) {
+      var e = pool[idx];
+      kids.add(e.from);
+      if (typeof e.to === "number") parentOf.set(e.to, e.from);
+    });
+    var groups = new Map();
+    st.n.forEach(function (idx, k) {
+      var n = pool[idx];
+      if (typeof n.id !== "number" || keep.has(n.id) || kids.has(n.id)) return;
+      var p = parentOf.get(n.id), f = s.get(i, "s", k);
+      if (p === undefined || self.opened.has(p) || !f || f.N > FOLD_N) return;
+      if (!groups.has(p)) groups.set(p, []);
+      groups.get(p).push(n);
+    });
+    var N = new Map(st.n), E = new Map(st.e), synth = {}, count = 0;
+    groups.forEach(function (list, p) {
+      if (list.length < 2) return;
+      var lo = Infinity, hi = -Infinity;
+      list.forEach(function (n) { N.delete(String(n.id)); E.delete(p + "-" + n.id); lo = Math.min(lo, n.x); hi = Math.max(hi, n.x); });
+      count += list.length;
+      // at a folded child's own place (free: nodes are 104 px apart), the one nearest the
+      // middle of the group -- a kept sibling may sit in the middle
+      var mid = (lo + hi) / 2, x = list[0].x;
+      list.forEach(function (n) { if (Math.abs(n.x - mid) < Math.abs(x - mid)) x = n.x; });
+      var id = "fold-" + p, eid = id + "-e", y = list[0].y, grey = "#8a8a8a";
+      synth[id] = {id: id, label: "+" + list.length, x: x, y: y, shape: "box", size: 10,
+                   note: list.length + " children of node #" + p + " with N <= " + FOLD_N + " folded (#" + list.map(function (n) { return n.id; }).join(", #") + "); click to open them",
+                   color: {background: "#f2f2f2", border: grey, highlight: {background: "#f2f2f2", border: "#000000"}, hover: {background: "#f2f2f2", border: "#000000"}},
+                   borderWidth: 1.5, borderWidthSelected: 2.5, shapeProperties: {borderDashes: [4, 3]},
+                   font: {size: 15, background: "rgba(255,255,255,0)", color: "#444444"}};
+      synth[eid] = {id: eid, from: p, to: id, width: 1, dashes: true,
+                    color: {color: grey, highlight: grey, hover: grey, inherit: false, opacity: 1.0},
+                    arrows: {to: {enabled: true, scaleFactor: 0.45}}};
+      N.set(id, "F" + list.length + "@" + x);
+      E.set(eid, "F" + p);
+    });
+    return {n: N, e: E, synth: synth, count: count};
   };
 
   // One tooltip element per node, written when it opens, from the figures shown now.
@@ -830,6 +899,7 @@
     if (this.showNQ) key([h("span", "", "N12 Q0.42 under a label: its visits N and mean reward Q")]);
     if (lg.clipped) key([h("b", "", "⇡⇣ " + lg.clipped + " node" + (lg.clipped > 1 ? "s" : "") + " with Q outside the scale (clipped)")]);
     if (lg.hidden) key([h("b", "", lg.hidden + " nodes hidden (showing " + (lg.total - lg.hidden) + " of " + lg.total + ")")]);
+    if (this.foldCount) key([h("b", "", "+k boxes: " + this.foldCount + " low-visit leaves folded (click a box to open it)")]);
     var ts = this.store && this.store.meta && this.store.meta.tree;
     if (ts) {
       var shape = h("span", "mv-k mv-shape", "the run's tree: " + ts.nodes + " nodes, depth " + ts.depth + ", "

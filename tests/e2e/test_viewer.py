@@ -344,6 +344,55 @@ def test_export_decode_steps_coloured_by_state(browser, tmp_path):
     assert blocked == [] and errors == []
 
 
+def test_export_folds_low_visit_leaves_into_counts_that_open(browser, deep_trace, tmp_path):
+    """Issue 28 #7: a large tree folds each node's low-visit leaves (N <= 1; two or more,
+    none on the path, a candidate or the winner) into one "+k" box where they would be;
+    a click on the box opens them. Above 300 drawn nodes by default; here, on the deep
+    trace (291 nodes), with the tree bar's checkbox."""
+    from medal.viz.timeline import trace_at
+    ctx, pg, blocked, errors = open_export(browser, deep_trace, tmp_path)
+    last = len(positions(deep_trace)) - 1
+    pg.evaluate(f"medalViewer.go({last})")
+    pg.wait_for_function(f"medalViewer.framedAt === {last}", timeout=10_000)
+    pg.check(".mv-fold input")
+    t = trace_at(deep_trace, last)
+    nodes = nodes_by_id(t)
+    want = expected(deep_trace, last)
+    keep = set(want["path"]) | want["candidates"] | ({want["winner"]} - {None})
+    parents = {n.get("parent") for n in nodes.values()}
+    groups = {}
+    for n in nodes.values():
+        if n["id"] in keep or n["id"] in parents or n.get("parent") is None or n["N"] > 1:
+            continue
+        groups.setdefault(n["parent"], []).append(n["id"])
+    groups = {p: c for p, c in groups.items() if len(c) >= 2}
+    folded = {c for cs in groups.values() for c in cs}
+    assert len(folded) > 50
+    got = drawn(pg)
+    ids = {x["id"] for x in got["nodes"]}
+    assert {i for i in ids if isinstance(i, int)} == set(nodes) - folded
+    boxes = {x["id"]: x["label"] for x in got["nodes"] if str(x["id"]).startswith("fold-")}
+    assert boxes == {f"fold-{p}": f"+{len(c)}" for p, c in groups.items()}
+    assert keep <= ids
+    assert undrawn(pg, None)["miss"] == []
+    assert f"{len(folded)} low-visit leaves folded" in pg.locator(".mv-legend").inner_text()
+    # a click on a box opens it
+    p = max(groups, key=lambda p: len(groups[p]))
+    pg.evaluate(f"medalViewer.network.focus('fold-{p}', {{scale: 1, animation: false}})")
+    xy = pg.evaluate(f"""() => {{ const v = medalViewer, n = v.nodes.get('fold-{p}');
+      const q = v.network.canvasToDOM({{x: n.x, y: n.y}}), r = v.el.treeBox.getBoundingClientRect();
+      return [r.left + q.x, r.top + q.y]; }}""")
+    pg.mouse.click(*xy)
+    pg.wait_for_function(f"medalViewer.nodes.get('fold-{p}') === null", timeout=5_000)
+    ids = {x["id"] for x in drawn(pg)["nodes"]}
+    assert set(groups[p]) <= ids and f"fold-{p}" not in ids
+    assert undrawn(pg, None)["miss"] == []
+    pg.uncheck(".mv-fold input")             # at 291 nodes, unfolded by default
+    assert {i for i in (x["id"] for x in drawn(pg)["nodes"]) if isinstance(i, int)} == set(nodes)
+    ctx.close()
+    assert blocked == [] and errors == []
+
+
 def test_export_step_draws_the_tree_once(browser, deep_trace, tmp_path):
     """Issue 18 (step p90 <= 50 ms at 300 nodes): vis-network drew the whole canvas
     synchronously after every DataSet change, again on the next frame, and once more after
