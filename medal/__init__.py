@@ -35,6 +35,8 @@ The names at this level:
 * :class:`Trace` -- a trace dict that displays itself: ``medal.Trace(medal.load_trace(p))``.
 * :func:`compare` -- two runs (traces, Runs or files) side by side on one timeline, with
   where they part and why; inline in a notebook, ``.save_html(path)`` for one offline page.
+* :func:`tree_graph` -- a trace's search tree as a ``networkx.DiGraph``, every node's N, W,
+  Q, UCB, r_IG ...; :func:`tree_stats` -- its shape (depth, branching, visits per level).
 
 The command line is ``medal`` (``medal generate``, ``medal bench``, ``medal app`` ...);
 ``medal --help`` lists it all. The app: ``medal app``.
@@ -46,7 +48,8 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 __all__ = ["__version__", "load_model", "generate", "Run", "load_trace", "loads_trace",
-           "STRATEGIES", "GenerationConfig", "show", "Trace", "compare"]
+           "STRATEGIES", "GenerationConfig", "show", "Trace", "compare", "tree_graph",
+           "tree_stats"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from .config import GenerationConfig
@@ -56,7 +59,8 @@ if TYPE_CHECKING:  # pragma: no cover
 _LAZY = {"Run": ("engine", "Run"), "GenerationConfig": ("config", "GenerationConfig"),
          "load_trace": ("trace", "load_trace"), "loads_trace": ("trace", "loads_trace"),
          "show": ("viewer", "show"), "Trace": ("viewer", "Trace"),
-         "compare": ("comparison", "compare")}
+         "compare": ("comparison", "compare"),
+         "tree_graph": ("viz.tree", "tree_graph"), "tree_stats": ("viz.tree", "tree_stats")}
 
 
 def __getattr__(name: str) -> Any:

@@ -25,6 +25,7 @@ import html as _html
 from pathlib import Path
 
 from .errors import InputError
+from .timeline import label_at
 
 FORMAT = "medal-compare/1"
 
@@ -39,6 +40,23 @@ def _as_trace(x, what: str) -> tuple[dict, str | None]:
         return dict(trace), None
     raise InputError(f"{what}: compare traces (dicts), traced Runs (trace=True) or trace "
                      f"files, not {type(x).__name__}")
+
+
+def path_words(trace: dict, path: str) -> str:
+    """A JSON path into a trace with its decode step named the way every view names it
+    (issue 28 #4: "/decode/2/tokens" is decode step 4 when the search committed 2):
+    "decode step 4: tokens (/decode/2/tokens)"."""
+    import re
+    from .timeline import step_name
+    m = re.match(r"^/(decode|comparison/steps)/(\d+)(?:/(.*))?$", str(path))
+    if not m:
+        return path
+    try:
+        steps = trace["decode"] if m.group(1) == "decode" else trace["comparison"]["steps"]
+        name = step_name(steps[int(m.group(2))], greedy=m.group(1) != "decode")
+    except (KeyError, IndexError, TypeError):
+        return path
+    return f"{name}{': ' + m.group(3) if m.group(3) else ''} ({path})"
 
 
 def _key(pos) -> tuple:
@@ -129,7 +147,8 @@ class Comparison:
         return _plain({"row": self.part_row, "label": d.position.get("label"),
                        "position": d.position, "phase": d.phase, "cause": d.cause,
                        "explanation": d.explanation, "a": side_a, "b": side_b,
-                       "near_tie": d.near_tie, "paths": [list(p) for p in d.paths[:3]],
+                       "near_tie": d.near_tie,
+                       "paths": [[path_words(self.a, p[0]), *p[1:]] for p in d.paths[:3]],
                        "within_tolerance": self.diff.first is None})
 
     def _what_it_did(self, k: int) -> dict:
@@ -140,7 +159,7 @@ class Comparison:
         if i is None:
             return {"position": "none (the other run's only)"}
         t, pos = (self.a, self.b)[k], self.positions[k][i]
-        out: dict = {"position": pos.label}
+        out: dict = {"position": label_at(t, pos)}
         if pos.kind in ("decode", "compare"):
             st = (t["decode"] if pos.kind == "decode" else t["comparison"]["steps"])[pos.index]
             out["unmasks"] = [f"{s}:{x}" for s, x in zip(st["slots"], st["token_texts"])]
@@ -178,8 +197,8 @@ class Comparison:
             fb.update(self.b)
         else:
             fa, fb = frames
-        labels = [[self.positions[0][i].label if i is not None else None,
-                   self.positions[1][j].label if j is not None else None]
+        labels = [[label_at(self.a, self.positions[0][i]) if i is not None else None,
+                   label_at(self.b, self.positions[1][j]) if j is not None else None]
                   for i, j in self.rows]
         side = [[k, _plain(x), _plain(y)] for k, (x, y) in self.diff.side_by_side.items()]
         return {"format": FORMAT, "key": key, "names": list(self.names),

@@ -198,7 +198,7 @@ def _content(trace: dict, pos) -> dict:
 
 
 def _position_info(trace: dict, pos) -> dict:
-    from .timeline import MCTS_KINDS
+    from .timeline import MCTS_KINDS, step_name
     info = {"kind": pos.kind, "label": pos.label}
     if pos.kind in MCTS_KINDS:
         info["iteration"] = pos.iteration
@@ -207,8 +207,7 @@ def _position_info(trace: dict, pos) -> dict:
         info["index"] = pos.index
         info["step"] = steps[pos.index]["step"]
         info["phase"] = steps[pos.index]["phase"]
-        info["label"] = (f"{'greedy comparison ' if pos.kind == 'compare' else ''}"
-                         f"{steps[pos.index]['phase']} step {steps[pos.index]['step']}")
+        info["label"] = step_name(steps[pos.index], greedy=pos.kind == "compare")
     return info
 
 
@@ -393,8 +392,9 @@ def _explain(a: dict, b: dict, pos_a, pos_b, info: dict, paths: list, config: di
     """(cause, explanation, a's side, b's side, near tie) at a divergent position."""
     forced = _fork_cause(a, b, info)
     if pos_a != pos_b:
-        sa = pos_a.label if pos_a else "nothing (its trace ends there)"
-        sb = pos_b.label if pos_b else "nothing (its trace ends there)"
+        from .timeline import label_at
+        sa = label_at(a, pos_a) if pos_a else "nothing (its trace ends there)"
+        sb = label_at(b, pos_b) if pos_b else "nothing (its trace ends there)"
         text = f"A goes on with {sa}, B with {sb}"
         if forced:
             return "forced action", f"{forced}; {text}", {}, {}, None

@@ -41,6 +41,34 @@ class Position:
         return self.kind.replace("_", " ")
 
 
+def step_name(rec: dict, *, greedy: bool = False) -> str:
+    """A decode step in user words, numbered by its record's ``step`` -- the number the
+    viewer's header, the Compare rows, "Where they part", ``medal fork --step`` and
+    ``medal diff`` all use (issue 28 #4: they used four numberings)."""
+    phase = str(rec.get("phase") or "")
+    k = rec.get("step")
+    if greedy or phase == "compare_greedy":
+        return f"greedy comparison, decode step {k}"
+    if phase.startswith("phase_c-"):
+        return f"candidate #{phase[len('phase_c-'):]}'s completion, step {k}"
+    if phase.startswith("sample-"):
+        return f"sample {phase[len('sample-'):]}, decode step {k}"
+    return f"decode step {k}"
+
+
+def label_at(trace: dict, pos: Position) -> str:
+    """The position's label for people: a decode step by :func:`step_name`, any other
+    position by :attr:`Position.label`."""
+    try:
+        if pos.kind == "decode":
+            return step_name(trace["decode"][pos.index])
+        if pos.kind == "compare":
+            return step_name(trace["comparison"]["steps"][pos.index], greedy=True)
+    except (KeyError, IndexError, TypeError):
+        pass
+    return pos.label
+
+
 def positions(trace: dict | None) -> list[Position]:
     """Every position of ``trace`` (a finished run's or one in progress), in order."""
     if not trace or not trace.get("run"):

@@ -125,6 +125,32 @@ def test_app_what_if_form_lists_the_slots_and_tokens(monkeypatch):
     assert "p " in tok[0].options[0]                     # the node's own top token first
 
 
+def test_app_what_if_token_default_is_said_and_step_probabilities_are_named(monkeypatch):
+    """Issue 28 #8: the token picker preselected the 2nd-ranked token without a word; the
+    decode-step form listed probabilities "at the root" as if they were the step's."""
+    at = _whatif_page(monkeypatch)
+    tok = [s for s in at.selectbox if s.label.startswith("Token at slot 0")][0]
+    said = [c.value for c in at.caption if c.value.startswith("Preselected")]
+    assert len(said) == 1 and tok.options[1].split("  #")[0] in said[0].replace("\\", "")
+    assert "most likely token" in said[0]
+    trace = load_example(next(e for e in EXAMPLES if e.name == "countdown-medal-fixes-greedy"))
+    pos = positions(trace)
+    step = next(i for i, p in enumerate(pos) if p.kind == "decode"
+                and trace["decode"][p.index]["phase"] == "phase_c")
+    at.session_state["pending_request"] = {"op": "whatif", "seq": 2, "pos": step, "step": True}
+    at.run()
+    assert not at.exception
+    rec = trace["decode"][pos[step].index]
+    slot = rec["slots"][0]
+    at.multiselect[0].set_value([slot]).run()
+    tok = [s for s in at.selectbox if s.label.startswith(f"Token at slot {slot}")][0]
+    assert "(the run's)" in tok.options[0]
+    assert not [o for o in tok.options if "at the root" in o]
+    assert any("before decoding, the root's" in o for o in tok.options)
+    said = [c.value for c in at.caption if c.value.startswith("Preselected")]
+    assert said and "the run's own token here: forcing it changes nothing" in said[0]
+
+
 def test_app_what_if_takes_any_token_of_a_large_vocabulary(monkeypatch):
     """A vocabulary too large to list (here: the limit lowered): the picker offers the top
     tokens and a text field for any other token; the fork runs and opens in Compare."""

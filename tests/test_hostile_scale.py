@@ -135,7 +135,7 @@ def test_node_texts_count_in_the_render_cost(base):
 # ---------------------------------------------------------------------- linear drawing
 
 def test_timeline_positions_are_linear_in_decode_steps():
-    from medal.viz.timeline import positions
+    from medal.timeline import positions
     steps = [{"phase": f"phase_c-{i % 50}"} for i in range(30_000)] + [{"phase": "phase_c"}]
     trace = {"run": {"strategy": "x"}, "tree": None, "iterations": [], "decode": steps,
              "search": {"winner": 1}, "comparison": None, "result": None}

@@ -3,6 +3,7 @@ the Pareto frontier -- on a real (small) benchmark of the built-in Sudoku model.
 from __future__ import annotations
 
 import copy
+import re
 import json
 
 import pytest
@@ -59,6 +60,32 @@ def test_frontier(doc):
     assert frontier_figure(doc, "mean_forwards").data
 
 
+def test_frontier_points_are_never_hidden_and_error_bars_have_a_colour():
+    """Issue 28 #7: greedy (on the frontier) and random (off it) sit at one point of the
+    shipped results, and random's marker was drawn over greedy's; the error bars were
+    given the markers' colour list, which plotly.js refuses (black bars)."""
+    from pathlib import Path
+    doc = loads_results((Path(__file__).resolve().parents[1] / "medal" / "assets"
+                         / "bench-countdown.json").read_bytes())
+    s = doc["summary"]
+    assert (s["greedy"]["mean_sequence_forwards"], s["greedy"]["accuracy"]) == \
+        (s["random"]["mean_sequence_forwards"], s["random"]["accuracy"])
+    fig = frontier_figure(doc)
+    pts = fig.data[0]
+    names = list(pts.text)
+    on = set(frontier(doc))
+    assert "greedy" in on and "random" not in on
+    for k, n in enumerate(names):
+        if n in on:
+            assert pts.marker.symbol[k] == "circle"
+        else:      # a ring, larger than any frontier dot: what lies under it shows
+            assert pts.marker.symbol[k] == "circle-open"
+            assert pts.marker.size[k] > max(pts.marker.size[j] for j, m in enumerate(names)
+                                            if m in on)
+    colour = pts.error_y.color
+    assert isinstance(colour, str) and re.fullmatch(r"#[0-9a-f]{6}", colour), colour
+
+
 @pytest.mark.parametrize("change, message", [
     (lambda d: d.update(format="medal-trace"), "not a MEDAL benchmark results file"),
     (lambda d: d.update(version=7), "version 7"),
@@ -80,3 +107,12 @@ def test_not_json_and_too_big():
         loads_results(b"{nope")
     with pytest.raises(ResultsError, match="the limit is"):
         loads_results(b"{}" + b" " * 2048, max_bytes=1024)
+
+
+def test_readme_states_the_results_size_limit_the_code_has():
+    """Issue 28 #7: the README said 50 MB; the code refuses a results file over 20 MiB."""
+    from pathlib import Path
+    from medal.viz.results import MAX_RESULTS_BYTES
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    para = readme[readme.index("**Benchmark**"):][:600]
+    assert f"at most {MAX_RESULTS_BYTES / 2**20:g} MiB" in para and "50 MB" not in para

@@ -453,27 +453,134 @@ def test_verifier_reward_is_shown_beside_r_ig(trace):
 
 # ---------------------------------------------------------------------- issue 10 (part A)
 def test_tree_layout_holds_still_as_the_tree_grows(budget_trace):
-    """Issue 10 #3: a node never moves once drawn -- at every position of the timeline it
-    sits where the finished tree has it -- and siblings never overlap."""
+    """Issue 10 #3, issue 28 #3: in a replay a node never moves -- at every position of the
+    timeline the viewer draws it where the finished tree has it -- and it is a tidy tree
+    (tidy_tree_checks)."""
+    from medal.viewer import Frames
     from medal.timeline import positions, trace_at
-    from medal.viz.tree import H_GAP, layout
+    from medal.viz.tree import layout
     final = layout(budget_trace)
     assert len(final) == len(budget_trace["tree"]["nodes"])
-    for i in range(len(positions(budget_trace))):
-        view = tree_view(trace_at(budget_trace, i), max_nodes=300)
+    tidy_tree_checks(budget_trace, final)
+    frames = Frames("t", max_nodes=300)
+    frames.update(budget_trace)
+    pool, state = frames.enc.pool, {}
+    for i, delta in enumerate(frames.enc.frames):
+        ch = delta.get("n", [])
+        for k in range(0, len(ch), 2):
+            if ch[k + 1] < 0:
+                state.pop(ch[k], None)
+            else:
+                state[ch[k]] = pool[ch[k + 1]]
+        ids = set(nodes_by_id(trace_at(budget_trace, i)))
+        drawn = {n["id"]: n for n in state.values() if isinstance(n["id"], int)}
+        assert set(drawn) == ids
+        for nid, n in drawn.items():
+            assert (n["x"], n["y"]) == final[nid], (i, nid)
+    assert len(frames.enc.frames) == len(positions(budget_trace))
+    for i in range(len(positions(budget_trace))):          # and tree_view's drawing too
+        view = tree_view(trace_at(budget_trace, i), max_nodes=300, xy=final)
         for n in view.nodes:
             if isinstance(n["id"], int):
                 assert (n["x"], n["y"]) == final[n["id"]]
-    by_depth = {}
-    for nid, (x, y) in final.items():
-        by_depth.setdefault(y, []).append(x)
-    for xs in by_depth.values():
-        xs.sort()
-        assert all(b - a >= H_GAP - 1e-6 for a, b in zip(xs, xs[1:]))
-    nodes = nodes_by_id(budget_trace)
-    for nid, (x, y) in final.items():                # children below their parent
-        if nodes[nid]["parent"] is not None:
-            assert y > final[nodes[nid]["parent"]][1]
+
+
+def tidy_tree_checks(trace, xy):
+    """A tidy tree: y from the depth; on each layer nodes at least H_GAP apart; a parent
+    centred over its children, which are side by side in order of birth; every subtree
+    contiguous on every layer (no node of another subtree between two of its nodes), so
+    no edge crosses another."""
+    from medal.viz.tree import H_GAP, V_GAP
+    nodes = nodes_by_id(trace)
+    kids = {}
+    for n in sorted(nodes.values(), key=lambda n: n["id"]):
+        if n.get("parent") is not None:
+            kids.setdefault(n["parent"], []).append(n["id"])
+    rows = {}
+    for nid, (x, y) in xy.items():
+        assert y == nodes[nid]["depth"] * V_GAP
+        rows.setdefault(y, []).append((x, nid))
+    rank = {}
+    for y, row in rows.items():
+        row.sort()
+        assert all(b[0] - a[0] >= H_GAP - 1e-6 for a, b in zip(row, row[1:])), y
+        for k, (_, nid) in enumerate(row):
+            rank[nid] = k
+    for p, c in kids.items():
+        assert [xy[k][0] for k in c] == sorted(xy[k][0] for k in c)
+        assert abs(xy[p][0] - (xy[c[0]][0] + xy[c[-1]][0]) / 2) < 1e-6
+    # contiguity: walk up from each node, collecting per (ancestor, depth) the ranks
+    spans = {}
+    for nid in nodes:
+        a, d = nid, nodes[nid]["depth"]
+        while a is not None:
+            lo, hi, k = spans.get((a, d), (rank[nid], rank[nid], 0))
+            spans[(a, d)] = (min(lo, rank[nid]), max(hi, rank[nid]), k + 1)
+            a = nodes[a].get("parent")
+    for (a, d), (lo, hi, k) in spans.items():
+        assert hi - lo + 1 == k, f"subtree of {a} is split on depth {d}"
+
+
+def _shape(parents):
+    """A bare trace whose tree has these parents (index = id; None: the root)."""
+    nodes, depth = [], {}
+    for i, p in enumerate(parents):
+        depth[i] = 0 if p is None else depth[p] + 1
+        nodes.append({"id": i, "parent": p, "depth": depth[i], "N": 0, "W": 0.0, "Q": 0.0,
+                      "action": None})
+    return {"tree": {"root": 0, "nodes": nodes}}
+
+
+def test_tree_layout_is_tidy_at_any_shape():
+    """Issue 28 #3: each subtree under its parent and siblings together, for the shipped
+    examples and for random trees of every kind of branching (bushy, chains, one wide
+    layer, MCTS-like K2-groups)."""
+    import random
+    from medal.viz.examples import list_examples, load_example
+    from medal.viz.tree import layout
+    for ex in list_examples():
+        t = load_example(ex)
+        tidy_tree_checks(t, layout(t))
+    rnd = random.Random(28)
+    for case in range(60):
+        n = rnd.randint(1, 160)
+        parents = [None]
+        for i in range(1, n):
+            style = case % 3
+            if style == 0:
+                parents.append(rnd.randrange(i))
+            elif style == 1:
+                parents.append(max(0, i - rnd.randint(1, 3)))
+            else:
+                parents.append(rnd.randrange(max(1, i // 3)))
+        t = _shape(parents)
+        tidy_tree_checks(t, layout(t))
+
+
+def test_tree_layout_is_linear_in_one_node_groups():
+    """Issue 28 #3 (hostile input): the old layout searched every layer for a free stretch
+    per group of children -- cubic in one-node groups on a layer (1,000 of them: 39.5 s;
+    1,500 here: over a minute). A tidy tree is linear: 1,500 one-node groups and a
+    5,000-node chain are laid out long before the 5 s alarm (the bound is ~100x slack; the
+    old code runs past it by more than 10x)."""
+    import signal
+    from medal.viz.tree import layout
+    parents = [None] + [0] * 100 + [1 + j % 100 for j in range(1500)]
+    chain = [None] + list(range(5000))
+
+    def alarm(*_):
+        raise TimeoutError("layout of 1,600 nodes took over 5 s: not linear")
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(5)
+    try:
+        wide = layout(_shape(parents))
+        deep = layout(_shape(chain))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert len(wide) == 1601 and len(deep) == 5001
+    tidy_tree_checks(_shape(parents), wide)
+    assert {x for x, _ in deep.values()} == {0.0}
 
 
 def test_tree_colour_scale_is_fixed_for_the_run(budget_trace):
@@ -597,3 +704,43 @@ def test_small_fixes_plural_download_name_k2():
     assert k2_note(GenerationConfig(k1=3, k2=5).resolved(28, 2, None)) is None
     assert prompt_note("countdown", "Use 4, 18, 13 to make 20.") is None
     assert "not a countdown problem" in prompt_note("countdown", "twenty please")
+
+
+def test_tree_graph_is_the_trace_tree_with_every_figure():
+    """Issue 28 #10: networkx was declared and never used. medal.tree_graph(trace) is the
+    search tree as a DiGraph with every node's figures; medal.tree_stats reads the shape
+    from it (and the viewer's tree bar shows it)."""
+    import networkx as nx
+    import medal
+    from medal.viewer import bundle
+    from medal.viz.examples import list_examples, load_example
+    from medal.viz.tree import GRAPH_FIELDS, layout
+    t = load_example(next(e for e in list_examples() if e.name == "countdown-longer-search"))
+    g = medal.tree_graph(t)
+    assert isinstance(g, nx.DiGraph) and nx.is_arborescence(g)
+    nodes = nodes_by_id(t)
+    assert set(g.nodes) == set(nodes) and g.number_of_edges() == len(nodes) - 1
+    xy = layout(t)
+    for nid, n in nodes.items():
+        d = g.nodes[nid]
+        assert all(d[k] == n.get(k) for k in GRAPH_FIELDS)
+        assert (d["x"], d["y"]) == xy[nid]
+        if n.get("parent") is not None:
+            assert g.has_edge(n["parent"], nid) and d["slot"] == n["action"]["slot"]
+    assert g.graph["root"] == 0 and g.graph["winner"] == t["search"]["winner"]
+    path = nx.shortest_path(g, g.graph["root"], g.graph["winner"])
+    assert path == node_path(nodes, g.graph["winner"])
+    st = medal.tree_stats(t)
+    kids = {}
+    for n in nodes.values():
+        if n.get("parent") is not None:
+            kids[n["parent"]] = kids.get(n["parent"], 0) + 1
+    assert st["nodes"] == len(nodes) and st["depth"] == max(n["depth"] for n in nodes.values())
+    assert st["expanded"] == len(kids) and st["leaves"] == len(nodes) - len(kids)
+    assert st["branching"] == sum(kids.values()) / len(kids)
+    assert [r["nodes"] for r in st["per_level"]] == [
+        sum(1 for n in nodes.values() if n["depth"] == d) for d in range(st["depth"] + 1)]
+    assert [r["visits"] for r in st["per_level"]] == [
+        sum(n["N"] for n in nodes.values() if n["depth"] == d) for d in range(st["depth"] + 1)]
+    assert bundle(t)["meta"]["tree"]["per_level"] == [r["nodes"] for r in st["per_level"]]
+    assert "tree_graph" in medal.__all__ and medal.tree_stats({"run": {}})["nodes"] == 0

@@ -278,7 +278,10 @@ def token_options(model, trace: dict, node, step, slot: int) -> list[tuple[int, 
                 seen.setdefault(int(d["tokens"][k]), f"{d['token_texts'][k]!r}  (the run's)")
         root = ((trace.get("tree") or {}).get("nodes") or [None])[0]
         for t in ((root or {}).get("top") or [[]] * (slot + 1))[slot] or []:
-            seen.setdefault(int(t["token"]), f"{t['text']!r}  (p {t['p']:.3g} at the root)")
+            # (the root's probabilities: before the search and any decoding step, not
+            # this step's -- the trace keeps a step's chosen tokens only)
+            seen.setdefault(int(t["token"]),
+                            f"{t['text']!r}  (p {t['p']:.3g} before decoding, the root's)")
     out = [(tid, lab) for tid, lab in seen.items() if tid != model.mask_id]
     try:
         size = int(model.vocab_size)
@@ -361,6 +364,14 @@ def whatif_form(trace: dict | None, source_id: str | None, label: str) -> None:
             picks[s] = st.selectbox(f"Token at slot {s} (the tokens seen here first)", ids,
                                     index=1 if len(ids) > 1 else 0, key=f"wi{gen}_tok{s}",
                                     format_func=lambda t, labels=labels: f"{labels[t]}  #{t}")
+            if len(ids) > 1:         # the default said, never silent (issue 28 #8)
+                first = labels[ids[0]]
+                st.caption(md(f"Preselected: the second in the list, "
+                              f"{labels[ids[1]]} -- the first, {first}, is "
+                              + ("the run's own token here: forcing it changes nothing."
+                                 if node is None else
+                                 "this node's most likely token here.")
+                              + " Pick any other."))
             if len(ids) < _vocab_size(model) - 1:     # a large vocabulary: any other token too
                 other = st.text_input(f"… or any other token at slot {s} (its text, or #id)",
                                       key=f"wi{gen}_other{s}", max_chars=200)

@@ -48,7 +48,7 @@ from ..viz.inspector import (_completion_text, _slot_texts, action_table, candid
                              ucb_card, ucb_text)
 from ..viz.order import answer_end, order_summary, slot_tokens
 from ..viz.phases import MCTS_PHASES, current_phase, progress
-from ..timeline import ITERATION_ENDS, positions, trace_at
+from ..timeline import ITERATION_ENDS, label_at, positions, trace_at
 from ..viz.tree import (CANDIDATE_COLOUR, H_GAP, LABEL_FONT, NEW_COLOUR, PATH_COLOUR,
                         SMALL_FONT, UNVISITED, V_GAP, VIS_OPTIONS, WINNER_COLOUR, layout,
                         q_scale, vis_assets, visible_node_ids)
@@ -529,8 +529,13 @@ def frame_parts(trace: dict, index: int, *, max_nodes: int = MAX_NODES,
         n_scale = 2 ** math.ceil(math.log2(max(8, root["N"]))) if root else None
         if "layout" not in memo:
             memo["layout"] = layout(trace)
+            memo["kids"] = _child_rows(trace, memo["layout"])
         tn, te, info = tree_parts(t, pos.kind, max_nodes, scale, n_scale=n_scale,
                                   xy=memo["layout"], memo=memo.setdefault("tree", {}))
+        if pos.kind == "selection" and info.get("path"):
+            # where the expansion will draw the leaf's children (the finished run's
+            # layout): the view makes room for them now rather than moving at the next step
+            info["room"] = memo["kids"].get(info["path"][-1])
         stats = stats_parts(t, info, memo.setdefault("stats", {}))
         cards = card_parts(t, memo.setdefault("cards", {}))
         if final and pos.kind not in ("selection", "expansion", "simulation"):
@@ -540,7 +545,7 @@ def frame_parts(trace: dict, index: int, *, max_nodes: int = MAX_NODES,
     answer = None
     if result:
         answer = {"text": str(result.get("answer")), "verified": result.get("verified")}
-    head = {"kind": pos.kind, "label": pos.label, "phase": ph.key, "title": ph.title,
+    head = {"kind": pos.kind, "label": label_at(trace, pos), "phase": ph.key, "title": ph.title,
             "iteration": ph.iteration, "explanation": explanation(t, ph.key),
             "detail": ph.detail, "progress": 1.0 if pos.kind == "finished" else round(frac, 4),
             "caption": caption, "iteration_end": pos.kind in ITERATION_ENDS,
@@ -552,8 +557,50 @@ def frame_parts(trace: dict, index: int, *, max_nodes: int = MAX_NODES,
              "o": _order_part(t),
             "v": {"task": task_view_html(t) or "",
                    "cands": _candidates_part(t), "legend": legend(scale, info),
-                   "summary": _summary(t) if pos.kind == "finished" else None}}
+                   "summary": _summary(t) if pos.kind == "finished" else None,
+                   "step": _step_part(trace, t, pos)}}
     return parts, list(nodes)
+
+
+def _step_part(trace: dict, t: dict, pos) -> dict | None:
+    """A decoding step as the field's demos show one (issue 28 #6): which slots it
+    unmasked, and every eligible slot's p, margin and score -- for MEDAL's phase C, a
+    baseline's decoding and the greedy comparison. ``row``: the order strip's row that
+    holds this decode's answer ("m" the run's, "g" greedy's; None for another candidate's
+    completion, which no strip holds)."""
+    if pos.kind not in ("decode", "compare"):
+        return None
+    from ..viz.common import main_phase
+    try:
+        rec = (trace["decode"] if pos.kind == "decode" else trace["comparison"]["steps"])[pos.index]
+    except (KeyError, IndexError, TypeError):
+        return None
+    el = rec.get("eligible") or {}
+    rows = []
+    for k, slot in enumerate(el.get("slots") or []):
+        def at(name, k=k):
+            v = (el.get(name) or [None] * (k + 1))
+            return _num(v[k]) if k < len(v) else None
+        rows.append({"slot": slot, "p": at("p"), "margin": at("margin"), "score": at("score"),
+                     "now": slot in rec["slots"]})
+    row = "g" if pos.kind == "compare" else ("m" if rec["phase"] == main_phase(t) else None)
+    return {"label": label_at(trace, pos), "step": rec["step"], "row": row,
+            "slots": list(rec["slots"]),
+            "texts": [visible_token(x) for x in rec.get("token_texts") or []],
+            "eligible": rows}
+
+
+def _child_rows(trace: dict, xy: dict) -> dict:
+    """Per node with children: [x of the first, x of the last, y] of its children."""
+    out: dict = {}
+    for n in (trace.get("tree") or {}).get("nodes") or []:
+        p, at = n.get("parent"), xy.get(n["id"])
+        if p is None or at is None:
+            continue
+        row = out.get(p)
+        out[p] = [at[0], at[0], at[1]] if row is None else \
+            [min(row[0], at[0]), max(row[1], at[0]), at[1]]
+    return out
 
 
 def explanation(t: dict, key: str) -> str:
@@ -655,7 +702,21 @@ def meta(trace: dict) -> dict:
     return {"strategy": run_info(trace, "strategy", ""), "prompt": run_info(trace, "prompt", ""),
             "model": model.get("name", ""), "task": _task_name(trace),
             "config": {k: v for k, v in cfg.items() if not isinstance(v, (dict, list))},
-            "lc": cfg.get("lc"), "C": cfg.get("candidates"), "c": cfg.get("c")}
+            "lc": cfg.get("lc"), "C": cfg.get("candidates"), "c": cfg.get("c"),
+            "tree": _tree_shape(trace)}
+
+
+def _tree_shape(trace: dict) -> dict | None:
+    """The run's tree in figures (:func:`medal.viz.tree.tree_stats`, from its networkx
+    graph), for the tree bar; None without a tree."""
+    if not (trace.get("tree") or {}).get("nodes"):
+        return None
+    from ..viz.tree import tree_stats
+    st = tree_stats(trace)
+    return {k: st[k] for k in ("nodes", "depth", "expanded", "leaves", "unvisited")} | {
+        "branching": round(st["branching"], 2),
+        "visits": [r["visits"] for r in st["per_level"]],
+        "per_level": [r["nodes"] for r in st["per_level"]]}
 
 
 def _task_name(trace: dict) -> str:

@@ -18,6 +18,12 @@
   var STEPS = ["#30123b", "#4662d7", "#36aaf9", "#1ae4b6", "#72fe5e", "#c8ef34", "#faba39",
                "#f66b19", "#ca2a04", "#7a0403"];
   var PARTS = ["h", "n", "e", "s", "a", "g", "o", "v"];
+  // a negative reward, explained where it appears (tooltip, inspector, legend)
+  var NEG_RIG = "r_IG < 0: after this token the other masked slots are, in total, less certain than before it (the model's entropy rose), so the gain is negative.";
+  // around the row of children a selection's leaf will have: their labels, r_IG and
+  // completion lines included (11 characters at 15 px; 5 lines)
+  var ROOM_X = 60, ROOM_Y = 110;
+  var NARROW_PX = 760;
   var MIN_SCALE = 0.8;          // 12 px / 15 px labels: never smaller on screen when stepping
   var MAX_SCALE = 1.1;
 
@@ -177,6 +183,7 @@
     this.timer = null; this.playing = false; this.shownTree = {n: new Map(), e: new Map()};
     this.tips = {}; this.notes = {};
     this.selected = null; this.drawn = {}; this.seq = 0; this.padding = false;
+    this.opened = new Set(); this.foldAll = false; this.foldCount = 0;
     this.build();
   }
 
@@ -237,12 +244,40 @@
     E.fit = h("button", "mv-btn mv-fit", "Fit tree"); E.fit.type = "button";
     tipped(E.fit, "Show the whole tree");
     E.fit.onclick = function () { ACTIVE = self; self.fitAll(); };
-    E.legend = h("div", "mv-legend"); E.treeBar.append(E.fit, E.legend);
+    // go to node #id (issue 28 #7: a node named in the inspector, a diff or a talk, found
+    // in a tree of hundreds)
+    E.goto = h("form", "mv-goto");
+    E.gotoIn = h("input", "mv-goto-in"); E.gotoIn.type = "text"; E.gotoIn.inputMode = "numeric";
+    E.gotoIn.size = 5; E.gotoIn.placeholder = "#id"; E.gotoIn.setAttribute("aria-label", "Go to node number");
+    E.gotoMsg = h("span", "mv-goto-msg");
+    var gb = h("button", "mv-btn mv-goto-btn", "Go to node"); gb.type = "submit";
+    E.goto.append(gb, E.gotoIn, E.gotoMsg);
+    E.goto.onsubmit = function (e) { e.preventDefault(); ACTIVE = self; self.gotoNode(E.gotoIn.value); };
+    // N and Q on the canvas, for a lecture (issue 28 #6): a line under each node's label
+    E.nq = h("label", "mv-check mv-nq"); E.nqBox = h("input"); E.nqBox.type = "checkbox";
+    E.nq.append(E.nqBox, h("span", "", " N, Q on the canvas"));
+    E.nqBox.onchange = function () {
+      ACTIVE = self; self.showNQ = E.nqBox.checked;
+      self.shownTree.n = new Map();          // every node's label again
+      if (self.store && self.store.states.length) self.drawTree(self.pos);
+    };
+    E.fold = h("label", "mv-check mv-fold"); E.foldBox = h("input"); E.foldBox.type = "checkbox";
+    E.fold.append(E.foldBox, h("span", "", " fold low-visit leaves"));
+    E.foldBox.onchange = function () {
+      ACTIVE = self; self.foldAll = E.foldBox.checked; self.opened = new Set();
+      if (self.store && self.store.states.length) self.drawTree(self.pos);
+    };
+    E.legend = h("div", "mv-legend"); E.treeBar.append(E.fit, E.goto, E.nq, E.fold, E.legend);
     E.panels.tree.append(E.nodeLine, E.treeBox, E.treeBar);
     var top = h("div", "mv-top");
     top.append(E.problem, E.controls, E.slider, E.progress, E.phase, E.expl, E.detail);
     r.append(top, E.tabs);
     TABS.forEach(function (t) { r.appendChild(E.panels[t[0]]); });
+    // a narrow column (the app at 1024 px with its sidebar open: 564 px): a compact header,
+    // so that the tree starts on the first screen (issue 28 #5: 495 px down a 768 px window)
+    var narrow = function () { r.classList.toggle("mv-narrow", r.clientWidth > 0 && r.clientWidth < NARROW_PX); };
+    narrow();
+    if (typeof ResizeObserver !== "undefined") new ResizeObserver(narrow).observe(r);
     r.addEventListener("pointerdown", function () { ACTIVE = self; }, true);
     r.addEventListener("focusin", function () { ACTIVE = self; });
     E.tip = tips(r, function () { return E.progress; });
@@ -373,13 +408,15 @@
     var hd = s.get(i, "h", "0"), E = this.el, n = s.states.length;
     E.problem.textContent = "";
     E.problem.append(h("b", "", "Problem: "), h("span", "mv-prompt", s.meta.prompt || ""));
+    E.problem.title = (s.meta.prompt || "");
     var m = s.meta;
     E.problem.appendChild(h("span", "mv-muted", "  ·  " + (m.strategy || "") + " · " + (m.model || "")
       + (m.lc !== undefined && m.lc !== null ? " · L_c=" + m.lc + ", C=" + m.C + ", c=" + m.c : "")));
     E.slider.max = String(n - 1); E.slider.value = String(i);
     E.bar.firstChild.style.width = Math.round(100 * (hd.progress || 0)) + "%";
     E.caption.textContent = "position " + (i + 1) + " of " + n + (s.live && !s.done ? "+" : "") + " · " + hd.caption;
-    E.title.textContent = "Phase: " + hd.title + (hd.iteration ? " · iteration " + hd.iteration : "");
+    E.title.textContent = "Phase: " + hd.title + (hd.iteration ? " · iteration " + hd.iteration : "")
+      + ((hd.kind === "decode" || hd.kind === "compare") && hd.label ? " · " + hd.label : "");
     E.cycle.textContent = "";
     if (hd.mcts) {
       ["selection", "expansion", "simulation", "backpropagation"].forEach(function (k, j) {
@@ -456,6 +493,7 @@
   /* ---- the tree */
   Viewer.prototype.resetTree = function () {
     if (this.network) { this.network.destroy(); this.network = null; }
+    this.gliding = null; this.opened = new Set();
     this.nodes = null; this.edges = null;
     this.shownTree = {n: new Map(), e: new Map()};
     this.tips = {}; this.notes = {};
@@ -472,6 +510,10 @@
     this.network.on("click", function (p) {
       var id = p.nodes && p.nodes.length ? p.nodes[0] : null;
       if (typeof id === "number") { self.selected = id; self.setTab("inspector"); }
+      else if (typeof id === "string" && id.indexOf("fold-") === 0) {     // open a folded group
+        self.opened.add(Number(id.slice(5)));
+        if (self.store && self.store.states.length) self.drawTree(self.pos);
+      }
     });
     this.network.on("showPopup", function (id) { self.fillTip(id); });
     this.network.on("afterDrawing", function () {
@@ -521,22 +563,39 @@
     // the step's changes go in, then drawn once (requestDraw).
     var em = this.network.body && this.network.body.emitter;
     if (em) em.emit("_blockRedraw");
+    var changed = [], moved = [];
+    this.settle();
     try {
+    var view = this.folded(i, st);
+    this.foldCount = view.count;
     ["n", "e"].forEach(function (part) {
-      var shown = self.shownTree[part], want = st[part], ds = part === "n" ? self.nodes : self.edges;
+      var shown = self.shownTree[part], want = view[part], ds = part === "n" ? self.nodes : self.edges;
       var gone = [], upd = [];
-      shown.forEach(function (idx, k) { if (!want.has(k)) gone.push(pool[idx].id); });
+      // (a folded group's own items are not in the pool: their "index" is a signature)
+      var itemOf = function (idx, k) { return typeof idx === "string" ? view.synth[k] : pool[idx]; };
+      shown.forEach(function (idx, k) { if (!want.has(k)) gone.push(typeof idx === "string" ? k : pool[idx].id); });
       want.forEach(function (idx, k) {
         if (shown.get(k) !== idx) {
-          var item = Object.assign({}, pool[idx]);     // every style field: see Python
-          if (part === "n") { item.title = self.tipFor(item.id); delete item.note; self.notes[item.id] = pool[idx].note; }
+          var src = itemOf(idx, k), item = Object.assign({}, src);     // every style field: see Python
+          if (part === "n") {
+            item.title = self.tipFor(item.id); delete item.note; self.notes[item.id] = src.note;
+            if (self.showNQ && typeof item.id === "number") {
+              var fig = s.get(i, "s", String(item.id));
+              if (fig) item.label += "\nN" + fig.N + " Q" + (fig.N > 0 ? fmt(fig.Q, 2) : "—");   // 9 characters: siblings 104 px apart
+            }
+            var was = ds.get(item.id);
+            if (was && (was.x !== item.x || was.y !== item.y)) moved.push([item.id, was.x, was.y, item.x, item.y]);
+          }
           upd.push(item);
         }
       });
       if (gone.length) ds.remove(gone);
       if (upd.length) ds.update(upd);
+      if (part === "n") changed = upd;
       self.shownTree[part] = want;
     });
+    this.freshBoxes(changed);
+    if (moved.length) this.glide(moved);
     } finally { if (em) em.emit("_allowRedraw"); }
     var hd = s.get(i, "h", "0");
     this.drawLegend(s.get(i, "v", "legend"));
@@ -555,10 +614,109 @@
     }
   };
 
+  // vis-network draws a node only when its stored box overlaps the view, and it stores a
+  // node's box only when it draws it (or passes over it off screen): a node just added
+  // has the empty box at the origin, one just moved or relabelled its old box. Such nodes
+  // were left undrawn after a step (issue 28: 17 of 149 positions of the longer search,
+  // the winner's star among them) until something else redrew the canvas. Every node a
+  // step added or changed gets its box measured before the step's one drawing.
+  Viewer.prototype.freshBoxes = function (items) {
+    var net = this.network, body = net && net.body;
+    if (!items.length || !body || !net.canvas || !net.canvas.getContext) return;
+    var ctx = net.canvas.getContext();
+    for (var k = 0; k < items.length; k++) {
+      var bn = body.nodes[items[k].id];
+      if (!bn || !bn.shape) continue;
+      try { bn.resize(ctx); bn.updateBoundingBox(ctx, bn.selected); } catch (e) { /* a later vis-network: drawn on its next redraw */ }
+    }
+  };
+
+  // In a live run the tidy layout is of the tree so far: a node may move as the tree
+  // grows (a replay lays out the finished tree once; nothing moves). A moved node glides
+  // from its old place to its new one in GLIDE_MS rather than jumping (issue 28 #3).
+  var GLIDE_MS = 300;
+  Viewer.prototype.glide = function (moved) {
+    var self = this, body = this.network.body, t0 = performance.now();
+    this.gliding = moved;
+    moved.forEach(function (m) { var bn = body.nodes[m[0]]; if (bn) { bn.x = m[1]; bn.y = m[2]; } });
+    function tick() {
+      if (self.gliding !== moved || !self.network) return;
+      var t = Math.min(1, (performance.now() - t0) / GLIDE_MS), e = t * t * (3 - 2 * t);
+      moved.forEach(function (m) {
+        var bn = body.nodes[m[0]];
+        if (bn) { bn.x = m[1] + (m[3] - m[1]) * e; bn.y = m[2] + (m[4] - m[2]) * e; }
+      });
+      if (t < 1) { self.network.redraw(); requestAnimationFrame(tick); }
+      else { self.gliding = null; self.requestDraw(); }
+    }
+    requestAnimationFrame(tick);
+  };
+  // a glide under way ends at once, its nodes where the data has them (a new step)
+  Viewer.prototype.settle = function () {
+    var g = this.gliding, body = this.network && this.network.body;
+    this.gliding = null;
+    if (!g || !body) return;
+    g.forEach(function (m) { var bn = body.nodes[m[0]]; if (bn) { bn.x = m[3]; bn.y = m[4]; } });
+  };
+
+  // Folding (issue 28 #7): above FOLD_ABOVE drawn nodes (or always, with the tree bar's
+  // checkbox), the low-visit leaves (N <= FOLD_N) of a node -- two or more, none on the
+  // path, new, a candidate, the winner, weighed by a selection or selected -- are drawn as
+  // one "+k" box where they would be; a click on it opens them for the rest of the run.
+  var FOLD_ABOVE = 300, FOLD_N = 1;
+  Viewer.prototype.folded = function (i, st) {
+    var s = this.store, pool = s.pool, self = this, plain = {n: st.n, e: st.e, synth: {}, count: 0};
+    var total = 0;
+    st.n.forEach(function (idx) { if (typeof pool[idx].id === "number") total += 1; });
+    if (!(this.foldAll ? total > 0 : total > FOLD_ABOVE)) return plain;
+    var info = (s.get(i, "h", "0") || {}).tree || {};
+    var keep = new Set([].concat(info.path || [], info.new || [], info.candidates || [], info.ucb || [],
+                                 info.winner !== null && info.winner !== undefined ? [info.winner] : [],
+                                 this.selected !== null && this.selected !== undefined ? [this.selected] : []));
+    var kids = new Set(), parentOf = new Map();
+    st.e.forEach(function (idx) {
+      var e = pool[idx];
+      kids.add(e.from);
+      if (typeof e.to === "number") parentOf.set(e.to, e.from);
+    });
+    var groups = new Map();
+    st.n.forEach(function (idx, k) {
+      var n = pool[idx];
+      if (typeof n.id !== "number" || keep.has(n.id) || kids.has(n.id)) return;
+      var p = parentOf.get(n.id), f = s.get(i, "s", k);
+      if (p === undefined || self.opened.has(p) || !f || f.N > FOLD_N) return;
+      if (!groups.has(p)) groups.set(p, []);
+      groups.get(p).push(n);
+    });
+    var N = new Map(st.n), E = new Map(st.e), synth = {}, count = 0;
+    groups.forEach(function (list, p) {
+      if (list.length < 2) return;
+      var lo = Infinity, hi = -Infinity;
+      list.forEach(function (n) { N.delete(String(n.id)); E.delete(p + "-" + n.id); lo = Math.min(lo, n.x); hi = Math.max(hi, n.x); });
+      count += list.length;
+      // at a folded child's own place (free: nodes are 104 px apart), the one nearest the
+      // middle of the group -- a kept sibling may sit in the middle
+      var mid = (lo + hi) / 2, x = list[0].x;
+      list.forEach(function (n) { if (Math.abs(n.x - mid) < Math.abs(x - mid)) x = n.x; });
+      var id = "fold-" + p, eid = id + "-e", y = list[0].y, grey = "#8a8a8a";
+      synth[id] = {id: id, label: "+" + list.length, x: x, y: y, shape: "box", size: 10,
+                   note: list.length + " children of node #" + p + " with N <= " + FOLD_N + " folded (#" + list.map(function (n) { return n.id; }).join(", #") + "); click to open them",
+                   color: {background: "#f2f2f2", border: grey, highlight: {background: "#f2f2f2", border: "#000000"}, hover: {background: "#f2f2f2", border: "#000000"}},
+                   borderWidth: 1.5, borderWidthSelected: 2.5, shapeProperties: {borderDashes: [4, 3]},
+                   font: {size: 15, background: "rgba(255,255,255,0)", color: "#444444"}};
+      synth[eid] = {id: eid, from: p, to: id, width: 1, dashes: true,
+                    color: {color: grey, highlight: grey, hover: grey, inherit: false, opacity: 1.0},
+                    arrows: {to: {enabled: true, scaleFactor: 0.45}}};
+      N.set(id, "F" + list.length + "@" + x);
+      E.set(eid, "F" + p);
+    });
+    return {n: N, e: E, synth: synth, count: count};
+  };
+
   // One tooltip element per node, written when it opens, from the figures shown now.
   Viewer.prototype.tipFor = function (id) {
     var t = this.tips[id];
-    if (!t) { t = this.tips[id] = document.createElement("div"); t.className = "mv-tip"; }
+    if (!t) { t = this.tips[id] = document.createElement("div"); t.className = "mv-nodetip"; }
     return t;
   };
   Viewer.prototype.fillTip = function (id) {
@@ -569,6 +727,7 @@
     if (st) {
       lines.push("N = " + st.N + " · W = " + fmt(st.W) + " · Q = " + fmt(st.Q));
       lines.push("UCB = " + fmt(st.UCB) + " · r_IG = " + fmt(st.r_IG));
+      if (typeof st.r_IG === "number" && st.r_IG < 0) lines.push(NEG_RIG);
       if (st.badges) lines.push(st.badges);
       if (st.outlier) lines.push("⚠ " + st.outlier);
     }
@@ -626,6 +785,7 @@
     var win = info.winner !== null && info.winner !== undefined ? [info.winner] : [];
     // what to frame, most first: everything that matters now; without the candidates and
     // the siblings weighed by a selection; the newest node of the path and its children
+    var leaf = (info.path || []).length ? info.path[info.path.length - 1] : null;
     var sets = [[].concat(info.path || [], info.new || [], info.candidates || [], win, info.ucb || []),
                 [].concat(info.path || [], info.new || [], info.candidates || [], win),
                 [].concat(info.path || [], info.new || [], win),
@@ -633,19 +793,84 @@
                 // a parent far from its new children (the layout never moves a node): the
                 // children, the event of this phase
                 (info.new && info.new.length ? info.new : (info.path || []).slice(-1)).concat(win)];
-    var box = this.box(), chosen = null;
+    var box = this.box(), chosen = null, boxes = [];
+    // a tidy tree of the finished run spreads a node's children as wide as their subtrees
+    // will grow: when they do not fit at a readable scale, the parent and its children
+    // nearest to it, as many as fit
+    if (leaf !== null && have(leaf) && info.new && info.new.length) sets.push(this.nearest(leaf, info.new.filter(have), box));
+    var k0 = this.network.getScale(), keep = !force && k0 >= MIN_SCALE - 1e-6 && k0 <= MAX_SCALE + 1e-6;
+    function fitsAt(bb, k) {
+      return (bb.right - bb.left) * k <= box.w - 24 && (bb.bottom - bb.top) * k <= box.h - 24;
+    }
     for (var k = 0; k < sets.length; k++) {
       var ids = sets[k].filter(have);
       if (!ids.length) continue;
       var bb = this.bounds(ids);
       if (!bb) continue;
+      // a selection ends at a leaf that the expansion next draws children under: room for
+      // them now (where it fits), so the view need not move again at the expansion
+      if (info.room && leaf !== null && ids.indexOf(leaf) >= 0) {
+        var wide = {left: Math.min(bb.left, info.room[0] - ROOM_X), right: Math.max(bb.right, info.room[1] + ROOM_X),
+                    top: bb.top, bottom: Math.max(bb.bottom, info.room[2] + ROOM_Y)};
+        if (!force && this.visibleAll(wide)) return;
+        if (keep && fitsAt(wide, k0)) { this.panTo(wide, k0); return; }
+      }
       if (!force && this.visibleAll(bb)) return;       // already in view: the view holds still
-      var fits = Math.min((box.w - 24) / Math.max(1, bb.right - bb.left), (box.h - 24) / Math.max(1, bb.bottom - bb.top)) >= MIN_SCALE;
-      chosen = bb;
-      if (fits) break;
+      // stepping: the scale holds and the view moves no further than it must (issue 28 #3:
+      // it used to re-centre and re-zoom, 41 moves of over 300 px on the longer search)
+      if (keep && fitsAt(bb, k0)) { this.panTo(bb, k0); return; }
+      if (keep && fitsAt(bb, MIN_SCALE)) {      // zoomed out only as far as it must
+        var kf = Math.min((box.w - 24) / Math.max(1, bb.right - bb.left), (box.h - 24) / Math.max(1, bb.bottom - bb.top));
+        this.panTo(bb, Math.max(MIN_SCALE, Math.min(k0, kf))); return;
+      }
+      boxes.push(bb);
     }
+    for (k = 0; k < boxes.length; k++) { chosen = boxes[k]; if (fitsAt(chosen, MIN_SCALE)) break; }
     if (!chosen) { chosen = this.bounds([info.root].filter(have)); if (!chosen) return; }
     this.moveTo(chosen, MIN_SCALE);
+  };
+  // ``from`` and the nearest of ``ids`` (by x) that fit with it in the box at MIN_SCALE
+  Viewer.prototype.nearest = function (from, ids, box) {
+    var self = this, x0 = this.nodes.get(from).x, out = [from];
+    ids = ids.slice().sort(function (a, b) { return Math.abs(self.nodes.get(a).x - x0) - Math.abs(self.nodes.get(b).x - x0) || a - b; });
+    for (var k = 0; k < ids.length; k++) {
+      var bb = this.bounds(out.concat([ids[k]]));
+      if ((bb.right - bb.left) * MIN_SCALE > box.w - 24 || (bb.bottom - bb.top) * MIN_SCALE > box.h - 24) break;
+      out.push(ids[k]);
+    }
+    return out;
+  };
+  // The least move that brings ``bb`` inside the box at scale ``k`` (12 px clear of its
+  // edges); ``bb`` wider than the box: its left part (the root's side) shown.
+  Viewer.prototype.panTo = function (bb, k) {
+    var box = this.box(), m = 12 / k, c = this.network.getViewPosition();
+    var hw = box.w / 2 / k, hh = box.h / 2 / k, x = c.x, y = c.y;
+    if (bb.right + m > x + hw) x = bb.right + m - hw;
+    if (bb.left - m < x - hw) x = bb.left - m + hw;
+    if (bb.bottom + m > y + hh) y = bb.bottom + m - hh;
+    if (bb.top - m < y - hh) y = bb.top - m + hh;
+    this.network.moveTo({position: {x: x, y: y}, scale: k, animation: false});
+  };
+  // The node with this id framed (centred, at a readable scale) and outlined; a node not
+  // in the tree at this position, or hidden by the node cap, is said so.
+  Viewer.prototype.gotoNode = function (text) {
+    var E = this.el, id = parseInt(String(text).replace(/^\s*#/, ""), 10);
+    E.gotoMsg.textContent = "";
+    if (!isFinite(id)) { E.gotoMsg.textContent = "a node number, e.g. 12"; return false; }
+    var st = this.store ? this.store.get(this.pos, "s", String(id)) : undefined;
+    if (!this.network || !this.nodes || !this.nodes.get(id)) {
+      E.gotoMsg.textContent = st ? "node #" + id + " is hidden at this position (fewer visits; see the legend)"
+                                 : "node #" + id + " is not in the tree at this position";
+      return false;
+    }
+    var n = this.nodes.get(id), k = Math.max(MIN_SCALE, Math.min(MAX_SCALE, this.network.getScale()));
+    this.selected = id;
+    this.network.moveTo({position: {x: n.x, y: n.y + 40}, scale: k, animation: false});
+    this.outline(id);
+    this.drawn = {};
+    E.gotoMsg.textContent = "node #" + id + (st ? ": N = " + st.N + ", Q = " + fmt(st.Q) : "");
+    this.requestDraw();
+    return true;
   };
   Viewer.prototype.fitAll = function () {
     if (!this.network) return;
@@ -668,8 +893,20 @@
     sw(lg.colours.candidate, "◆", "candidate"); sw(lg.colours.winner, "★", "winner");
     var sel = h("span", "mv-selbox", "  "); key([sel, h("span", "", " selected (inspector)")]);
     key([h("span", "", "#id: node id; UCB shown during a selection")]);
+    key([h("span", "", "r=: a new child's reward r_IG (during a simulation; below 0: the other slots less certain after its token)")]);
+    key([h("span", "", "⚠ r_IG outlier (tiny parent entropy)")]);
+    var hid = h("span", "", "+k"); hid.style.color = "#777"; key([hid, h("span", "", " k nodes hidden below (fewer visits), dashed edge")]);
+    if (this.showNQ) key([h("span", "", "N12 Q0.42 under a label: its visits N and mean reward Q")]);
     if (lg.clipped) key([h("b", "", "⇡⇣ " + lg.clipped + " node" + (lg.clipped > 1 ? "s" : "") + " with Q outside the scale (clipped)")]);
     if (lg.hidden) key([h("b", "", lg.hidden + " nodes hidden (showing " + (lg.total - lg.hidden) + " of " + lg.total + ")")]);
+    if (this.foldCount) key([h("b", "", "+k boxes: " + this.foldCount + " low-visit leaves folded (click a box to open it)")]);
+    var ts = this.store && this.store.meta && this.store.meta.tree;
+    if (ts) {
+      var shape = h("span", "mv-k mv-shape", "the run's tree: " + ts.nodes + " nodes, depth " + ts.depth + ", "
+        + ts.expanded + " expanded (" + ts.branching + " children each on average); nodes per depth "
+        + ts.per_level.join(" · ") + "; visits per depth " + ts.visits.join(" · "));
+      L.appendChild(shape);
+    }
   };
 
   /* ---- answer (task view) */
@@ -790,6 +1027,7 @@
     var s = this.store; p.textContent = "";
     var meta = s.get(i, "o", "0");
     if (!meta) return;
+    this.drawStep(i, p);
     var sel = this.selected, card = sel !== null ? s.get(i, "a", String(sel)) : null, marked = {};
     if (card) card.cells.forEach(function (c, k) { if (c[1] > 0) marked[k] = true; });
     ["m", "g"].forEach(function (tag, gi) {
@@ -825,6 +1063,46 @@
     if (summary && summary.length) p.appendChild(table(summary, Object.keys(summary[0])));
   };
 
+  /* ---- a decoding step, as the field's demos show one (issue 28 #6): the answer with
+   * each slot coloured by its state -- still masked, unmasked at this step, unmasked
+   * earlier -- and the eligible slots' p, margin and score, the chosen marked */
+  Viewer.prototype.drawStep = function (i, p) {
+    var s = this.store, st = s.get(i, "v", "step");
+    if (!st) return;
+    var box = h("div", "mv-step");
+    box.appendChild(h("h4", "", st.label + ": the answer at this step"));
+    var now = {}; st.slots.forEach(function (k) { now[k] = true; });
+    if (st.row) {
+      var cells = h("div", "mv-cells mv-stepstrip");
+      for (var k = 0; ; k++) {
+        var it = s.get(i, "o", st.row + "/" + k);
+        if (!it) break;
+        var text = it[0], fl = it[2], sp;
+        if (fl & 8) sp = h("span", "mv-tok mv-fixed", text);
+        else if (now[k]) sp = h("span", "mv-tok mv-now", text === "" ? "∅" : text);
+        else if (it[1] === null) sp = h("span", "mv-tok mv-masked", "_");
+        else sp = h("span", "mv-tok mv-before", text === "" ? "∅" : text);
+        sp.title = "slot " + k + ": " + ((fl & 8) ? "fixed by the task's format" : now[k] ? "unmasked at this step"
+          : it[1] === null ? "still masked" : "unmasked earlier");
+        cells.appendChild(sp);
+      }
+      box.appendChild(cells);
+      var lg = h("div", "mv-muted mv-steplegend");
+      [["mv-masked", "_", "still masked"], ["mv-now", "x", "unmasked at this step"], ["mv-before", "x", "unmasked earlier"]].forEach(function (c) {
+        lg.append(h("span", "mv-tok " + c[0], c[1]), h("span", "", " " + c[2] + "   "));
+      });
+      box.appendChild(lg);
+    }
+    if (st.eligible.length) {
+      var rows = st.eligible.slice().sort(function (a, b) { return (b.score || 0) - (a.score || 0); }).map(function (r) {
+        return {slot: r.slot, p: r.p, margin: r.margin, score: r.score, "unmasked now": r.now ? "✓" : ""};
+      });
+      box.appendChild(h("p", "mv-muted", "The eligible slots (still masked, in the block being decoded), by score; the step unmasks the best:"));
+      box.appendChild(table(rows, ["slot", "p", "margin", "score", "unmasked now"], "mv-eligible"));
+    }
+    p.appendChild(box);
+  };
+
   /* ---- inspector */
   Viewer.prototype.drawInspector = function (i, p) {
     var self = this, s = this.store; p.textContent = "";
@@ -848,6 +1126,7 @@
           + ", Q = " + fmt(L[2]) + ", parent N = " + L[3] + ": UCB " + was + (L[4] ? ", chosen" : "") + "."));
       }
       if (st.rig) p.appendChild(h("p", "mv-rig", "r_IG = (" + fmt(st.rig[0], 3) + " − " + fmt(st.rig[1], 3) + ") / " + fmt(st.rig[0], 3) + " = " + fmt(st.rig[2])));
+      if (typeof st.r_IG === "number" && st.r_IG < 0) p.appendChild(h("p", "mv-muted mv-negrig", NEG_RIG));
       if (st.outlier) p.appendChild(h("p", "mv-warn", "⚠ " + st.outlier + "."));
     }
     if (card) {

@@ -202,6 +202,15 @@ _ALL_PARAMETERS: tuple[Parameter, ...] = (
               "Also decode the losing candidates, to compare their final answers."),
     Parameter("one_per_parent", "At most one candidate per parent", "bool",
               "More diverse candidates: siblings do not all count."),
+    Parameter("selection", "Selection rule", "choice",
+              "ucb: the paper's Q + c·√(ln N(parent)/N(child)). greedy: the child with the "
+              "best reward, no exploration bonus (the 'choice' control, medal-choice).",
+              choices=getattr(_config, "SELECTIONS", ("ucb",))),
+    Parameter("search_steps", "Search's steps", "choice",
+              "count: the search's L_c commitments use up the first L_c of the steps (what "
+              "this project has always done); extra: phase C gets every step for what the "
+              "search left.", group="decoding",
+              choices=getattr(_config, "SEARCH_STEPS", ("count",))),
     Parameter("min_action_prob", "Action probability floor (beyond the paper)", "float",
               "Actions whose token probability is below this leave the action set, so a "
               "node can have fewer than K2 children (0: off, the paper's top-K2; 0..1).",

@@ -146,7 +146,7 @@ def current_phase(trace: dict | None) -> PhaseInfo:
 
 def _step_detail(step: dict) -> str:
     pairs = ", ".join(f"slot {s} ← {t!r}" for s, t in zip(step["slots"], step["token_texts"]))
-    return f"step {step['step']}: {pairs}"
+    return f"decode step {step['step']}: {pairs}"
 
 
 def _mcts_detail(key: str, rec: dict) -> str:
@@ -204,7 +204,9 @@ def progress(trace: dict | None, with_comparison: bool = True) -> tuple[float, s
     main_steps = [s for s in decode if not s["phase"].startswith("phase_c-")]
     done_steps = len(main_steps) + (_winner_depth(trace) if has_search else 0)
     if decode or not has_search or trace.get("search"):
-        captions.append(f"decoding: step {done_steps} of {steps_total}")
+        # a count, not a step's number: steps are named by their record's `step` (the
+        # header's "decode step K", `medal fork --step K`), which counts from 0
+        captions.append(f"decoding: {done_steps} of {steps_total} steps done")
     own += decode_weight * min(1.0, done_steps / steps_total)
     comparison = trace.get("comparison")
     if not with_comparison:
@@ -213,7 +215,7 @@ def progress(trace: dict | None, with_comparison: bool = True) -> tuple[float, s
     if comparison:
         n = len(comparison.get("steps") or [])
         frac = 0.9 + 0.1 * min(1.0, n / steps_total)
-        captions.append(f"greedy comparison: step {n} of {steps_total}")
+        captions.append(f"greedy comparison: {n} of {steps_total} steps done")
     return min(frac, 0.999), "; ".join(captions)
 
 

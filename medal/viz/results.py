@@ -259,8 +259,17 @@ def frontier_figure(doc: dict, cost: str = "mean_sequence_forwards"):
         x=[m[cost] for m in ms], y=[m["accuracy"] for m in ms], mode="markers+text",
         text=labels, textposition=label_positions([m[cost] for m in ms],
                                                   [m["accuracy"] for m in ms], labels),
-        marker={"size": 12, "color": ["#d62728" if n in on else "#1f77b4" for n in names]},
-        error_y={"type": "data", "array": err_hi, "arrayminus": err_lo, "thickness": 1.2},
+        # on the frontier: a filled red dot; off it: a blue ring, larger, so that a point
+        # off the frontier never hides one on it at the same place (greedy under random,
+        # issue 28 #7)
+        marker={"size": [11 if n in on else 17 for n in names],
+                "color": ["#d62728" if n in on else "#1f77b4" for n in names],
+                "symbol": ["circle" if n in on else "circle-open" for n in names],
+                "line": {"width": 2.5}},
+        # one colour: plotly.js cannot take the markers' list here ("Invalid color
+        # specifier" in the console, bars drawn black)
+        error_y={"type": "data", "array": err_hi, "arrayminus": err_lo, "thickness": 1.2,
+                 "color": "#7f7f7f"},
         hovertemplate="%{text}<br>accuracy %{y:.1%}<br>cost %{x:.1f}<extra></extra>",
         name="strategies")]
     line = sorted(((doc["summary"][n][cost], doc["summary"][n]["accuracy"]) for n in on))
@@ -270,7 +279,8 @@ def frontier_figure(doc: dict, cost: str = "mean_sequence_forwards"):
                                name="frontier", hoverinfo="skip"))
     task = doc.get("task", "")
     return go.Figure(data=data, layout={
-        "title": {"text": plotly_text(f"{task}: accuracy against cost (red: on the frontier)")},
+        "title": {"text": plotly_text(f"{task}: accuracy against cost (red dot: on the "
+                                      "frontier; blue ring: off it)")},
         "xaxis": {"title": {"text": COSTS[cost]}, "type": "log" if cost != "mean_seconds" else "log"},
         "yaxis": {"title": {"text": "accuracy (95% interval)"}, "tickformat": ".0%",
                   "rangemode": "tozero"},

@@ -14,10 +14,11 @@ child's label shows its r_IG and the start of its completion. Large trees are ca
 the most visited nodes are kept with all their ancestors, plus everything the current
 iteration touched; the rest are summarised per parent as "+k hidden".
 
-Positions are computed here (:func:`layout`), not by vis-network: a layered layout from
-(depth, order of birth) in which a node never moves once placed, so the drawing holds
-still as the tree grows. :mod:`medal.viz.tree_component` draws it in the page and
-updates it in place; :func:`tree_html` is the standalone (iframe / file) form.
+Positions are computed here (:func:`layout`), not by vis-network: a tidy tree (each
+subtree under its parent, siblings side by side, linear time) of the *finished* run, so
+a replay draws every position with the same positions and nothing moves while stepping
+(issue 28). The viewer (:mod:`medal.viewer`) draws it; :func:`tree_html` is the
+standalone (iframe / file) form.
 """
 from __future__ import annotations
 
@@ -79,47 +80,248 @@ class TreeView:
 
 
 def layout(trace: dict) -> dict[int, tuple[float, float]]:
-    """(x, y) of every node: y from its depth, x from the order of birth.
+    """(x, y) of every node: a tidy tree (Reingold-Tilford, in Walker's form as made
+    linear by Buchheim, Jünger and Leipert, 2002). y from the depth; each subtree drawn
+    under its parent, its root centred over its children, siblings side by side in order
+    of birth, H_GAP apart at least from any node on their layer, and a subtree packed as
+    close to its left neighbour as its contour allows. O(n) time, no recursion (a chain
+    of thousands of nodes is laid out like any other tree). The root is at (0, 0).
 
-    The children of one expansion (consecutive ids) are placed as a group, centred under
-    their parent when that stretch of their layer is free, else at the nearest free
-    stretch. A node's position depends only on the nodes born before it, so it never
-    moves as the tree grows (and a replay at any point draws it where the live run did)."""
+    Positions depend on the whole tree: the viewer lays out the *finished* run once and
+    draws every position of a replay with it, so nothing moves while stepping (issue 28
+    #3). Nodes whose parent is missing (a malformed trace) start trees of their own,
+    placed to the right."""
     tree = trace.get("tree") or {}
     nodes = tree.get("nodes") or []
     if not nodes:
         return {}
-    pos: dict[int, tuple[float, float]] = {tree["root"]: (0.0, 0.0)}
-    taken: dict[int, list[tuple[float, float]]] = {}
-    groups: list[list[dict]] = []
-    for n in nodes:
-        if n.get("parent") is None:
+    ids = [n["id"] for n in nodes]
+    index = {nid: i for i, nid in enumerate(ids)}
+    count = len(ids)
+    kids: list[list[int]] = [[] for _ in range(count)]
+    parent = [-1] * count
+    for i, n in enumerate(nodes):
+        p = index.get(n.get("parent"))
+        if p is not None and p != i:
+            parent[i] = p
+    order = sorted(range(count), key=lambda i: ids[i])    # children in order of birth
+    for i in order:
+        if parent[i] >= 0:
+            kids[parent[i]].append(i)
+    root = index.get(tree.get("root"))
+    roots = ([root] if root is not None else []) + \
+        [i for i in order if parent[i] < 0 and i != root]
+    xy: dict[int, tuple[float, float]] = {}
+    right_edge = None
+    for r in roots:
+        placed = _tidy(r, kids)
+        if not placed:
             continue
-        if groups and groups[-1][0]["parent"] == n["parent"] and \
-                groups[-1][-1]["id"] + 1 == n["id"]:
-            groups[-1].append(n)
+        lo = min(x for x, _ in placed.values())
+        hi = max(x for x, _ in placed.values())
+        shift = -placed[r][0] if right_edge is None else right_edge + 2 * H_GAP - lo
+        for i, (x, d) in placed.items():
+            xy[ids[i]] = (x + shift, d * V_GAP)
+        right_edge = hi + shift
+    # nodes on a cycle of parents (never from load_trace): a row below everything
+    rest = [i for i in order if ids[i] not in xy]
+    if rest:
+        bottom = max(y for _, y in xy.values()) + V_GAP if xy else 0.0
+        for k, i in enumerate(rest):
+            xy[ids[i]] = (k * H_GAP, bottom)
+    return xy
+
+
+def _tidy(root: int, kids: list[list[int]]) -> dict[int, tuple[float, int]]:
+    """Buchheim-Jünger-Leipert's linear Walker layout of the subtree at ``root`` (indices
+    into ``kids``): {index: (x, depth)}, siblings at least H_GAP apart. Iterative."""
+    dist = float(H_GAP)
+    x: dict[int, float] = {}
+    mod: dict[int, float] = {}
+    thread: dict[int, int] = {}
+    ancestor: dict[int, int] = {}
+    change: dict[int, float] = {}
+    shift: dict[int, float] = {}
+    number: dict[int, int] = {}      # 1-based place among its siblings
+    up: dict[int, int] = {}          # parent within this tree
+    mid: dict[int, float] = {}
+    depth: dict[int, int] = {root: 0}
+
+    def left(v):
+        c = kids[v]
+        return c[0] if c else thread.get(v)
+
+    def right(v):
+        c = kids[v]
+        return c[-1] if c else thread.get(v)
+
+    def place(v, brother):
+        """v's x once its left brother (or None) is final: the end of firstwalk(v)."""
+        if brother is None:
+            x[v] = mid.get(v, 0.0)
         else:
-            groups.append([n])
-    for group in groups:
-        parent = group[0]["parent"]
-        if parent not in pos:            # a malformed trace: an orphan group
-            pos[parent] = (0.0, 0.0)
-        depth = group[0]["depth"]
-        width = (len(group) - 1) * H_GAP
-        want = pos[parent][0] - width / 2
-        lo = _free_stretch(taken.setdefault(depth, []), want, width)
-        taken[depth].append((lo, lo + width))
-        for i, n in enumerate(group):
-            pos[n["id"]] = (lo + i * H_GAP, depth * V_GAP)
-    return pos
+            x[v] = x[brother] + dist
+            if v in mid:
+                mod[v] = x[v] - mid[v]
+
+    def apportion(v, brother, first, default):
+        if brother is None:
+            return default
+        vir = vor = v
+        vil, vol = brother, first
+        sir = sor = mod[v]
+        sil, sol = mod[vil], mod[vol]
+        while True:
+            nl, nr = right(vil), left(vir)
+            if nl is None or nr is None:
+                break
+            vil, vir, vol, vor = nl, nr, left(vol), right(vor)
+            ancestor[vor] = v
+            gap = (x[vil] + sil) - (x[vir] + sir) + dist
+            if gap > 0:
+                a = ancestor[vil]
+                wl = a if up.get(a, -1) == up[v] else default
+                subtrees = number[v] - number[wl]
+                change[v] -= gap / subtrees
+                shift[v] += gap
+                change[wl] += gap / subtrees
+                x[v] += gap
+                mod[v] += gap
+                sir += gap
+                sor += gap
+            sil += mod[vil]
+            sir += mod[vir]
+            sol += mod[vol]
+            sor += mod[vor]
+        if right(vil) is not None and right(vor) is None:
+            thread[vor] = right(vil)
+            mod[vor] += sil - sor
+        else:
+            if left(vir) is not None and left(vol) is None:
+                thread[vol] = left(vir)
+                mod[vol] += sir - sol
+            default = v
+        return default
+
+    # first walk, post-order: a node's subtree is laid out when all its children's are
+    stack = [(root, False)]
+    seen = {root}
+    while stack:
+        v, done = stack.pop()
+        if not done:
+            x[v] = 0.0
+            mod[v] = change[v] = shift[v] = 0.0
+            ancestor[v] = v
+            stack.append((v, True))
+            for k, w in enumerate(kids[v]):
+                if w in seen:           # a child reached twice (malformed): left out
+                    continue
+                seen.add(w)
+                up[w] = v
+                number[w] = k + 1
+                depth[w] = depth[v] + 1
+                stack.append((w, False))
+            continue
+        c = kids[v] = [w for w in kids[v] if up.get(w) == v]
+        if not c:
+            continue
+        default = c[0]
+        for k, w in enumerate(c):
+            number[w] = k + 1
+            brother = c[k - 1] if k else None
+            place(w, brother)
+            default = apportion(w, brother, c[0], default)
+        s = ch = 0.0                     # execute the shifts
+        for w in reversed(c):
+            x[w] += s
+            mod[w] += s
+            ch += change[w]
+            s += shift[w] + ch
+        mid[v] = (x[c[0]] + x[c[-1]]) / 2
+    place(root, None)
+    # second walk: each node's x plus the sum of its ancestors' mod
+    out: dict[int, tuple[float, int]] = {}
+    stack2 = [(root, 0.0)]
+    while stack2:
+        v, m = stack2.pop()
+        out[v] = (x[v] + m, depth[v])
+        for w in kids[v]:
+            stack2.append((w, m + mod[v]))
+    return out
 
 
-def _free_stretch(taken: list[tuple[float, float]], want: float, width: float) -> float:
-    """The start nearest ``want`` of a stretch ``width`` wide, H_GAP clear of ``taken``."""
-    def free(lo: float) -> bool:
-        return all(lo + width + H_GAP <= a + 1e-6 or lo >= b + H_GAP - 1e-6 for a, b in taken)
-    options = [want] + [b + H_GAP for _, b in taken] + [a - H_GAP - width for a, _ in taken]
-    return min((o for o in options if free(o)), key=lambda o: (abs(o - want), o))
+#: the node figures :func:`tree_graph` puts on each graph node
+GRAPH_FIELDS = ("N", "W", "Q", "ucb", "r_ig", "reward", "verified", "depth",
+                "created_iteration", "exhausted", "candidate", "sequence", "completion")
+
+
+def tree_graph(trace: dict):
+    """The trace's search tree as a :class:`networkx.DiGraph` (``medal.tree_graph``).
+
+    One graph node per tree node, keyed by its id, an edge parent -> child. Each node
+    carries the node's figures (:data:`GRAPH_FIELDS`: N, W, Q, UCB as ``ucb``, r_IG as
+    ``r_ig``, reward, depth, the iteration that made it, sequence, completion ...), its
+    ``action`` as ``slot``, ``token`` and ``token_text`` (None at the root), and its
+    ``x``, ``y`` in the viewer's tidy layout (:func:`layout`); each edge the child's slot
+    and token. The graph's own attributes: ``root``, the ``winner`` and ``candidates``
+    of the search. Empty for a strategy without a tree. ::
+
+        g = medal.tree_graph(medal.load_trace("run.json"))
+        nx.shortest_path(g, g.graph["root"], g.graph["winner"])    # the winner's path
+        max(g.nodes, key=lambda n: g.nodes[n]["N"])                 # the most visited
+        medal.tree_stats(trace)                                    # depth, branching...
+    """
+    import networkx as nx
+
+    from .common import candidate_ids, winner_id
+    g = nx.DiGraph()
+    tree = trace.get("tree") or {}
+    nodes = tree.get("nodes") or []
+    g.graph.update(root=tree.get("root"), winner=winner_id(trace) if nodes else None,
+                   candidates=candidate_ids(trace) if nodes else [])
+    xy = layout(trace)
+    for n in nodes:
+        action = n.get("action") or {}
+        x, y = xy.get(n["id"], (None, None))
+        g.add_node(n["id"], **{k: n.get(k) for k in GRAPH_FIELDS},
+                   slot=action.get("slot"), token=action.get("token"),
+                   token_text=action.get("token_text"), x=x, y=y)
+    for n in nodes:
+        p = n.get("parent")
+        if p is not None and p in g and p != n["id"]:
+            action = n.get("action") or {}
+            g.add_edge(p, n["id"], slot=action.get("slot"), token=action.get("token"))
+    return g
+
+
+def tree_stats(trace_or_graph) -> dict:
+    """The search tree's shape, from :func:`tree_graph`: ``nodes``, ``depth`` (the deepest
+    node's), ``expanded`` (nodes with children), ``branching`` (mean children of an
+    expanded node), ``leaves``, ``unvisited`` (N = 0), and per depth (a list, the root's
+    first) ``per_level`` rows {depth, nodes, visits (sum of N), mean_q (over visited
+    nodes, or None)}. All zero / empty without a tree. The viewer's tree bar shows them."""
+    g = trace_or_graph if hasattr(trace_or_graph, "out_degree") else tree_graph(trace_or_graph)
+    if not g.number_of_nodes():
+        return {"nodes": 0, "depth": 0, "expanded": 0, "branching": 0.0, "leaves": 0,
+                "unvisited": 0, "per_level": []}
+    outs = [d for _, d in g.out_degree()]
+    expanded = [d for d in outs if d]
+    levels: dict[int, list] = {}
+    for nid, data in g.nodes(data=True):
+        levels.setdefault(int(data.get("depth") or 0), []).append(data)
+    per_level = []
+    for depth in sorted(levels):
+        row = levels[depth]
+        visited = [d["Q"] for d in row if (d.get("N") or 0) > 0 and d.get("Q") is not None]
+        per_level.append({"depth": depth, "nodes": len(row),
+                          "visits": sum(int(d.get("N") or 0) for d in row),
+                          "mean_q": sum(visited) / len(visited) if visited else None})
+    return {"nodes": g.number_of_nodes(), "depth": max(levels),
+            "expanded": len(expanded),
+            "branching": sum(expanded) / len(expanded) if expanded else 0.0,
+            "leaves": outs.count(0),
+            "unvisited": sum(1 for _, d in g.nodes(data=True) if not d.get("N")),
+            "per_level": per_level}
 
 
 def q_scale(trace: dict) -> tuple[float, float] | None:

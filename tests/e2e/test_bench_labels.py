@@ -49,8 +49,13 @@ def drawn_label_boxes(browser, fig, width: int) -> list[dict]:  # noqa: F811
     context = browser.new_context(viewport={"width": width + 40, "height": 600})
     try:
         pg = context.new_page()
+        console = []
+        pg.on("console", lambda m: console.append(m.text))
         pg.set_content(html)
         pg.wait_for_selector("g.textpoint text", timeout=30000)
+        # issue 28 #7: the error bars took the markers' colour list: "Invalid color
+        # specifier" once per bar, and black bars
+        assert not [m for m in console if "Invalid color" in m], console
         return pg.eval_on_selector_all("g.textpoint text", """els => els.map(e => {
             const r = e.getBoundingClientRect();
             return {text: e.textContent, x0: r.left, y0: r.top, x1: r.right, y1: r.bottom};

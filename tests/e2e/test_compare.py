@@ -138,6 +138,51 @@ def test_diff_html_on_the_command_line(pair, tmp_path, capsys):
     assert "is also the input" in capsys.readouterr().err and a.read_bytes() == before
 
 
+def test_one_numbering_of_decode_steps_everywhere(browser, pair, tmp_path, capsys):
+    """Issue 28 #4: the step a fork forced was "step 4" in the viewer's header, "step 3" in
+    the Compare row, "step 5 of 28" in the progress line and /decode/2/ in "Where they
+    part"; copying "step 3" into `medal fork --step 3` forked another step. Every view
+    and the command line now name it "decode step K", K the number `medal fork --step`
+    takes, and no internal phase name (phase_c) shows."""
+    from medal.cli import main
+    from medal.trace import write_trace
+    parent, child = pair
+    k = child["fork"]["step"]
+    cmp = medal.compare(parent, child)
+    path = cmp.save_html(tmp_path / "compare.html")
+    ctx, pg, blocked, errors = open_page(browser, path)
+    try:
+        pg.click(".mv-cmp-controls .mv-toPart")
+        s = pg.evaluate(STATE)
+        progress = pg.locator(".mv-cmp-col[data-side=a] .mv-caption").inner_text()
+        panel = pg.inner_text(".mv-cmp-part")
+        seen = {"header A": s["ta"], "header B": s["tb"], "Compare row": s["caption"],
+                "Where they part": panel, "step detail": s["da"]}
+        for where, text in seen.items():
+            assert f"decode step {k}" in text, (where, text)
+            named = {int(x) for x in re.findall(r"decode step (\d+)", text)}
+            assert named == {k}, (where, text)
+        assert "/decode/" not in panel.replace(f"(/decode/", "")   # a path only beside its words
+        assert not re.search(r"\bstep \d+ of \d+", progress), progress   # a count, not a name
+        assert "phase_c" not in pg.inner_text("body")
+        assert blocked == [] and errors == []
+    finally:
+        ctx.close()
+    a, b = tmp_path / "parent.json", tmp_path / "fork.json"
+    write_trace(parent, a)
+    write_trace(child, b)
+    assert main(["diff", str(a), str(b)]) == 1
+    out = capsys.readouterr().out
+    assert f"decode step {k}" in out and "phase_c" not in out, out
+    # the number read off the page is the one `medal fork --step` takes
+    rec = next(d for d in parent["decode"] if d["step"] == k)
+    again = tmp_path / "again.json"
+    assert main(["fork", str(a), "--step", str(k), "--action",
+                 f"{rec['slots'][0]}:#{rec['tokens'][0]}", "--trace", str(again), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["fork"]["step"] == k and report["identical_to_parent"] is True
+
+
 # ---------------------------------------------------------------------- the app
 
 @pytest.fixture

@@ -34,7 +34,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_browser import (ARTIFACTS, CHROMIUM_ARGS, browser, expect,  # noqa: E402,F401
                           offline_session, server)
-from viewer_checks import READ, check, expected  # noqa: E402
+from viewer_checks import READ, check, expected, undrawn  # noqa: E402
 
 from medal.config import GenerationConfig  # noqa: E402
 from medal.engine import Run  # noqa: E402
@@ -42,6 +42,7 @@ from medal.models import builtin_names, load_model  # noqa: E402
 from medal.trace import dumps, loads_trace  # noqa: E402
 from medal.viz.examples import list_examples, load_example  # noqa: E402
 from medal.viz.export import write_html  # noqa: E402
+from medal.viz.common import nodes_by_id  # noqa: E402
 from medal.timeline import positions  # noqa: E402
 
 EXAMPLES = list_examples()
@@ -128,6 +129,266 @@ def test_export_tree_is_right_at_every_position(browser, deep_trace, tmp_path, n
                          timeout=120_000)
     last = len(positions(trace)) - 1
     check(trace, last, drawn(pg), f"export {name} after Play")
+    ctx.close()
+    assert blocked == [] and errors == []
+
+
+def paint_sweep(pg, trace, where, viewer="medalViewer", stride=1, moves=None) -> list:
+    """Every ``stride``-th position (every one under MEDAL_FULL_SWEEP=1, and always the
+    last): the positions where a node in the box is not painted in its colour.
+    ``moves``: a list to which each step's view movement ([px, zoom]) is appended."""
+    n = len(positions(trace))
+    bad, looked = [], 0
+    for i in sorted(set(range(0, n, 1 if FULL_SWEEP else stride)) | {n - 1}):
+        r = undrawn(pg, i, viewer)
+        looked += r["n"]
+        if r["miss"]:
+            bad.append((where, i, r["miss"][:5]))
+        if moves is not None and r["move"] is not None:
+            moves.append((i, *r["move"]))
+    assert looked > 0, f"{where}: no node centre in the box at any position"
+    return bad
+
+
+def check_view_moves(trace, moves, where) -> None:
+    """Issue 28 #3, the view while stepping forwards one position at a time: it holds its
+    scale (the old view zoomed in and out at 19-22 steps of the longer search, 6-8 of
+    Sudoku's) and moves at most twice an iteration (to the new selection; where the root
+    and the leaf's children do not fit together, once more), by more than 300 px hardly
+    more often than there are iterations (the old view: 41 such moves in 23 iterations)."""
+    its = len(trace.get("iterations") or [])
+    moved = [m for m in moves if m[1] > 1 or abs(m[2] - 1) > 1e-3]
+    zooms = [m for m in moves if abs(m[2] - 1) > 1e-3]
+    big = [m for m in moved if m[1] > 300]
+    assert len(zooms) <= 3, f"{where}: the scale changed at {len(zooms)} steps: {zooms}"
+    assert len(moved) <= 2 * its + 2, f"{where}: the view moved at {len(moved)} steps, {its} iterations"
+    assert len(big) <= its + 4, f"{where}: {len(big)} moves over 300 px, {its} iterations"
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_export_paints_every_node_at_every_position(browser, deep_trace, tmp_path, size):
+    """Issue 28 #1, read from the canvas's pixels: a node added outside the previous view
+    was left unpainted after a step (vis-network skips a node whose stored box, stale for
+    a node it has not drawn yet, lies outside the view): the longer search at 17 of 149
+    positions, the winner's star among them. Every shipped example, every position, and
+    the deep trace (every 6th position; all under MEDAL_FULL_SWEEP=1). And, stepping
+    forwards through the examples, how the view moves (check_view_moves)."""
+    bad = []
+    for name, trace in traces(deep_trace).items():
+        ctx, pg, blocked, errors = open_export(browser, trace, tmp_path, size)
+        moves = []
+        bad += paint_sweep(pg, trace, f"export {name} {size}", stride=6 if name == "deep" else 1,
+                           moves=moves)
+        if name != "deep":
+            check_view_moves(trace, moves, f"export {name} {size}")
+        ctx.close()
+        assert blocked == [] and errors == []
+    assert bad == [], f"nodes not painted: {bad[:6]} ({len(bad)} positions)"
+
+
+def hover_node(pg, nid, viewer="medalViewer") -> dict:
+    """Moves the mouse onto node ``nid``'s centre; the tooltip's text and box once shown."""
+    xy = pg.evaluate("""([name, id]) => { const v = window[name] || globalThis.__medalViewer;
+      const n = v.nodes.get(id), p = v.network.canvasToDOM({x: n.x, y: n.y});
+      const r = v.el.treeBox.getBoundingClientRect(); return [r.left + p.x, r.top + p.y]; }""",
+                     [viewer, nid])
+    pg.mouse.move(xy[0] - 30, xy[1] - 30)
+    pg.mouse.move(xy[0], xy[1], steps=4)
+    tip = pg.locator("div.vis-tooltip")
+    expect(tip).to_be_visible(timeout=5_000)
+    box = tip.bounding_box()
+    return {"text": tip.inner_text(), "w": box["width"], "h": box["height"]}
+
+
+def test_export_node_tooltip_shows_the_figures(browser, tmp_path):
+    """Issue 28 #2: hovering a node showed an empty 12x12 box (its tooltip had the class
+    the CSS hides for the controls' tips). It shows N, W, Q, UCB and r_IG, the values at
+    the position shown; a negative r_IG is explained."""
+    trace = load_example(next(e for e in EXAMPLES if e.name == "sudoku"))
+    ctx, pg, blocked, errors = open_export(browser, trace, tmp_path)
+    last = len(positions(trace)) - 1
+    pg.evaluate(f"medalViewer.go({last})")
+    pg.wait_for_function(f"medalViewer.framedAt === {last}", timeout=10_000)
+    nodes = {n["id"]: n for n in trace["tree"]["nodes"]}
+    win = trace["search"]["winner"]
+    tip = hover_node(pg, win)
+    assert tip["w"] > 120 and tip["h"] > 40, tip
+    n = nodes[win]
+    assert f"N = {n['N']}" in tip["text"] and f"Q = {n['Q']:.4f}" in tip["text"], tip
+    assert "W = " in tip["text"] and "UCB = " in tip["text"], tip
+    assert f"r_IG = {n['r_ig']:.4f}" in tip["text"], tip
+    # a node with a negative r_IG says why
+    m = min(nodes.values(), key=lambda m: m.get("r_ig") or 0)
+    assert m["r_ig"] < 0       # Sudoku's node 6: r_IG = -0.019
+    pg.evaluate(f"medalViewer.network.focus({m['id']}, {{scale: 1, animation: false}})")
+    pg.mouse.move(5, 5)
+    tip = hover_node(pg, m["id"])
+    assert f"r_IG = {m['r_ig']:.4f}" in tip["text"] and "r_IG < 0" in tip["text"], tip
+    # the tree bar: the run's tree in figures (medal.tree_stats, from its networkx graph)
+    import medal
+    st = medal.tree_stats(trace)
+    shape = pg.locator(".mv-shape").inner_text()
+    assert f"{st['nodes']} nodes, depth {st['depth']}" in shape, shape
+    assert " · ".join(str(r["visits"]) for r in st["per_level"]) in shape, shape
+    ctx.close()
+    assert blocked == [] and errors == []
+
+
+def test_export_go_to_node(browser, tmp_path):
+    """Issue 28 #7: "Go to node #id" frames the node, outlines it and says its N and Q;
+    a node not in the tree at this position is said to be missing."""
+    trace = load_example(next(e for e in EXAMPLES if e.name == "countdown-longer-search"))
+    ctx, pg, blocked, errors = open_export(browser, trace, tmp_path)
+    last = len(positions(trace)) - 1
+    nodes = {n["id"]: n for n in trace["tree"]["nodes"]}
+    far = max((n for n in nodes.values() if n["depth"] == 3), key=lambda n: abs(n["id"] - 40))
+    pg.evaluate(f"medalViewer.go({last})")
+    pg.wait_for_function(f"medalViewer.framedAt === {last}", timeout=10_000)
+    for nid in (far["id"], 0, 57):
+        pg.fill(".mv-goto-in", f"#{nid}")
+        pg.press(".mv-goto-in", "Enter")
+        msg = pg.locator(".mv-goto-msg").inner_text()
+        assert msg.startswith(f"node #{nid}: N = {nodes[nid]['N']}"), msg
+        r = undrawn(pg, None)                  # painted, and in the box
+        assert r["miss"] == [], r
+        inside = pg.evaluate("""(id) => { const v = medalViewer, n = v.nodes.get(id);
+          const p = v.network.canvasToDOM({x: n.x, y: n.y});
+          return p.x > 0 && p.y > 0 && p.x < v.el.treeBox.clientWidth && p.y < v.el.treeBox.clientHeight
+            && v.network.getSelectedNodes().includes(id) && v.selected === id; }""", nid)
+        assert inside, nid
+    pg.evaluate("medalViewer.go(10)")
+    pg.fill(".mv-goto-in", "100")
+    pg.press(".mv-goto-in", "Enter")
+    assert "not in the tree at this position" in pg.locator(".mv-goto-msg").inner_text()
+    ctx.close()
+    assert blocked == [] and errors == []
+
+
+def test_export_n_and_q_on_the_canvas_and_a_complete_legend(browser, tmp_path):
+    """Issue 28 #6: for a lecture, N and Q can be shown on the canvas (a line under each
+    node's label, at the position shown, labels still apart); the legend names every mark
+    the canvas uses (r=, ⚠, +k hidden, UCB, ids)."""
+    from medal.timeline import trace_at
+    trace = load_example(next(e for e in EXAMPLES if e.name == "sudoku"))
+    ctx, pg, blocked, errors = open_export(browser, trace, tmp_path)
+    legend = pg.locator(".mv-legend").inner_text()
+    for mark in ("r=", "⚠", "+k", "UCB", "#id", "candidate", "winner", "unvisited"):
+        assert mark in legend, (mark, legend)
+    pg.check(".mv-nq input")
+    n = len(positions(trace))
+    for i in (n // 3, n // 2, n - 1):
+        pg.evaluate(f"medalViewer.go({i})")
+        pg.wait_for_function(f"medalViewer.framedAt === {i}", timeout=10_000)
+        figures = nodes_by_id(trace_at(trace, i))
+        labels = {x["id"]: x["label"] for x in drawn(pg)["nodes"] if isinstance(x["id"], int)}
+        assert labels
+        for nid, label in labels.items():
+            f = figures[nid]
+            want = f"N{f['N']} Q{f['Q']:.2f}" if f["N"] > 0 else f"N0 Q—"
+            assert label.split("\n")[-1] == want, (i, nid, label)
+        assert overlaps(pg.evaluate(LABELS)["boxes"]) == [], i
+        assert undrawn(pg, None)["miss"] == []
+    assert "visits N and mean reward Q" in pg.locator(".mv-legend").inner_text()
+    pg.uncheck(".mv-nq input")
+    assert not any(x["label"].split("\n")[-1].startswith("N") for x in drawn(pg)["nodes"])
+    ctx.close()
+    assert blocked == [] and errors == []
+
+
+def test_export_decode_steps_coloured_by_state(browser, tmp_path):
+    """Issue 28 #6, the field's demo view of decoding: at every decode step of MEDAL's
+    phase C and of the greedy comparison, the answer with each slot coloured by its state
+    (still masked, unmasked at this step, unmasked earlier) and the eligible slots' p,
+    margin and score, the unmasked ones marked -- all read off the page and compared with
+    the step's record."""
+    trace = load_example(next(e for e in EXAMPLES if e.name == "sudoku"))
+    ctx, pg, blocked, errors = open_export(browser, trace, tmp_path)
+    pg.click("button.mv-tab[data-tab=order]")
+    seen = set()
+    for i, p in enumerate(positions(trace)):
+        if p.kind not in ("decode", "compare"):
+            continue
+        rec = (trace["decode"] if p.kind == "decode" else trace["comparison"]["steps"])[p.index]
+        if p.kind == "decode" and rec["phase"].startswith("phase_c-"):
+            continue
+        pg.evaluate(f"medalViewer.go({i})")
+        got = pg.evaluate("""() => { const b = medalViewer.el.panels.order.querySelector('.mv-step');
+          if (!b) return null;
+          const cls = [...b.querySelectorAll('.mv-stepstrip .mv-tok')].map(c =>
+            c.classList.contains('mv-now') ? 'now' : c.classList.contains('mv-masked') ? 'masked'
+            : c.classList.contains('mv-fixed') ? 'fixed' : c.classList.contains('mv-before') ? 'before' : '?');
+          const texts = [...b.querySelectorAll('.mv-stepstrip .mv-tok')].map(c => c.textContent);
+          const rows = [...b.querySelectorAll('table.mv-eligible tr')].slice(1).map(tr => [...tr.children].map(td => td.textContent));
+          return {head: b.querySelector('h4').textContent, cls, texts, rows}; }""")
+        assert got is not None, i
+        want_head = (f"greedy comparison, decode step {rec['step']}" if p.kind == "compare"
+                     else f"decode step {rec['step']}")
+        assert got["head"].startswith(want_head), (i, got["head"])
+        for j, h in enumerate(rec["entropy"]):
+            c = got["cls"][j]
+            if j in rec["slots"]:
+                assert c == "now" and got["texts"][j] == rec["token_texts"][rec["slots"].index(j)], (i, j, got)
+            elif h is not None:
+                assert c == "masked", (i, j, got["cls"])
+            else:
+                assert c in ("before", "fixed"), (i, j, got["cls"])
+        el = rec["eligible"]
+        assert len(got["rows"]) == len(el["slots"])
+        for r in got["rows"]:
+            k = el["slots"].index(int(r[0]))
+            assert abs(float(r[1]) - el["p"][k]) < 1e-4 and abs(float(r[3]) - el["score"][k]) < 1e-4
+            assert (r[4] == "✓") == (int(r[0]) in rec["slots"])
+        seen.add(p.kind)
+    assert seen == {"decode", "compare"}
+    ctx.close()
+    assert blocked == [] and errors == []
+
+
+def test_export_folds_low_visit_leaves_into_counts_that_open(browser, deep_trace, tmp_path):
+    """Issue 28 #7: a large tree folds each node's low-visit leaves (N <= 1; two or more,
+    none on the path, a candidate or the winner) into one "+k" box where they would be;
+    a click on the box opens them. Above 300 drawn nodes by default; here, on the deep
+    trace (291 nodes), with the tree bar's checkbox."""
+    from medal.timeline import trace_at
+    ctx, pg, blocked, errors = open_export(browser, deep_trace, tmp_path)
+    last = len(positions(deep_trace)) - 1
+    pg.evaluate(f"medalViewer.go({last})")
+    pg.wait_for_function(f"medalViewer.framedAt === {last}", timeout=10_000)
+    pg.check(".mv-fold input")
+    t = trace_at(deep_trace, last)
+    nodes = nodes_by_id(t)
+    want = expected(deep_trace, last)
+    keep = set(want["path"]) | want["candidates"] | ({want["winner"]} - {None})
+    parents = {n.get("parent") for n in nodes.values()}
+    groups = {}
+    for n in nodes.values():
+        if n["id"] in keep or n["id"] in parents or n.get("parent") is None or n["N"] > 1:
+            continue
+        groups.setdefault(n["parent"], []).append(n["id"])
+    groups = {p: c for p, c in groups.items() if len(c) >= 2}
+    folded = {c for cs in groups.values() for c in cs}
+    assert len(folded) > 50
+    got = drawn(pg)
+    ids = {x["id"] for x in got["nodes"]}
+    assert {i for i in ids if isinstance(i, int)} == set(nodes) - folded
+    boxes = {x["id"]: x["label"] for x in got["nodes"] if str(x["id"]).startswith("fold-")}
+    assert boxes == {f"fold-{p}": f"+{len(c)}" for p, c in groups.items()}
+    assert keep <= ids
+    assert undrawn(pg, None)["miss"] == []
+    assert f"{len(folded)} low-visit leaves folded" in pg.locator(".mv-legend").inner_text()
+    # a click on a box opens it
+    p = max(groups, key=lambda p: len(groups[p]))
+    pg.evaluate(f"medalViewer.network.focus('fold-{p}', {{scale: 1, animation: false}})")
+    xy = pg.evaluate(f"""() => {{ const v = medalViewer, n = v.nodes.get('fold-{p}');
+      const q = v.network.canvasToDOM({{x: n.x, y: n.y}}), r = v.el.treeBox.getBoundingClientRect();
+      return [r.left + q.x, r.top + q.y]; }}""")
+    pg.mouse.click(*xy)
+    pg.wait_for_function(f"medalViewer.nodes.get('fold-{p}') === null", timeout=5_000)
+    ids = {x["id"] for x in drawn(pg)["nodes"]}
+    assert set(groups[p]) <= ids and f"fold-{p}" not in ids
+    assert undrawn(pg, None)["miss"] == []
+    pg.uncheck(".mv-fold input")             # at 291 nodes, unfolded by default
+    assert {i for i in (x["id"] for x in drawn(pg)["nodes"]) if isinstance(i, int)} == set(nodes)
     ctx.close()
     assert blocked == [] and errors == []
 
@@ -243,17 +504,32 @@ def framed(pg, want) -> list:
     """The key nodes outside the box: the path, the new children, the candidates and the
     winner -- or, when they do not fit at a readable scale, the path, the new children and
     the winner -- or, failing that, the path's last node, its new children, the winner --
-    or the new children (and the winner) alone."""
+    or the new children (and the winner) alone -- or the path's last node and its nearest
+    new children (``nearest``)."""
     win = {want["winner"]} if want["winner"] is not None else set()
     sets = [set(want["path"]) | want["new"] | want["candidates"] | win,
             set(want["path"]) | want["new"] | win,
             set(want["path"][-1:]) | want["new"] | win,
             (want["new"] or set(want["path"][-1:])) | win]
+    if want["new"] and want["path"]:
+        sets.append(nearest(pg, want["path"][-1], want["new"]))
     for key in sets:
         outside = _in_box(pg, key)
         if not outside or fits(pg, key):
             return outside
     return outside
+
+
+def nearest(pg, parent, new) -> set:
+    """Issue 28 #3: a tidy tree of the finished run spreads a node's children as wide as
+    their subtrees grow; when they do not fit at scale 0.8, the parent and its children
+    nearest to it (by x, then id), as many as fit at 0.8 by the viewer's own measure."""
+    return set(pg.evaluate("""([p, ids]) => { const v = window.medalViewer || globalThis.__medalViewer;
+      const x0 = v.nodes.get(p).x, out = [p], W = v.el.treeBox.clientWidth, H = v.el.treeBox.clientHeight;
+      ids = ids.filter(i => v.nodes.get(i)).sort((a, b) => Math.abs(v.nodes.get(a).x - x0) - Math.abs(v.nodes.get(b).x - x0) || a - b);
+      for (const i of ids) { const b = v.bounds(out.concat([i]));
+        if ((b.right - b.left) * 0.8 > W - 24 || (b.bottom - b.top) * 0.8 > H - 24) break; out.push(i); }
+      return out; }""", [parent, sorted(new)]))
 
 
 def fits(pg, ids) -> bool:
@@ -373,6 +649,20 @@ def test_app_tree_is_right_at_every_position(browser, server, deep_trace, tmp_pa
     pg.screenshot(path=str(ARTIFACTS / "e2e-viewer-app-deep-1440x900.png"))
     ctx.close()
     assert offline.blocked == []
+
+
+def test_app_paints_every_node_at_every_position(browser, server):
+    """Issue 28 #1 in the app at 1024x768 (the sidebar open): every node in the box is
+    painted in its colour at every position of every shipped example."""
+    ctx, pg, offline = app_session(browser, server, "1024x768")
+    bad = []
+    for ex in EXAMPLES:
+        open_example_in_app(pg, ex.title)
+        pg.wait_for_function(f"__medalViewer.store.key === 'example-{ex.name}'", timeout=60_000)
+        bad += paint_sweep(pg, load_example(ex), f"app {ex.name}", viewer="__medalViewer")
+    ctx.close()
+    assert offline.blocked == []
+    assert bad == [], f"nodes not painted: {bad[:6]} ({len(bad)} positions)"
 
 
 def test_app_live_run_loses_no_press(browser, server):
@@ -621,6 +911,31 @@ def test_app_tree_on_the_first_screen_and_node_click_inspects(browser, server, s
     assert f"/ {node['N']})" in pg.locator(".mv-ucb").inner_text()
     pg.locator("button.mv-tab", has_text="Unmasking order").click()
     assert pg.locator(".mv-hl").count() == node["depth"]        # its two commitments
+    ctx.close()
+    assert offline.blocked == []
+
+
+def test_app_at_1024_the_tree_starts_high_and_tables_stay_in_the_column(browser, server):
+    """Issue 28 #5: at 1024x768 with the sidebar open the tree started 495-567 px down
+    (UCB labels below the fold) and the Candidates and cost tables ran past the column.
+    A narrow column gets a compact header (the tree at most 768 - 330 px down); a table
+    wider than the column scrolls inside its panel."""
+    ctx, pg, offline = offline_session(browser, server, SIZES["1024x768"], query="")
+    pg.wait_for_function("globalThis.__medalViewer && __medalViewer.store && "
+                         "__medalViewer.store.key.startsWith('example-') && "
+                         "globalThis.__medalTreeDrawn", timeout=60_000)
+    top = pg.evaluate("__medalViewer.el.treeBox.getBoundingClientRect().top")
+    assert top <= 768 - 330, f"the tree starts {top} px down"     # (the Start-here note on)
+    pg.evaluate("__medalViewer.go(__medalViewer.n() - 1)")
+    for tab in ("Candidates", "Unmasking order", "Inspector"):
+        pg.locator("button.mv-tab", has_text=tab).click()
+        out = pg.evaluate("""() => { const r = __medalViewer.root, rb = r.getBoundingClientRect();
+          const wide = [...r.querySelectorAll('table')].filter(t => t.getBoundingClientRect().width > rb.width);
+          return {over: r.scrollWidth - r.clientWidth, tables: r.querySelectorAll('table').length,
+                  wide: wide.length, unclipped: wide.filter(t => { let e = t.parentElement;
+                    while (e && e !== r && getComputedStyle(e).overflowX === 'visible') e = e.parentElement;
+                    return !e || e === r || e.getBoundingClientRect().right > rb.right + 1; }).length}; }""")
+        assert out["tables"] and out["over"] <= 1 and out["unclipped"] == 0, (tab, out)
     ctx.close()
     assert offline.blocked == []
 

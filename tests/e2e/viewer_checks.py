@@ -58,3 +58,34 @@ def check(trace: dict, index: int, drawn: dict, where: str = "") -> None:
         elif nid in want["candidates"] and nid not in want["path"] and nid != want["winner"]:
             assert n["border"] == CANDIDATE_COLOUR, at
         assert n["label"].startswith(("#", "★ #")), at          # node ids on the canvas
+
+
+#: Issue 28 #1: what the canvas shows, not what vis-network holds. Goes to position ``i``,
+#: waits for the step's drawing (two animation frames), then reads the canvas pixel at the
+#: centre of every drawn tree node whose centre lies in the box: it must have the node's
+#: own colour. Returns the nodes that are not painted, how many were looked at, and how
+#: the view moved with the step ([screen px, zoom factor]; null without a tree before).
+PIXELS = """async ([name, i]) => { const v = window[name] || globalThis.__medalViewer;
+  const was = v.network ? [v.network.getViewPosition(), v.network.getScale()] : null;
+  if (i !== null) v.go(i);
+  await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  const net = v.network; if (!net || !v.nodes) return {miss: [], n: 0, move: null};
+  const at = net.getViewPosition(), k = net.getScale();
+  const move = was && v.network === net ? [Math.hypot(at.x - was[0].x, at.y - was[0].y) * k, k / was[1]] : null;
+  const cv = v.el.treeBox.querySelector('canvas'), ctx = cv.getContext('2d');
+  const W = v.el.treeBox.clientWidth, H = v.el.treeBox.clientHeight, rx = cv.width / cv.clientWidth;
+  const miss = []; let seen = 0;
+  for (const n of v.nodes.get()) { if (typeof n.id !== 'number') continue;
+    const p = net.canvasToDOM({x: n.x, y: n.y});
+    if (p.x < 3 || p.y < 3 || p.x > W - 3 || p.y > H - 3) continue;
+    const d = ctx.getImageData(Math.round(p.x * rx), Math.round(p.y * rx), 1, 1).data;
+    const want = n.color.background, w = [1, 3, 5].map(k => parseInt(want.substr(k, 2), 16));
+    const off = Math.max(Math.abs(d[0] - w[0]), Math.abs(d[1] - w[1]), Math.abs(d[2] - w[2]));
+    seen += 1; if (off > 24) miss.push([n.id, want, [d[0], d[1], d[2]]]); }
+  return {miss: miss, n: seen, move: move}; }"""
+
+
+def undrawn(pg, index: int | None, viewer: str = "medalViewer") -> dict:
+    """``PIXELS`` at ``index`` (None: where the viewer is, the view as it is): {"miss":
+    [[id, colour, pixel], ...], "n": nodes looked at, "move": [px, zoom] or None}."""
+    return pg.evaluate(PIXELS, [viewer, index])
