@@ -534,7 +534,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--frontier", action="store_true",
                    help="write frontier.html: accuracy against sequence forwards per strategy")
     b.add_argument("--ui", action="store_true",
-                   help="also time one app UI step (engine step + render) on the model")
+                   help="also time one live app step: the engine step, the viewer's new frames and the bundle sent to the browser")
     b.add_argument("--no-progress", action="store_true", help="no progress bar")
     b.add_argument("--profile", action="store_true",
                    help="instead: MEDAL and greedy on each problem, MEDAL's search time split "

@@ -73,6 +73,7 @@ def main() -> int:
     from medal.models import load_model
     from medal.trace import loads_trace
     from medal import viz
+    from medal.viewer import bundle
     from medal.viz import inspector
 
     run = Run(load_model(args.model), task="countdown", prompt="Use 4, 18, 13 to make 20.",
@@ -95,10 +96,10 @@ def main() -> int:
         print(f"previous gate (jsonschema, schema only): {t_js:.2f} s wall, {c_js:.2f} s CPU")
     win = trace["search"]["winner"]
     views = {
-        "tree_view+tree_html (40 nodes drawn)": lambda: viz.tree_html(trace, 40),
-        "tree_html (300 nodes drawn)": lambda: viz.tree_html(trace, 300),
-        "entropy_heatmap": lambda: viz.entropy_heatmap(trace).to_json(),
-        "order_html + order_summary": lambda: (viz.order_html(trace), viz.order_summary(trace)),
+        "the viewer's frames, every position (what the app draws)":
+            lambda: json.dumps(bundle(trace)),
+        "tree_view (300 nodes drawn)": lambda: viz.tree_view(trace, 300),
+        "entropy_grid + order_summary": lambda: (viz.entropy_grid(trace), viz.order_summary(trace)),
         "current_phase + progress": lambda: (viz.current_phase(trace), viz.progress(trace)),
         "inspector (winner)": lambda: (inspector.node_ids(trace), inspector.sequence_html(trace, win),
                                        inspector.action_table(trace, win),
@@ -106,7 +107,7 @@ def main() -> int:
         "replay to iteration 1": lambda: viz.trace_at_iteration(trace, 1),
     }
     small = run.trace  # warm-up on the run before growing: imports and templates, not timed
-    viz.tree_html(small, 40), viz.entropy_heatmap(small).to_json(), viz.order_html(small)
+    json.dumps(bundle(small))
     total = total_cpu = 0.0
     for name, fn in views.items():
         _, t, c = timed(fn)

@@ -75,15 +75,14 @@ def time_limit(seconds: int):
 
 
 def render_everything(trace: dict) -> None:
-    """Every view function the pages call, on the trace and on replay positions."""
+    """Every view function the pages call, on the trace and on replay positions, and the
+    viewer's frames at every position."""
     n_iter = viz.iteration_count(trace)
     for k in sorted({0, n_iter // 2, n_iter}):
         t = viz.trace_at_iteration(trace, k)
         for cap in (3, 300):
-            view = viz.tree_view(t, cap)
-            viz.tree_html(t, cap, view=view)
-        viz.entropy_heatmap(t).to_json()
-        viz.order_html(t)
+            viz.tree_view(t, cap)
+        viz.entropy_grid(t)
         viz.order_summary(t)
         info = viz.current_phase(t)
         viz.phase_cycle_html(info.key)
@@ -101,6 +100,8 @@ def render_everything(trace: dict) -> None:
         for name in ("score_example", "action_set_example", "ucb_example",
                      "information_gain_example", "candidate_example", "phase_c_example"):
             getattr(teaching, name)(t)
+    from medal.viewer import bundle
+    json.dumps(bundle(trace))       # what the app, the export and a notebook draw
     json.dumps(trace, allow_nan=False).encode("utf-8")   # the download
     dumps(trace)
 

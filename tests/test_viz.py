@@ -12,9 +12,10 @@ import pytest
 from medal.config import GenerationConfig
 from medal.engine import Run
 from medal.errors import InputError
+from medal.timeline import positions
 from medal.trace import dumps, loads_trace
-from medal.viz import (current_phase, entropy_grid, entropy_heatmap, iteration_count, order_html,
-                       order_summary, progress, trace_at_iteration, tree_html, tree_view)
+from medal.viz import (current_phase, entropy_grid, iteration_count, order_summary, progress,
+                       trace_at_iteration, tree_view)
 from medal.viz import controller, inspector, teaching
 from medal.viz.common import esc, nodes_by_id, node_path
 from medal.viz.order import orders
@@ -64,17 +65,18 @@ def _evil(trace):
 
 
 # ---------------------------------------------------------------------- tree
-def test_tree_html_is_offline_and_complete(trace):
-    html = tree_html(trace)
-    assert "vis.Network" in html and len(html) > 100_000          # vis-network inlined
+def test_the_viewer_draws_every_node_offline(trace):
+    """One drawing path (issue 26): the tree the viewer draws holds every node, and its
+    page (the export, the same viewer as the app's) loads nothing from outside."""
+    from medal.viewer import page
+    view = tree_view(trace)
+    assert view.shown == view.total == len(trace["tree"]["nodes"])
+    html = page(trace)
+    assert "vis.Network" in html or "vis-network" in html           # vis-network inlined
     assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html, re.I)
     assert "<link" not in html.lower()
     for host in ("cdnjs", "jsdelivr", "unpkg", "googleapis", "gstatic"):
         assert host not in html
-    view = tree_view(trace)
-    assert view.shown == view.total == len(trace["tree"]["nodes"])
-    for n in trace["tree"]["nodes"]:
-        assert f'"id": {n["id"]},' in html
 
 
 def test_tree_labels_colours_sizes_and_highlights(trace):
@@ -108,8 +110,6 @@ def test_tree_tooltips_escape_token_texts(trace):
     node = next(n for n in evil["tree"]["nodes"] if n["action"])
     tip = node_tooltip(node)
     assert "<img" not in tip and "&lt;img" in tip
-    html = tree_html(evil)
-    assert "<img" not in html and 'onerror="' not in html
 
 
 def test_large_tree_is_capped_with_ancestors(budget_trace):
@@ -126,7 +126,6 @@ def test_large_tree_is_capped_with_ancestors(budget_trace):
     assert must <= keep
     placeholders = [n for n in view.nodes if str(n["id"]).startswith("hidden-")]
     assert sum(int(n["label"][1:]) for n in placeholders) == view.hidden
-    assert f"{view.hidden} nodes hidden" in tree_html(budget_trace, max_nodes=12)
 
 
 # ---------------------------------------------------------------------- heatmap
@@ -156,14 +155,6 @@ def test_entropy_grids(trace):
     assert medal.rows[0] == nodes_by_id(trace)[path[0]]["entropy"]
 
 
-def test_entropy_heatmap_figure(trace):
-    fig = entropy_heatmap(trace)
-    heatmaps = [d for d in fig.data if d.type == "heatmap"]
-    assert len(heatmaps) == 2
-    assert fig.layout.coloraxis.cmin == 0
-    assert "http" not in json.dumps([d.to_plotly_json() for d in fig.data], default=str)
-
-
 # ---------------------------------------------------------------------- order
 def test_unmasking_order_matches_results(trace, budget_trace):
     for t in (trace, budget_trace):
@@ -171,17 +162,12 @@ def test_unmasking_order_matches_results(trace, budget_trace):
         assert orders(t, "greedy") == t["comparison"]["result"]["order"]
 
 
-def test_order_html_and_summary(trace):
-    html = order_html(trace)
-    assert html.count('title="slot ') == 2 * trace["run"]["config"]["gen_length"]
-    assert "MCTS initialisation" in html
+def test_order_summary(trace):
     rows = order_summary(trace)
     assert [r["decoder"] for r in rows] == ["medal", "greedy"]
     assert rows[0]["forwards"] == trace["result"]["forwards"]
     assert rows[0]["answer"] == trace["result"]["answer"]
     assert rows[1]["seconds"] == pytest.approx(trace["timing"]["comparison_seconds"], abs=1e-3)
-    evil = order_html(_evil(trace))
-    assert "<img" not in evil and "&lt;img" in evil
 
 
 # ---------------------------------------------------------------------- inspector
@@ -278,7 +264,7 @@ def test_replay_reconstructs_the_tree_at_each_iteration():
         want = {n["id"]: (n["N"], round(n["W"], 9)) for n in live["tree"]["nodes"]}
         got = {n["id"]: (n["N"], round(n["W"], 9)) for n in replayed["tree"]["nodes"]}
         assert got == want
-        tree_html(replayed), entropy_heatmap(replayed), order_html(replayed)
+        tree_view(replayed), entropy_grid(replayed), order_summary(replayed)
 
 
 # ---------------------------------------------------------------------- timeline
@@ -362,8 +348,8 @@ def test_teaching_numbers_recompute(trace):
 # ---------------------------------------------------------------------- traces
 def test_views_render_an_uploaded_trace_identically(trace):
     uploaded = loads_trace(dumps(trace).encode())
-    assert tree_html(uploaded) == tree_html(trace)
-    assert order_html(uploaded) == order_html(trace)
+    from medal.viewer import bundle
+    assert bundle(uploaded) == bundle(trace)         # every frame the viewer draws
     assert entropy_grid(uploaded) == entropy_grid(trace)
 
 
@@ -375,7 +361,8 @@ def test_baseline_traces_render(strategy):
     assert orders(t) == t["result"]["order"]
     assert current_phase(t).key == "finished"
     assert inspector.node_ids(t) == [] and teaching.score_example(t) is None
-    entropy_heatmap(t), tree_html(t), order_html(t)
+    from medal.viewer import bundle
+    assert len(bundle(t)["frames"]) == len(positions(t))      # the viewer draws it
 
 
 def test_block_mode_with_completed_candidates():
@@ -436,7 +423,9 @@ def test_measure_ui_step():
                           config=GenerationConfig(lc=2, candidates=2, max_iterations=4))
     assert torch.get_num_threads() == before and out["threads"] == 1
     assert out["steps"] == 4 and out["mean_ms"] > 0
-    assert set(out["parts_mean_ms"]) == {"step", "trace", "tree", "heatmap", "order"}
+    # the path the app draws: the viewer's frames and the bundle sent to the browser
+    assert set(out["parts_mean_ms"]) == {"step", "trace", "frames", "bundle"}
+    assert out["parts_mean_ms"]["frames"] > 0 and out["parts_mean_ms"]["bundle"] > 0
     assert out["max_ms"] >= out["median_ms"] > 0
 
 
@@ -448,7 +437,8 @@ def test_verifier_reward_is_shown_beside_r_ig(trace):
     assert "verifier bonus" in tip and "verified: yes" in tip
     t = make_trace(lc=2, candidates=2, reward="ig+verifier")
     assert inspector.node_stats(t, t["search"]["winner"])["reward"] is not None
-    tree_html(t), order_html(t), entropy_heatmap(t)
+    from medal.viewer import bundle
+    assert len(bundle(t)["frames"]) == len(positions(t))
 
 
 # ---------------------------------------------------------------------- issue 10 (part A)
@@ -599,7 +589,8 @@ def test_tree_colour_scale_is_fixed_for_the_run(budget_trace):
     from medal.timeline import index_of_iteration_end, trace_at
     early = trace_at(budget_trace, index_of_iteration_end(budget_trace, 2))
     assert q_scale(early) == scale
-    assert "fixed for this run" in tree_html(budget_trace)
+    from medal.viewer import legend       # the viewer's legend: the run's one scale
+    assert legend(scale, {})["q"] == list(scale)
 
 
 def test_tree_highlights_new_nodes_and_shows_simulation_results(trace):
@@ -620,18 +611,20 @@ def test_tree_highlights_new_nodes_and_shows_simulation_results(trace):
                    if isinstance(n["id"], int))
 
 
-def test_tree_component_data_is_json_and_escaped(trace):
-    from medal.viz.tree import component_data
+def test_the_viewers_tree_is_json_with_fixed_places(trace):
+    """The tree the viewer draws (one drawing path, issue 26): JSON, vis-network's physics
+    off and labels as plain text on the canvas, every node at a fixed place. A trace's
+    strings reach the page as data the viewer writes with textContent
+    (tests/test_export.py checks the page's escaping)."""
+    from medal.viewer import bundle
     evil = _evil(trace)
-    data = component_data(evil, tree_view(evil), view_id="x", seq=3)
+    data = bundle(evil)
     json.dumps(data)
-    # titles become HTML in the page: escaped; labels are drawn as text on the canvas
-    assert not any("<img" in n.get("title", "") for n in data["nodes"])
-    assert "<img" not in data["legend"]
-    assert not data["options"]["nodes"]["font"].get("multi")
     assert data["options"]["physics"]["enabled"] is False
-    assert all("x" in n and "y" in n for n in data["nodes"])
-    assert data["focus"] == evil["tree"]["root"] and data["view"] == "x"
+    assert not data["options"]["nodes"]["font"].get("multi")
+    nodes = [v for v in data["pool"] if isinstance(v, dict) and "x" in v and "label" in v]
+    assert nodes and all(isinstance(n["x"], (int, float)) and isinstance(n["y"], (int, float))
+                         for n in nodes)
 
 
 def test_ucb_card_uses_one_consistent_set_of_figures():
@@ -678,10 +671,7 @@ def test_committed_slots_and_outlines(trace):
     nodes = nodes_by_id(trace)
     assert len(slots) == nodes[win]["depth"]
     assert inspector.committed_slots(trace, trace["tree"]["root"]) == []
-    html = order_html(trace, highlight=slots)
-    assert html.count('data-highlight="1"') == 2 * len(slots)      # MEDAL and greedy rows
-    fig = inspector.outline_slots(entropy_heatmap(trace), slots)
-    assert len(fig.layout.shapes) == 2 * len(slots)
+    assert all(not nodes[win]["masked"][s] for s in slots)
 
 
 def test_small_fixes_plural_download_name_k2():

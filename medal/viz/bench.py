@@ -1,5 +1,8 @@
-"""The cost of one UI step: one ``run.step()`` plus everything the Run page rebuilds
-from ``run.trace`` (the tree HTML, the entropy heatmap figure, the unmasking-order HTML).
+"""The cost of one live UI step: one ``run.step()`` plus what the Run page does with the
+trace it grew -- the viewer's new frames (:class:`medal.viewer.Frames`: tree, task view,
+candidates, heatmaps, order, inspector) and the bundle the page sends the browser, as
+JSON. The same path the app draws (issue 26: it once timed a drawing path the app no
+longer used).
 
     from medal.models import load_model
     from medal.viz.bench import measure_ui_step
@@ -16,7 +19,7 @@ import time
 
 from ..config import GenerationConfig
 
-PARTS = ("step", "trace", "tree", "heatmap", "order")
+PARTS = ("step", "trace", "frames", "bundle")
 
 
 def measure_ui_step(model, n_steps: int = 60, *, task: str = "countdown",
@@ -43,21 +46,21 @@ def measure_ui_step(model, n_steps: int = 60, *, task: str = "countdown",
 
 
 def _measure(model, n_steps, task, prompt, strategy, config, max_nodes, warmup) -> dict:
+    import json
+
     from ..engine import Run
     from ..tasks import get_task
-    from .heatmap import entropy_heatmap
-    from .order import order_html
-    from .tree import DEFAULT_MAX_NODES, tree_html
+    from ..viewer import MAX_NODES, Frames
 
     t = get_task(task)
     prompt = prompt or t.format_prompt(t.example_problems[0])
     run = Run(model, task=task, prompt=prompt, strategy=strategy,
               config=config or GenerationConfig(), trace=True, compare_greedy=True)
-    cap = max_nodes or DEFAULT_MAX_NODES
-    # warm-up: imports, the vis-network assets, plotly's validators
+    frames = Frames("bench", max_nodes=max_nodes or MAX_NODES)
+    # warm-up: imports and the viewer's first frames
     for _ in range(warmup):
-        tr = run.trace
-        tree_html(tr, cap), entropy_heatmap(tr), order_html(tr)
+        frames.update(run.trace, final=False)
+    pool, sent = len(frames.enc.pool), len(frames.enc.frames)
     totals, parts = [], {k: [] for k in PARTS}
     kinds = []
     for _ in range(n_steps):
@@ -69,11 +72,11 @@ def _measure(model, n_steps, task, prompt, strategy, config, max_nodes, warmup) 
         kinds.append(event.kind)
         tr = run.trace
         marks.append(time.perf_counter())
-        tree_html(tr, cap)
+        frames.update(tr, final=False)
         marks.append(time.perf_counter())
-        entropy_heatmap(tr)
-        marks.append(time.perf_counter())
-        order_html(tr)
+        start = min(sent, frames.dirty_from)
+        json.dumps(frames.bundle(pool_from=pool, frames_from=start, live=True, done=False))
+        pool, sent = len(frames.enc.pool), len(frames.enc.frames)
         marks.append(time.perf_counter())
         for k, a, b in zip(PARTS, marks, marks[1:]):
             parts[k].append((b - a) * 1000)

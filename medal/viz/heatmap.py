@@ -1,4 +1,4 @@
-"""Per-slot entropy heatmaps, step x slot, for MEDAL and for greedy decoding (plotly).
+"""Per-slot entropy heatmaps, step x slot, for MEDAL and for greedy decoding (the grid the viewer draws).
 
 A row is the entropy of every still-masked slot before one unmasking step (blank for
 slots already unmasked); the cell of each slot unmasked at that step shows its token.
@@ -93,53 +93,3 @@ def entropy_grid(trace: dict, which: str = "medal", show_padding: bool = False) 
 
 def _cut(text: str, n: int = CELL_CHARS) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
-
-
-def entropy_heatmap(trace: dict, height_per_row: int = 17, show_padding: bool = False):
-    """A plotly figure: MEDAL's grid, and greedy's beside it when the trace has one.
-
-    Built in one go (traces and one layout dict, side-by-side axes by domain) rather than
-    with ``make_subplots`` and per-axis updates: a third of the time, which matters as the
-    figure is rebuilt at every UI step."""
-    import plotly.graph_objects as go
-
-    grids = [entropy_grid(trace, "medal", show_padding)]
-    if trace.get("comparison"):
-        grids.append(entropy_grid(trace, "greedy", show_padding))
-    zmax = max((v for g in grids for r in g.rows for v in r if v is not None), default=1.0)
-    gap = 0.08
-    width = (1.0 - gap * (len(grids) - 1)) / len(grids)
-    data, layout = [], {}
-    annotations = []
-    for k, g in enumerate(grids):
-        suffix = "" if k == 0 else str(k + 1)
-        x0 = k * (width + gap)
-        # token texts and the strategy come from the trace: plotly renders <a>/<b> in
-        # labels, so they go in escaped (shown literally)
-        data.append(go.Heatmap(
-            z=g.rows or [[None] * len(g.slot_labels)],
-            x=[plotly_text(x) for x in g.slot_labels],
-            y=[plotly_text(y) for y in g.row_labels] or ["(no step yet)"],
-            text=[[plotly_text(m) for m in row] for row in g.marks] or None,
-            texttemplate="%{text}", textfont={"size": 11 if len(g.slots) <= 20 else 9},
-            coloraxis="coloraxis", xgap=1, ygap=1, xaxis="x" + suffix, yaxis="y" + suffix,
-            hovertemplate="%{y}<br>slot %{x}<br>H = %{z:.3f}<extra>" + plotly_text(g.title)
-                          + "</extra>"))
-        title = "slot / token" + (f" ({g.hidden} padding slots hidden)" if g.hidden else "")
-        layout["xaxis" + suffix] = {"domain": [x0, x0 + width], "anchor": "y" + suffix,
-                                    "type": "category", "tickangle": 0, "automargin": True,
-                                    "tickfont": {"size": 10}, "title": {"text": title}}
-        layout["yaxis" + suffix] = {"anchor": "x" + suffix, "type": "category",
-                                    "autorange": "reversed", "tickfont": {"size": 10},
-                                    "automargin": True}
-        annotations.append({"text": plotly_text(g.title), "x": x0 + width / 2, "y": 1.0, "xref": "paper",
-                            "yref": "paper", "xanchor": "center", "yanchor": "bottom",
-                            "showarrow": False, "font": {"size": 14}})
-    n_rows = max((len(g.rows) for g in grids), default=1)
-    layout.update(
-        annotations=annotations,
-        coloraxis={"colorscale": "Viridis", "cmin": 0, "cmax": zmax,
-                   "colorbar": {"title": {"text": "entropy H"}}},
-        height=max(260, 140 + height_per_row * n_rows),
-        margin={"l": 60, "r": 20, "t": 40, "b": 80}, plot_bgcolor="#f7f7f7")
-    return go.Figure(data=data, layout=layout)

@@ -289,24 +289,3 @@ def candidate_report(trace: dict) -> dict | None:
                      "verified": final.get("verified") if final else None})
     return {"winner": win, "why": search.get("why"), "stop_reason": search.get("stop_reason"),
             "iterations": search.get("iterations"), "rows": rows}
-
-
-def outline_slots(fig, slots: list[int]):
-    """Outline the columns of ``slots`` on every heatmap of an entropy figure (the slots
-    the inspected node commits); returns the figure. The shapes are set in one layout
-    update: plotly validates every shape already there on each ``add_shape``."""
-    shapes = []
-    for trace in fig.data:
-        xaxis = getattr(trace, "xaxis", None) or "x"
-        yaxis = getattr(trace, "yaxis", None) or "y"
-        n_rows = len(trace.y) if trace.y is not None else 1
-        for slot in slots:
-            if trace.x is not None and slot >= len(trace.x):
-                continue
-            shapes.append({"type": "rect", "xref": xaxis, "yref": yaxis, "x0": slot - 0.5,
-                           "x1": slot + 0.5, "y0": -0.5, "y1": n_rows - 0.5,
-                           "line": {"color": "#d62728", "width": 3},
-                           "fillcolor": "rgba(0,0,0,0)", "name": f"slot {slot}"})
-    if shapes:
-        fig.update_layout(shapes=[*fig.layout.shapes, *shapes])
-    return fig

@@ -88,63 +88,6 @@ def orders(trace: dict, which: str = "medal") -> list[int | None]:
     return [s.step for s in slot_tokens(trace, which)]
 
 
-def _token_span(st: SlotToken, n_steps: int, highlight: bool = False) -> str:
-    # the slots of the node open in the inspector (linked views): a thick black frame
-    mark = ' data-highlight="1"' if highlight else ""
-    ring = "box-shadow:0 0 0 3px #000000;" if highlight else ""
-    if st.fixed:
-        return (f'<span{mark} title="slot {st.slot}: fixed by the task\'s format (never masked)" '
-                'style="display:inline-block;min-width:1.1em;margin:1px;padding:2px 3px;'
-                f'border-radius:3px;font-family:monospace;text-align:center;{ring}'
-                f'background:#ffffff;color:#777777;border:1px dashed #bbbbbb">{esc(st.text)}</span>')
-    if st.step is None:
-        return (f'<span{mark} title="slot {st.slot}: still masked" style="display:inline-block;'
-                f'min-width:1.1em;margin:1px;padding:2px 3px;border-radius:3px;{ring}'
-                f'background:#eeeeee;color:#999999;text-align:center">_</span>')
-    bg = lerp_colour(st.step / max(1, n_steps - 1), STEP_COLOURS)
-    fg = text_colour_for(bg)
-    text = st.text if st.text not in (None, "") else "∅"
-    outline = "outline:2px solid #d62728;outline-offset:-2px;" if st.by_search else ""
-    fade = "opacity:0.35;" if st.after_eos else ""
-    how = ("current search path (not yet chosen)" if st.tentative
-           else "MCTS initialisation" if st.by_search else "decoding")
-    if st.tentative:
-        outline = "outline:2px dashed #d62728;outline-offset:-2px;"
-    return (f'<span{mark} title="slot {st.slot} · step {st.step} · {how}" '
-            f'style="display:inline-block;{ring}'
-            f'min-width:1.1em;margin:1px;padding:2px 3px;border-radius:3px;white-space:pre;'
-            f'font-family:monospace;text-align:center;background:{bg};color:{fg};{outline}{fade}">'
-            f'{esc(text)}<sub style="font-size:0.65em;opacity:0.8">{st.step}</sub></span>')
-
-
-def order_html(trace: dict, highlight=()) -> str:
-    """MEDAL's unmasking order above greedy's (when the trace has the comparison).
-    ``highlight``: slots to frame (the inspected node's commitments)."""
-    highlight = set(highlight or ())
-    n_steps = max(1, run_config(trace).get("steps") or
-                  run_config(trace).get("gen_length") or 1)
-    rows = [(run_info(trace, "strategy", ""), slot_tokens(trace, "medal"))]
-    if trace.get("comparison"):
-        rows.append(("greedy", slot_tokens(trace, "greedy")))
-    out = ['<div class="medal-order" style="font-size:15px;line-height:2.1">']
-    for name, slots in rows:
-        tokens = "".join(_token_span(s, n_steps, s.slot in highlight) for s in slots)
-        out.append('<div style="display:flex;align-items:flex-start;margin-bottom:6px">'
-                   '<div style="width:7em;flex:none;font-weight:600;padding-top:2px">'
-                   f'{esc(name)}</div><div>{tokens}</div></div>')
-    early, late = lerp_colour(0, STEP_COLOURS), lerp_colour(1, STEP_COLOURS)
-    out.append('<div style="font-size:12px;color:#555">colour: step of unmasking '
-               f'(<span style="color:{early}">■</span> first → <span style="color:{late};'
-               'text-shadow:0 0 1px #888">■</span> last, the number under each token); '
-               '<span style="outline:2px solid #d62728;outline-offset:1px">outlined</span>: '
-               'committed by the MCTS initialisation (dashed: the path the search is on, '
-               'while it runs); faded: after the end of the answer; '
-               '<span style="border:1px dashed #bbb;color:#777">&nbsp;/&nbsp;</span>: fixed by '
-               'the task\'s format</div>')
-    out.append("</div>")
-    return "".join(out)
-
-
 def order_summary(trace: dict) -> list[dict]:
     """One row per decoder: answer, verification, forward passes and time."""
     rows = []

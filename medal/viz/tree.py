@@ -17,8 +17,9 @@ iteration touched; the rest are summarised per parent as "+k hidden".
 Positions are computed here (:func:`layout`), not by vis-network: a tidy tree (each
 subtree under its parent, siblings side by side, linear time) of the *finished* run, so
 a replay draws every position with the same positions and nothing moves while stepping
-(issue 28). The viewer (:mod:`medal.viewer`) draws it; :func:`tree_html` is the
-standalone (iframe / file) form.
+(issue 28). The viewer (:mod:`medal.viewer`) draws it -- the one drawing of the tree in
+the app, the HTML export and a notebook; :func:`medal.tree_graph` gives the same tree as a
+networkx graph.
 """
 from __future__ import annotations
 
@@ -517,107 +518,3 @@ def vis_assets() -> tuple[str, str]:
     raise FileNotFoundError(f"no vis-network*.min.js/.css under {lib}; reinstall pyvis")
 
 
-def _script_json(value) -> str:
-    """JSON safe to place inside a <script> element."""
-    return (json.dumps(value, ensure_ascii=False)
-            .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
-
-
-_PAGE = """<!DOCTYPE html>
-<html><head><meta charset="utf-8">
-<style>{css}</style>
-<style>
-html, body {{ margin: 0; padding: 0; font-family: sans-serif; background: #ffffff; }}
-#medal-tree {{ width: 100%; height: {height}px; border: 1px solid #e0e0e0; }}
-#medal-legend {{ font-size: 12px; color: #444; padding: 4px 2px; }}
-#medal-legend span.k {{ display: inline-block; margin-right: 14px; }}
-div.vis-tooltip {{ font-family: sans-serif; font-size: 12px; max-width: 460px;
-  white-space: normal; line-height: 1.35; }}
-</style>
-<script>{js}</script>
-</head><body>
-<div id="medal-tree"></div>
-<div id="medal-legend">{legend}</div>
-<script>
-(function () {{
-  var nodes = {nodes};
-  var edges = {edges};
-  var options = {options};
-  nodes.forEach(function (n) {{
-    if (typeof n.title === "string") {{
-      var d = document.createElement("div");
-      d.innerHTML = n.title;  // built from escaped text only
-      n.title = d;
-    }}
-  }});
-  var container = document.getElementById("medal-tree");
-  var network = new vis.Network(container,
-      {{nodes: new vis.DataSet(nodes), edges: new vis.DataSet(edges)}}, options);
-  network.once("afterDrawing", function () {{
-    container.setAttribute("data-drawn", "true");
-  }});
-  window.medalNetwork = network;
-}})();
-</script>
-</body></html>
-"""
-
-
-def legend_html(view: TreeView) -> str:
-    """The colour legend: Q on the run's fixed scale, and what the outlines mean."""
-    stops = ", ".join(lerp_colour(i / 8, VIRIDIS) for i in range(9))
-    if view.q_range:
-        q = (f"Q {esc(fmt(view.q_range[0], 2))} <span style='display:inline-block;width:90px;"
-             f"height:10px;vertical-align:middle;background:linear-gradient(90deg,{stops})'>"
-             f"</span> {esc(fmt(view.q_range[1], 3))}+ (fixed for this run)")
-    else:
-        q = "colour: Q (from iteration 1's simulation on)"
-    parts = [q, f"<span style='color:{UNVISITED}'>●</span> unvisited", "size: N",
-             f"<span style='color:{PATH_COLOUR}'>━</span> current path",
-             f"<span style='color:{NEW_COLOUR}'>◌</span> new in this phase",
-             f"<span style='color:{CANDIDATE_COLOUR}'>◆</span> candidate",
-             f"<span style='color:{WINNER_COLOUR}'>★</span> winner"]
-    text = "".join(f"<span class='k'>{p}</span>" for p in parts)
-    if view.hidden:
-        text += (f"<span class='k'><b>{view.hidden} node{'s' if view.hidden != 1 else ''} "
-                 f"hidden</b> (showing {view.shown} of {view.total})</span>")
-    return text
-
-
-_legend = legend_html
-
-
-def tree_html(trace: dict, max_nodes: int = DEFAULT_MAX_NODES, height: int = 520,
-              view: TreeView | None = None) -> str:
-    """A self-contained HTML page drawing the tree (no network access needed).
-    ``view``: a :func:`tree_view` already computed for this trace and cap."""
-    from pyvis.network import Network
-
-    view = view if view is not None else tree_view(trace, max_nodes)
-    net = Network(height=f"{height}px", width="100%", directed=True, cdn_resources="in_line")
-    for n in view.nodes:
-        net.add_node(n["id"], **{k: v for k, v in n.items() if k != "id"})
-    for e in view.edges:
-        net.add_edge(e["from"], e["to"], **{k: v for k, v in e.items()
-                                            if k not in ("from", "to")})
-    net.options = VIS_OPTIONS
-    nodes, edges, _heading, _h, _w, options = net.get_network_data()
-    js, css = vis_assets()
-    return _PAGE.format(css=css, js=js, height=height, legend=_legend(view),
-                        nodes=_script_json(nodes), edges=_script_json(edges),
-                        options=options.replace("<", "\\u003c"))
-
-
-def component_data(trace: dict, view: TreeView, *, height: int = 540, view_id: str = "",
-                   seq: int = 0, min_scale: float = MIN_LABEL_PX / SMALL_FONT) -> dict:
-    """What :func:`medal.viz.components.tree` is given: nodes (with fixed positions) and
-    edges, vis-network options, the legend HTML (escaped), and ``view_id`` -- a change of
-    it (another run or trace) starts a fresh drawing; within one, updates keep zoom and
-    pan. ``min_scale``: the first view is not zoomed out further than this, so labels
-    stay readable (the default: every label at least MIN_LABEL_PX on screen); a tree too
-    large for the box at that scale is shown from the top, its root near the top edge."""
-    options = json.loads(json.dumps(VIS_OPTIONS))
-    return {"nodes": view.nodes, "edges": view.edges, "options": options,
-            "legend": legend_html(view), "height": height, "view": view_id, "seq": seq,
-            "min_scale": min_scale, "focus": (trace.get("tree") or {}).get("root", 0)}
