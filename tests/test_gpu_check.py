@@ -2,6 +2,7 @@
 Dream configs, where only torch, transformers, safetensors and tokenizers may be imported
 (streamlit and plotly blocked), and issue 27 item 5's fixes."""
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -27,7 +28,8 @@ def test_dry_run_on_the_cpu_prints_one_json(tmp_path):
          "--random", f"dream={REAL / 'dream' / 'config.json'}", "--device", "cpu",
          "--dtype", "float32", "--gen-length", "4", "--steps", "4", "--block-length", "4",
          "--lc", "1", "--candidates", "2", "--seconds", "0.01", "--json", str(out)],
-        capture_output=True, text=True, timeout=900, cwd=tmp_path)  # ~30 s CPU
+        capture_output=True, text=True, timeout=900, cwd=tmp_path,
+        env={**os.environ, "OMP_NUM_THREADS": "1"})  # one thread: ~25 s on 2 shared cores
     assert proc.returncode == 0, proc.stderr[-3000:]
     figures = json.loads(proc.stdout)            # stdout is the JSON and nothing else
     assert figures == json.loads(out.read_text())

@@ -84,6 +84,10 @@ def test_harness_equals_bench_problem_by_problem(tmp_path, bench_records, strate
     index = [json.loads(line) for line in (traces / "index.jsonl").read_text().splitlines()]
     assert {(i["doc_id"], i["trace"]) for i in index} == {
         (s["doc_id"], f"medal_countdown-doc{s['doc_id']}.trace.json") for s in samples}
+    for i in index:   # each logged sample's cost (medal.cost), as bench counts it
+        record = bench[i["doc_id"]]
+        assert {k: i["cost"][k] for k in ("sequence_forwards", "token_passes", "tpf")} == {
+            k: record[k] for k in ("sequence_forwards", "token_passes", "tpf")}
     accuracy = results["results"]["medal_countdown"]["acc,none"]
     assert accuracy == bench_records["summary"][strategy]["accuracy"]
     assert results["config"]["medal_strategy"] == strategy
