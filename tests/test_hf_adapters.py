@@ -328,11 +328,12 @@ def test_cli_flags_reach_load_model(dirs, capsys):
     assert model_options(args) == {"trust_remote_code": True, "device": "cpu",
                                    "dtype": "bfloat16", "revision": "abc",
                                    "implementation": None, "mask_id": None,
-                                   "memory_check": True}
+                                   "memory_check": True, "kv_cache": "off"}
     args = build_parser().parse_args(["generate", "--implementation", "remote", "--mask-id", "5",
-                                      "--skip-memory-check"])
-    assert {k: model_options(args)[k] for k in ("implementation", "mask_id", "memory_check")} \
-        == {"implementation": "remote", "mask_id": 5, "memory_check": False}
+                                      "--skip-memory-check", "--kv-cache", "dual"])
+    assert {k: model_options(args)[k] for k in ("implementation", "mask_id", "memory_check",
+                                                "kv_cache")} \
+        == {"implementation": "remote", "mask_id": 5, "memory_check": False, "kv_cache": "dual"}
     assert model_options(build_parser().parse_args(["generate"]))["trust_remote_code"] is False
     import argparse
     p = argparse.ArgumentParser()

@@ -204,3 +204,13 @@ def test_a_trace_too_costly_to_draw_is_refused_before_drawing(good):
     check_cost(good, most=units)
     with pytest.raises(TraceError, match="would cost"):
         check_cost(good, most=units - 1)
+
+
+def test_the_model_record_holds_ids(good):
+    """Fuzzing found it: ``run.model.end_ids`` of lists (or an ``eos_id`` that is a list)
+    passed the gate and the views failed on them (TypeError: unhashable type: 'list')."""
+    for key, value in (("end_ids", [[1, 2]]), ("eos_id", [2]), ("end_ids", "2"),
+                       ("vocab_size", 0)):
+        bad = copy.deepcopy(good)
+        bad["run"]["model"][key] = value
+        refused(bad, f"run/model/{key}")
