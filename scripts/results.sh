@@ -12,7 +12,8 @@
 # The runs go in two lanes side by side (two processes, one thread each: the machine has 2
 # cores), most important first; LANE=a / LANE=b / LANE=sudoku / LANE=pick / LANE=twins runs one
 # lane only. A run whose output file exists is skipped, so an
-# interrupted script resumes where it stopped; delete results/ (or a task's folder, e.g.
+# interrupted script resumes where it stopped (a run in progress leaves OUT.running: remove it
+# if its process was killed); delete results/ (or a task's folder, e.g.
 # after retraining its model) to measure again. docs/RESULTS.md is regenerated from
 # whatever results/ holds and marks anything missing "not run".
 set -euo pipefail
@@ -38,8 +39,13 @@ bench() {  # bench TASK OUT N ARGS...
   local task=$1 out=$2 n=$3
   shift 3
   if [ -f "$out" ]; then echo "== skip $out (exists)"; return; fi
+  # another lane runs it now (two lanes may run the same list side by side)
+  if [ -f "$out.running" ]; then echo "== skip $out (running in another lane)"; return; fi
   echo "== $(date -u +%H:%M:%S) $task $out (n=$n): $*"
-  python -m medal bench --task "$task" --n "$n" --seed "$SEED" --out "$out" --no-progress "$@"
+  touch "$out.running"
+  python -m medal bench --task "$task" --n "$n" --seed "$SEED" --out "$out" --no-progress "$@" \
+    || { rm -f "$out.running"; return 1; }
+  rm -f "$out.running"
 }
 
 meta() {  # meta TASK: what ran for it

@@ -1143,6 +1143,7 @@ def verifier_section(results: Path, docs: dict) -> list[str]:
            "information-gain reward on the same problems.", "",
            "| task | search | reward | accuracy | 95% CI | seqs | vs the paper's reward (+/−, p) |",
            "|---|---|---|---|---|---|---|"]
+    outcome: dict[str, list] = {}
     for t, doc in docs.items():
         if not doc or "medal" not in doc["summary"]:
             continue
@@ -1166,6 +1167,14 @@ def verifier_section(results: Path, docs: dict) -> list[str]:
                        f"problems) | {pct(mv['accuracy'])} | {ci(mv)} | "
                        f"{mv['mean_sequence_forwards']:.1f} | +{w}/−{lo_}, {_p(p)}"
                        f"{_subset_note(verdicts(ref_doc, 'medal'), vv)} |")
+            outcome.setdefault(_outcome(w, lo_, p), []).append(
+                f"{TASK_TITLES[t]}{'' if mode == 'default' else ' (explore)'}, {mv['n']} problems")
+    if outcome:
+        out += ["", "With the verifier reward MEDAL is "
+                + "; ".join(f"{'significantly ' if k != 'no significant difference' else ''}"
+                            f"{k if k != 'no significant difference' else 'not significantly different'}"
+                            f" on {', '.join(v)}" for k, v in outcome.items())
+                + ", at about the same sequences (paired on the same problems)."]
     return out
 
 
