@@ -523,8 +523,8 @@ def _apply_list_diff(parent, diff, where: str, budget: _Budget) -> list:
     changes = diff["diff"]
     if not isinstance(changes, list):
         raise TypeError(f"{where}: a difference is {{\"diff\": [[slot, value], ...]}}")
+    budget.spend(8 * len(parent), where)   # counted before it is built
     out = list(parent)
-    budget.spend(out, where)
     for change in changes:
         if not (isinstance(change, list) and len(change) == 2 and type(change[0]) is int
                 and 0 <= change[0] < len(out)):
@@ -549,9 +549,8 @@ def _apply_string_diff(parent, diff, where: str, budget: _Budget) -> str:
     if head + tail + len(middle) > MAX_STRING:
         raise ValueError(f"{where}: decodes to {head + tail + len(middle):,} characters; "
                          f"a trace's texts have at most {MAX_STRING:,}")
-    out = parent[:head] + middle + parent[len(parent) - tail:]
-    budget.spend(out, where)
-    return out
+    budget.spend(head + tail + len(middle), where)   # counted before it is built
+    return parent[:head] + middle + parent[len(parent) - tail:]
 
 
 def _is_diff(value) -> bool:
