@@ -54,7 +54,7 @@ def clean_leftovers(path: str | Path) -> list[Path]:
         middle = name[len(head):-len(".part")]
         pid_text, _, rand = middle.partition(".")
         try:
-            if rand and pid_text.isascii() and pid_text.isdigit():
+            if rand and "." not in rand and pid_text.isascii() and pid_text.isdigit():
                 stale = not _alive(int(pid_text))
             elif not rand and len(middle) == 8:   # the old naming (mkstemp's 8 characters)
                 stale = time.time() - os.lstat(folder / name).st_mtime > STALE_PART_S

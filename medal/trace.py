@@ -335,7 +335,7 @@ def _unpacked_step(step: dict, most: int | None = None, where: str = "decode") -
         for key, value in [(k, step.get(k)) for k in STEP_FIGURES] + [
                 (f"eligible/{k}", v) for k, v in eligible.items() if k in ELIGIBLE_FIGURES]:
             if _figures_len(value) > most:
-                raise ValueError(f"{where}/{key}: {_figures_len(value):,} figures; the "
+                raise _OverBound(f"{where}/{key}: {_figures_len(value):,} figures; the "
                                  f"answer has {most} slots (gen_length)")
     for key in STEP_FIGURES:
         if key in step and step[key] is not None:
@@ -344,6 +344,11 @@ def _unpacked_step(step: dict, most: int | None = None, where: str = "decode") -
         out["eligible"] = {k: (_unf32(v) if k in ELIGIBLE_FIGURES else v)
                            for k, v in step["eligible"].items()}
     return out
+
+
+class _OverBound(ValueError):
+    """A packed list longer than the run's own settings allow ("WHERE: what"): refused
+    like the gate's bounds, before it is decoded."""
 
 
 class _Limits:
@@ -391,7 +396,7 @@ def _unpacked_node(node: dict, texts: dict, budget: "_Budget | None" = None,
     if budget is not None:  # masked, entropy and top: a list entry per slot each
         budget.spend(3 * 8 * len(node["masked"]), where)
     if limits is not None and limits.slots is not None and len(node["masked"]) != limits.slots:
-        raise ValueError(f"{where}/masked: {len(node['masked']):,} slots; gen_length is "
+        raise _OverBound(f"{where}/masked: {len(node['masked']):,} slots; gen_length is "
                          f"{limits.slots}")
     masked = [c == "1" for c in node["masked"]]
     if set(node["masked"]) - {"0", "1"}:
@@ -415,7 +420,7 @@ def _unpacked_node(node: dict, texts: dict, budget: "_Budget | None" = None,
             raise ValueError(f"slot {slot[:20]}: {len(tokens)} tokens, "
                              f"{_figures_len(probs):,} probabilities")
         if most is not None and len(tokens) > most:
-            raise ValueError(f"{where}/top/{slot[:20]}: {len(tokens):,} top tokens for one "
+            raise _OverBound(f"{where}/top/{slot[:20]}: {len(tokens):,} top tokens for one "
                              f"slot; the run records at most {most} (K1, at least 3)")
         if budget is not None:
             budget.spend(TOP_ENTRY_COST * len(tokens), where)
@@ -522,8 +527,8 @@ def _apply_list_diff(parent, diff, where: str, budget: _Budget) -> list:
     changes = diff["diff"]
     if not isinstance(changes, list):
         raise TypeError(f"{where}: a difference is {{\"diff\": [[slot, value], ...]}}")
+    budget.spend(8 * len(parent), where)   # counted before it is built
     out = list(parent)
-    budget.spend(out, where)
     for change in changes:
         if not (isinstance(change, list) and len(change) == 2 and type(change[0]) is int
                 and 0 <= change[0] < len(out)):
@@ -547,9 +552,8 @@ def _apply_string_diff(parent, diff, where: str, budget: _Budget) -> str:
     if head + tail + len(middle) > MAX_ANY_STRING:
         raise ValueError(f"{where}: decodes to {head + tail + len(middle):,} characters; "
                          f"a trace's texts have at most {MAX_ANY_STRING:,}")
-    out = parent[:head] + middle + parent[len(parent) - tail:]
-    budget.spend(out, where)
-    return out
+    budget.spend(head + tail + len(middle), where)   # counted before it is built
+    return parent[:head] + middle + parent[len(parent) - tail:]
 
 
 def _is_diff(value) -> bool:
@@ -782,6 +786,8 @@ def validate_trace(data: Any, max_bytes: int | None = None) -> dict:
     encoding = data.get("encoding") if isinstance(data, dict) else None
     try:
         data = unpack(data, MAX_TRACE_BYTES if max_bytes is None else max_bytes)
+    except _OverBound as exc:
+        raise TraceError(f"invalid trace at {str(exc)[:300]}") from None
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
         raise TraceError(f"the trace says it is packed ({str(encoding)[:20]}) but its "
                          f"packing is malformed: {type(exc).__name__}: "

@@ -229,3 +229,26 @@ def test_a_visitors_values_are_ignored_not_an_error(value):
     s.need({"key": value, "pool": 1})
     s.need(value)
     assert all(type(a) is int and type(b) is int for a, b in s.sent.values())
+
+
+def test_the_live_view_ignores_a_visitors_hostile_requests():
+    """What a visitor's console can send as the viewer's request (the campaign's
+    ``_send("request", {op: "step", want: {a: 1}})``): ignored, never an exception that
+    breaks the visitor's session; a good request still steps afterwards."""
+    pytest.importorskip("streamlit")
+    from pathlib import Path
+
+    from viz_support import app_test
+    root = Path(__file__).resolve().parents[1]
+    at = app_test(root / "app.py", timeout=300).run()
+    assert not at.exception
+    for req in ({"op": "step", "want": {"a": 1}}, {"op": "step", "want": "abc"},
+                {"op": "step", "want": 1e308}, {"op": "step", "want": -3},
+                {"op": {"x": 1}}, {"op": "iteration", "seq": [1]}, {"op": "nope"},
+                {"op": "whatif", "node": "abc", "pos": {"a": 1}}, ["step"]):
+        at.session_state["pending_request"] = req
+        at.run()
+        assert not at.exception, (req, at.exception)
+    at.session_state["pending_request"] = {"op": "step", "want": 2, "seq": 99}
+    at.run()
+    assert not at.exception

@@ -685,6 +685,8 @@ def live_view() -> None:
     (the pending request and the next chunk's rerun are folded into one)."""
     alone = _fragment_only()
     req = STATE.get("pending_request")
+    if not isinstance(req, dict):   # only the viewer's request objects (a visitor's
+        req = None                  # console can send anything)
     if alone and not _fragment_serves(req):
         st.rerun(scope="app")
     STATE.pop("pending_request", None)
