@@ -104,3 +104,11 @@ def test_no_module_imports_another_in_a_circle():
 def test_the_layers_cover_every_module():
     for m in modules():
         layer_of(m)
+
+
+def test_the_fast_tier_names_test_files_that_exist():
+    """``python -m pytest -m fast`` (tests/conftest.py): a renamed test file must not fall
+    out of the tier unnoticed."""
+    from conftest import FAST_MODULES   # the tier's definition, where pytest reads it
+    tests = Path(__file__).resolve().parent
+    assert FAST_MODULES and all((tests / f"{m}.py").is_file() for m in FAST_MODULES)
