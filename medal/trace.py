@@ -506,7 +506,8 @@ def _diffed_node(node: dict, base: dict) -> dict:
 
 
 class _Budget:
-    """What decoding differences may build: list entries count 8, characters 1."""
+    """What decoding differences may build, in bytes: list entries count 8, characters 1,
+    2 or 4 (the width Python stores a text at)."""
 
     def __init__(self, most: int | None):
         self.most, self.used = most, 0
@@ -552,8 +553,17 @@ def _apply_string_diff(parent, diff, where: str, budget: _Budget) -> str:
     if head + tail + len(middle) > MAX_ANY_STRING:
         raise ValueError(f"{where}: decodes to {head + tail + len(middle):,} characters; "
                          f"a trace's texts have at most {MAX_ANY_STRING:,}")
-    budget.spend(head + tail + len(middle), where)   # counted before it is built
+    # counted before it is built, in the bytes Python will hold: a text takes the width
+    # of its widest character (4 bytes each for one astral character: the astral bomb of
+    # issue 31 decoded to 4x its character count)
+    budget.spend((head + tail + len(middle)) * _char_bytes(parent, middle), where)
     return parent[:head] + middle + parent[len(parent) - tail:]
+
+
+def _char_bytes(*texts: str) -> int:
+    """Bytes a character takes in a Python string holding all of ``texts``."""
+    top = max((max(t) for t in texts if t), default="")
+    return 4 if top > "\uffff" else 2 if top > "\xff" else 1
 
 
 def _is_diff(value) -> bool:

@@ -252,3 +252,20 @@ def test_the_live_view_ignores_a_visitors_hostile_requests():
     at.session_state["pending_request"] = {"op": "step", "want": 2, "seq": 99}
     at.run()
     assert not at.exception
+
+
+def test_a_text_difference_is_budgeted_in_the_bytes_python_holds():
+    """Issue 31: the astral string-difference bomb (one astral character in a 20,000
+    character root, 8,000 differences from it) decoded to 4 bytes a character while the
+    budget counted 1: 698 MB of peak memory before the gate refused it. A text now costs
+    the width of its widest character."""
+    from medal.trace import _apply_string_diff, _Budget
+    for root, width in (("a" * 1000, 1), ("é" + "a" * 999, 1), ("ő" + "a" * 999, 2),
+                        ("\U0001F600" + "a" * 999, 4)):
+        budget = _Budget(None)
+        out = _apply_string_diff(root, {"diff": [500, 400, "b" * 100]}, "x", budget)
+        assert len(out) == 1000 and budget.used == 1000 * width
+    budget = _Budget(3999)          # four astral-width texts of 1,000 do not fit in 3,999
+    with pytest.raises(ValueError, match="decodes to more than 3,999 bytes"):
+        _apply_string_diff("\U0001F600" + "a" * 999, {"diff": [500, 400, "b" * 100]}, "x",
+                           budget)
