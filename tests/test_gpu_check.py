@@ -83,8 +83,10 @@ def test_peak_memory_is_what_the_work_adds():
 def test_compare_cpu_keeps_the_implementation():
     """Issue 27 item 5: --compare-cpu loaded the checkpoint again without
     --implementation (so always native)."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import gpu_check
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("gpu_check", SCRIPT)   # a script, not a package
+    gpu_check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpu_check)
     seen = []
     args = SimpleNamespace(model="llada:/x", trust_remote_code=True, implementation="remote")
     gpu_check.load_on(args, "cpu", loader=lambda spec, **kw: seen.append((spec, kw)))
