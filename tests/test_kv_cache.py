@@ -1,6 +1,7 @@
 """Fast-dLLM's block KV cache for the native LLaDA and Dream code (issue 29 item 2):
 refreshed every step its logits equal the uncached ones; the approximate mode's answers
 are compared with the exact ones and the difference reported (printed; docs/SPEED.md)."""
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -12,8 +13,9 @@ from medal.engine import Run
 from medal.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
-import gpu_check  # noqa: E402
+_spec = importlib.util.spec_from_file_location("gpu_check", ROOT / "scripts" / "gpu_check.py")
+gpu_check = importlib.util.module_from_spec(_spec)     # a script, not a package
+_spec.loader.exec_module(gpu_check)
 
 REAL = ROOT / "tests" / "data" / "real-models"
 
