@@ -2,7 +2,6 @@
 refreshed every step its logits equal the uncached ones; the approximate mode's answers
 are compared with the exact ones and the difference reported (printed; docs/SPEED.md)."""
 import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
