@@ -8,13 +8,21 @@ import resource
 from pathlib import Path
 
 
-def _meminfo_available() -> float | None:
+def _kib_field(path: str, key: str) -> float | None:
+    """``key:`` of a /proc file that gives sizes in kB (MemAvailable, VmSize), in bytes."""
     try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
+        for line in Path(path).read_text().splitlines():
+            if line.startswith(key + ":"):
                 return float(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
+    return None
+
+
+def _meminfo_available() -> float | None:
+    found = _kib_field("/proc/meminfo", "MemAvailable")
+    if found is not None:
+        return found
     try:
         return float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
     except (ValueError, OSError, AttributeError):
@@ -38,13 +46,7 @@ def _cgroup_room() -> float | None:
 
 
 def _vm_size() -> float | None:
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmSize:"):
-                return float(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
+    return _kib_field("/proc/self/status", "VmSize")
 
 
 def _address_space_room() -> float | None:

@@ -154,13 +154,17 @@ def test_each_string_has_the_limit_of_what_it_holds():
     ok["result"]["text"] = "x" * answer_chars(L)
     loads_trace(dumps(ok))
     # a 256-slot run may hold an answer longer than any short-run text
+    # a 256-slot run may hold an answer longer than any short-run text, not past its slots
+    from medal.trace_check import check_strings, string_limit
     big = copy.deepcopy(good)
     big["run"]["config"]["gen_length"] = SLOTS
-    from medal.trace_check import string_limit
-    assert string_limit("text", "result", False, answer_chars(SLOTS))[0] == 51_200
+    big["result"]["text"] = "x" * 30_000
+    check_strings(big)
+    big["result"]["text"] = "x" * (SLOTS * MAX_TOKEN_TEXT + 1)
+    with pytest.raises(TraceError, match="result/text.*gen_length 256 slots"):
+        check_strings(big)
     # a token's text stays a token's, wherever it sits
-    for where in ("top", "fixed_slots"):
-        assert string_limit("text", 0, True, answer_chars(SLOTS))[0] == MAX_TOKEN_TEXT
+    assert string_limit("text", 0, True, answer_chars(SLOTS))[0] == MAX_TOKEN_TEXT
     bad = copy.deepcopy(good)
     node = next(n for n in bad["tree"]["nodes"] if any(n["top"]))
     row = next(r for r in node["top"] if r)
