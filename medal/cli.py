@@ -148,27 +148,11 @@ def _train(args) -> int:
 def _config_from_args(args, **override):
     from dataclasses import replace
 
-    from .config import GenerationConfig
+    from .config import SETTINGS, GenerationConfig
     if override:
         return replace(_config_from_args(args), **override)
-    return GenerationConfig(
-        k1=args.k1, k2=args.k2, lc=args.lc, candidates=args.candidates, gamma=args.gamma,
-        c=args.c, max_iterations=args.max_iterations, scoring=args.scoring,
-        simulation=args.simulation, rollout_steps=args.rollout_steps, reward=args.reward,
-        verifier_bonus=args.verifier_bonus, complete_candidates=args.complete_candidates,
-        candidate_choice=args.candidate_choice, scoring_scope=args.scoring_scope,
-        pair_temperature=args.pair_temperature,
-        one_per_parent=args.one_per_parent, min_action_prob=args.min_action_prob,
-        selection=args.selection, search_steps=args.search_steps,
-        gen_length=args.gen_length, steps=args.steps,
-        block_length=args.block_length, temperature=args.temperature,
-        slot_temperature=args.slot_temperature, eb_threshold=args.eb_threshold,
-        samples=args.samples, logits_eos_inf=args.logits_eos_inf,
-        threshold=args.threshold, threshold_phase_c=args.threshold_phase_c,
-        ig_candidates=args.ig_candidates, ig_position_temperature=args.ig_position_temperature,
-        confidence_eos_eot_inf=args.confidence_eos_eot_inf,
-        decompose=args.decompose, n_subtasks=args.subtasks,
-        seed=args.seed).with_search_mode(getattr(args, "search", None) or "paper")
+    return GenerationConfig(**{st.name: getattr(args, st.name) for st in SETTINGS}
+                            ).with_search_mode(getattr(args, "search", None) or "paper")
 
 
 SWEEPABLE = {"lc": int, "k2": int, "k1": int, "max_iterations": int, "candidates": int,
@@ -330,127 +314,48 @@ def _generate(args) -> int:
     return 0
 
 
-def add_config_arguments(g) -> None:
-    """Flags for every GenerationConfig field (generate and bench share them); each help
-    ends with the range the engine accepts (medal.config.RANGES)."""
-    from .config import MIN_PAIR_TEMPERATURE, MIN_TEMPERATURE, RANGES
+#: the settings' help is written for the app too; a terminal gets it in ASCII (a Windows
+#: console's code page has no γ or √)
+_PLAIN = str.maketrans({"γ": "gamma", "σ": "sigmoid", "√": "sqrt", "−": "-", "∝": "~",
+                        "Σ": "sum ", "·": "*", "≤": "<=", "→": "->"})
 
-    def ranged(action):
-        name = action.dest
-        if name in RANGES:
-            low, high = RANGES[name]
-            extra = (f"0 or {MIN_TEMPERATURE:g}..{high}"
-                     if name in ("temperature", "slot_temperature")
-                     else f"0 or {MIN_PAIR_TEMPERATURE:g}..{high}" if name == "pair_temperature"
-                     else f"{low}..{high}")
-            action.help = f"{action.help}; range {extra}"
-        return action
-    s_ = g.add_argument_group("search (MEDAL)")
-    s_.add_argument("--search", default="paper", choices=["paper", "explore"],
-                    help="search mode: paper (the defaults: with L_c=2 every candidate shares "
-                         "one first commitment) or explore (the tree branches: one candidate "
-                         "per parent, c=1; a setting changed from its default wins)")
-    s_.add_argument("--k1", type=int, default=3, help="K1: tokens kept per masked slot")
-    s_.add_argument("--k2", type=int, default=5, help="K2: actions kept = children per expansion")
-    s_.add_argument("--lc", type=int, default=None,
-                    help="L_c: slots committed by the search (default: the task's)")
-    s_.add_argument("--candidates", type=int, default=3, help="C: candidates to collect")
-    s_.add_argument("--gamma", type=float, default=5.0, help="margin scale in sigmoid(gamma*margin)")
-    s_.add_argument("--c", type=float, default=0.1, help="UCB exploration constant")
-    s_.add_argument("--max-iterations", type=int, default=200,
-                    help="hard budget of MCTS iterations (a search that runs out before C "
-                         "candidates exist takes the deepest nodes, best Q first, as its "
-                         "candidates)")
-    s_.add_argument("--selection", default="ucb", choices=["ucb", "greedy"],
-                    help="ucb (the paper): descend by Q + c sqrt(ln N / n); greedy (the "
-                         "choice control, strategy medal-choice): descend through the child "
-                         "with the highest reward, one expansion per level")
-    s_.add_argument("--scoring", default="confidence", choices=["confidence", "margin"],
-                    help="action scores: confidence-adjusted (paper) or top-2 margin only")
-    s_.add_argument("--simulation", default="argmax", choices=["argmax", "sample", "rollout"],
-                    help="how a simulation fills the remaining masks: one fill from the "
-                         "child's forward (argmax or sampled), or rollout: an iterative DLM "
-                         "rollout of --rollout-steps steps (the paper's reading; its forwards "
-                         "are counted)")
-    s_.add_argument("--rollout-steps", type=int, default=3,
-                    help="k: DLM steps per rollout simulation (with --simulation rollout)")
-    s_.add_argument("--candidate-choice", default="search", choices=["search", "rollout", "vote"],
-                    help="search: the winner has the highest cumulative IG of the search's "
-                         "commitments; rollout (the paper's text): every candidate is rolled "
-                         "out by phase C and scored by its rollout's IG; vote (BEYOND the "
-                         "paper): the answer most rollouts agree on")
-    s_.add_argument("--scoring-scope", default="search", choices=["search", "all"],
-                    help="where --scoring margin applies: the search only (the paper's "
-                         "ablation) or also phase C")
-    s_.add_argument("--reward", default="ig", choices=["ig", "ig+verifier"],
-                    help="ig: the paper's information gain; ig+verifier (BEYOND the paper): "
-                         "add --verifier-bonus when a simulation's completion verifies")
-    s_.add_argument("--verifier-bonus", type=float, default=1.0,
-                    help="reward bonus for a verified completion (with --reward ig+verifier)")
-    s_.add_argument("--complete-candidates", action="store_true",
-                    help="complete every candidate with phase C, not only the winner")
-    s_.add_argument("--one-per-parent", action="store_true",
-                    help="count at most one candidate per parent node (more diverse candidates)")
-    s_.add_argument("--min-action-prob", type=float, default=0.0,
-                    help="BEYOND the paper: leave actions whose token probability is below "
-                         "this out of the action set, so a node keeps fewer than K2 children "
-                         "when the rest are implausible (0..1; default 0: off, the paper's "
-                         "top-K2). It filters WITHIN the top K2 (no refilling from lower "
-                         "actions) and keeps each state's best action")
-    d_ = g.add_argument_group("decoding")
-    d_.add_argument("--gen-length", type=int, default=None,
-                    help="answer slots (default: the model's)")
-    d_.add_argument("--steps", type=int, default=None,
-                    help="denoising steps (default: one slot per step)")
-    d_.add_argument("--search-steps", default="count", choices=["count", "extra"],
-                    help="MEDAL: count (default, as before): the search's L_c commitments are "
-                         "the first L_c of --steps, so phase C writes the rest of the first "
-                         "block in the steps left (more slots per step than greedy when steps "
-                         "< slots); extra: phase C gets all --steps, L_c + steps in all")
-    d_.add_argument("--block-length", type=int, default=None,
-                    help="semi-autoregressive block length (default: one block)")
-    d_.add_argument("--temperature", type=float, default=0.0,
-                    help="token sampling temperature (0: argmax; bst5 uses 1 when 0); "
-                         "sampling draws from each slot's top 64 tokens (top-k sampling)")
-    d_.add_argument("--slot-temperature", type=float, default=0.0,
-                    help="phase C: sample slots ~ softmax(score / T) (0: most confident)")
-    d_.add_argument("--pair-temperature", type=float, default=0.0,
-                    help="phase C: sample (slot, token) pairs ~ Softmax(s / T) over each "
-                         "eligible slot's top-K1 tokens (the paper's Algorithm 2: T = 1; 0: off)")
-    d_.add_argument("--eb-threshold", type=float, default=0.5,
-                    help="EB sampler: unmask while sum(H) - max(H) <= this")
-    d_.add_argument("--samples", type=int, default=5, help="bst5: number of samples voted on")
-    d_.add_argument("--threshold", type=float, default=0.9,
-                    help="Fast-dLLM's confidence threshold: the threshold strategy (and phase C "
-                         "with --threshold-phase-c) commits every slot of the current block "
-                         "whose token probability exceeds it, at least one a step (block "
-                         "length: --block-length); also the info-gain strategy's bypass")
-    d_.add_argument("--threshold-phase-c", action="store_true",
-                    help="BEYOND the paper: MEDAL's phase C commits by the --threshold rule "
-                         "instead of its step schedule (fewer forwards; docs/SPEED.md)")
-    d_.add_argument("--ig-candidates", type=int, default=8,
-                    help="info-gain strategy: candidate actions evaluated per step (N)")
-    d_.add_argument("--ig-position-temperature", type=float, default=0.2,
-                    help="info-gain strategy: Gumbel temperature of the candidates' positions")
-    d_.add_argument("--logits-eos-inf", action="store_true",
-                    help="as LLaDA's generate.py: the EOS logit is -inf, so no slot is ever "
-                         "filled with EOS (answers run to --gen-length)")
-    d_.add_argument("--confidence-eos-eot-inf", action="store_true",
-                    help="as LLaDA's generate.py: slots whose token is an end token (EOS, "
-                         "end of turn) get the lowest confidence and are unmasked last")
-    p_ = g.add_argument_group("prompt")
-    p_.add_argument("--decompose", dest="decompose", action="store_true", default=None,
-                    help="task decomposition prompt (default: on for MEDAL strategies with LLMs "
-                         "as in the paper; off for baselines and for the built-in Countdown "
-                         "model, where it was measured to hurt)")
-    p_.add_argument("--no-decompose", dest="decompose", action="store_false",
-                    help="use the original prompt")
-    p_.add_argument("--subtasks", type=int, default=3, help="N: subtasks in the decomposition")
-    for action in g._actions:
-        if action.dest == "subtasks":
-            action.help += f"; range {RANGES['n_subtasks'][0]}..{RANGES['n_subtasks'][1]}"
+
+def add_config_arguments(g) -> None:
+    """Flags for every GenerationConfig field (generate and bench share them), built from
+    the fields' declarations (:data:`medal.config.SETTINGS`); each help ends with the
+    range the engine accepts."""
+    from .config import SEARCH_MODES, SETTINGS
+    titles = {"search": "search (MEDAL)", "decoding": "decoding", "prompt": "prompt"}
+    groups = {name: g.add_argument_group(title) for name, title in titles.items()}
+    groups["search"].add_argument(
+        "--search", default="paper", choices=list(SEARCH_MODES),
+        help="search mode: paper (the defaults: with L_c=2 every candidate shares one first "
+             "commitment) or explore (the tree branches: one candidate per parent, c=1; a "
+             "setting changed from its default wins)")
+    own = {st.name: st for st in SETTINGS if st.cli_flag is None}
+    for action in g._actions:  # a setting each command declares itself (--seed)
+        if action.dest in own and "range" not in (action.help or ""):
+            action.help = f"{action.help}; range {own[action.dest].range_text}"
+    for st in SETTINGS:
+        if st.cli_flag is None:
+            continue
+        where = groups[st.group]
+        help = (st.help + (f"; range {st.range_text}" if st.low is not None else "")
+                ).translate(_PLAIN)
+        if st.kind == "bool":
+            where.add_argument(st.cli_flag, dest=st.name, action="store_true", help=help)
+        elif st.kind == "optional_bool":
+            where.add_argument(st.cli_flag, dest=st.name, action="store_true", default=None,
+                               help=help)
+            where.add_argument("--no-" + st.cli_flag[2:], dest=st.name, action="store_false",
+                               default=None, help=f"the opposite of {st.cli_flag}")
+        elif st.kind == "choice":
+            where.add_argument(st.cli_flag, dest=st.name, default=st.default,
+                               choices=list(st.choices), help=help)
         else:
-            ranged(action)
+            where.add_argument(st.cli_flag, dest=st.name, default=st.default, help=help,
+                               type=float if st.kind == "float" else int,
+                               metavar=st.cli_flag[2:].upper().replace("-", "_"))
 
 
 def _serve(args) -> int:

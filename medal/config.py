@@ -91,7 +91,7 @@ does not:
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 
 from .errors import InputError
 from .scores import SCORINGS
@@ -103,19 +103,6 @@ SCORING_SCOPES = ("search", "all")
 SELECTIONS = ("ucb", "greedy")
 SEARCH_STEPS = ("count", "extra")
 
-#: The range (inclusive) the engine accepts for every numeric parameter. The CLI, the app
-#: and the trace gate all apply these (through GenerationConfig); the bounds keep every
-#: run finite in time and memory (e.g. answers of at most 4096 slots, 100 samples).
-RANGES: dict[str, tuple] = {
-    "k1": (1, 1000), "k2": (1, 1000), "lc": (1, 4096), "candidates": (1, 1000),
-    "gamma": (0, 1_000_000), "c": (0, 1_000_000), "max_iterations": (1, 100_000),
-    "verifier_bonus": (0, 1_000_000), "gen_length": (1, 4096), "steps": (1, 4096),
-    "block_length": (1, 4096), "temperature": (0, 100), "slot_temperature": (0, 100),
-    "eb_threshold": (0, 1_000_000), "samples": (1, 100), "n_subtasks": (1, 16),
-    "seed": (0, 4_294_967_295), "rollout_steps": (1, 4096), "pair_temperature": (0, 100),
-    "min_action_prob": (0, 1),
-    "threshold": (0, 1), "ig_candidates": (1, 64), "ig_position_temperature": (0, 100),
-}
 #: a sampling temperature is 0 (argmax) or at least this: below it softmax(x / T)
 #: overflows float32 and sampling fails
 MIN_TEMPERATURE = 1e-3
@@ -144,109 +131,262 @@ SEARCH_MODES: dict[str, dict] = {
 
 
 @dataclass(frozen=True)
+class Setting:
+    """What one :class:`GenerationConfig` field is, declared once on the field (issue 26):
+    the command line's flag, the app's widget, the engine's check and the operator's limit
+    are all built from it.
+
+    ``label`` names the app's widget; ``help`` is the one explanation (``--help`` and the
+    widget's tooltip); ``group`` places it (search, decoding, prompt); ``low``..``high`` is
+    the range the engine accepts, and a temperature-like setting is 0 or at least
+    ``least_nonzero``; ``step`` is the app's increment; ``flag`` the CLI flag when it is
+    not ``--name-with-dashes`` (``None``: each command declares its own, e.g. ``--seed``);
+    ``limit``: the operator's cap on what a web visitor may ask, as (default, what it
+    limits) -- ``MEDAL_MAX_<NAME>`` / ``--max-<name>`` set it, up to ``high``. Every other
+    setting a visitor may change within its range. ``name``, ``default`` and ``kind`` come
+    from the field."""
+    label: str
+    help: str
+    group: str = "search"
+    low: float | None = None
+    high: float | None = None
+    least_nonzero: float | None = None
+    choices: tuple = ()
+    step: float | None = None
+    flag: str | None = ""
+    limit: tuple | None = None
+    name: str = ""
+    default: object = None
+    kind: str = ""       # int, optional_int, float, bool, optional_bool, choice
+
+    @property
+    def range_text(self) -> str:
+        """The accepted values in a few characters, e.g. ``1..1000`` or ``0 or 0.001..100``."""
+        if self.choices:
+            return ", ".join(self.choices)
+        if self.low is None:
+            return ""
+        if self.least_nonzero is not None:
+            return f"0 or {self.least_nonzero:g}..{_number(self.high)}"
+        return f"{_number(self.low)}..{_number(self.high)}"
+
+    @property
+    def cli_flag(self) -> str | None:
+        if self.flag is None:
+            return None
+        return "--" + (self.flag or self.name).replace("_", "-")
+
+    @property
+    def min_value(self):
+        """The app widget's least value (its range's low end, a float for a float)."""
+        return float(self.low) if self.kind == "float" and self.low is not None else self.low
+
+
+def _number(v) -> str:
+    return str(int(v)) if float(v).is_integer() else f"{v:g}"
+
+
+def setting(default, label: str, help: str, **declared):
+    """A :class:`GenerationConfig` field with its :class:`Setting`."""
+    return field(default=default, metadata={"setting": Setting(label, help, **declared)})
+
+
+_KINDS = {"int": "int", "int | None": "optional_int", "float": "float", "bool": "bool",
+          "bool | None": "optional_bool", "str": "choice"}
+
+
+@dataclass(frozen=True)
 class GenerationConfig:
     # --- search (MEDAL) ---
-    k1: int = 3                    # tokens kept per masked slot
-    k2: int = 5                    # actions kept overall = children per expansion
-    lc: int | None = None          # slots committed by search (None: the task's default)
-    candidates: int = 3            # C: candidates to collect
-    gamma: float = 5.0             # margin scale in sigmoid(gamma * margin)
-    c: float = 0.1                 # UCB exploration constant
-    max_iterations: int = 200      # hard budget of MCTS iterations
-    scoring: str = "confidence"    # "confidence" (paper) or "margin" (ablation)
-    simulation: str = "argmax"     # how a simulation fills the remaining masks
-    rollout_steps: int = 3         # with simulation "rollout": k DLM steps per simulation
-    reward: str = "ig"             # "ig" (paper) or "ig+verifier" (beyond the paper, see below)
-    verifier_bonus: float = 1.0    # with "ig+verifier": added when a completion verifies
-    complete_candidates: bool = False  # phase-C-complete every candidate, not just the winner
-    candidate_choice: str = "search"  # "search" IG, "rollout" IG (paper), "vote" (beyond)
-    scoring_scope: str = "search"  # where scoring="margin" applies: "search" (paper) or "all"
-    one_per_parent: bool = False   # count at most one candidate per parent (diversity)
-    min_action_prob: float = 0.0   # BEYOND the paper: leave actions of p below this out of
-    #                                the action set (0: off, the paper's top-K2 always)
-    selection: str = "ucb"         # "ucb" (paper) or "greedy": the best-reward child, no UCB
-    search_steps: str = "count"    # the search's L_c commitments: "count" against phase C's
-    #                                steps (this project's reading) or "extra" (on top of them)
+    k1: int = setting(3, "K1: tokens kept per masked slot",
+                      "K1: the top-K1 tokens of every masked slot, by the confidence-adjusted "
+                      "score, enter the pool of actions", low=1, high=1000, limit=(20, "tokens kept per slot (K1)"))
+    k2: int = setting(5, "K2: actions per expansion",
+                      "K2: the K2 best-scoring (slot, token) actions of the pool are the "
+                      "children of an expanded node", low=1, high=1000, limit=(20, "children per expansion (K2)"))
+    lc: int | None = setting(None, "L_c: slots committed by the search",
+                             "L_c: a node with L_c slots unmasked by the search is a candidate "
+                             "(unset: the task's default)", low=1, high=4096,
+                             limit=(64, "slots committed by the search (L_c)"))
+    candidates: int = setting(3, "C: candidates to collect",
+                              "C: the search stops when C distinct candidates exist", low=1,
+                              high=1000, limit=(20, "candidates (C)"))
+    gamma: float = setting(5.0, "γ: margin scale",
+                           "γ, the margin scale in σ(γ·margin): how much a clear top-2 margin "
+                           "raises a slot's score", low=0, high=1_000_000, step=0.5)
+    c: float = setting(0.1, "c: UCB exploration constant",
+                       "c, the UCB exploration constant: weight of the bonus "
+                       "c·√(ln N(parent)/N(child))", low=0, high=1_000_000, step=0.05)
+    max_iterations: int = setting(200, "Max iterations",
+                                  "hard budget of MCTS iterations (a search that runs out "
+                                  "before C candidates exist takes the deepest nodes, best Q "
+                                  "first, as its candidates)", low=1, high=100_000,
+                                  limit=(500, "MCTS iterations"))
+    scoring: str = setting("confidence", "Scoring",
+                           "action scores: confidence, the paper's s = p·exp(−H)·σ(γ·margin); "
+                           "margin, the 'w/o confidence' ablation (top-2 margin only)",
+                           choices=SCORINGS)
+    simulation: str = setting("argmax", "Simulation fill",
+                              "how a simulation fills a child's remaining masks: one fill from "
+                              "the child's own forward (argmax or sampled tokens, no extra "
+                              "forward), or rollout: an iterative DLM rollout of k steps (the "
+                              "paper's reading; its forwards are counted)", choices=SIMULATIONS)
+    rollout_steps: int = setting(3, "Rollout steps k",
+                                 "k: DLM steps per rollout simulation (with simulation "
+                                 "rollout; k−1 extra batched forwards per expansion, counted)",
+                                 low=1, high=4096)
+    reward: str = setting("ig", "Reward",
+                          "ig: the paper's information gain; ig+verifier (BEYOND the paper): a "
+                          "simulation (and a candidate) whose completion the task's verifier "
+                          "accepts earns the verifier bonus", choices=REWARDS)
+    verifier_bonus: float = setting(1.0, "Verifier bonus",
+                                    "reward bonus for a verified completion (with reward "
+                                    "ig+verifier; beyond the paper)", low=0, high=1_000_000,
+                                    step=0.5)
+    complete_candidates: bool = setting(False, "Complete every candidate with phase C",
+                                        "complete every candidate with phase C, not only the "
+                                        "winner (to compare their final answers)")
+    candidate_choice: str = setting("search", "Candidate choice",
+                                    "search: the winner has the highest cumulative IG of the "
+                                    "search's commitments; rollout (the paper's text): every "
+                                    "candidate is completed by phase C and the highest "
+                                    "rollout IG wins; vote (BEYOND the paper): the answer most "
+                                    "rollouts agree on", choices=CANDIDATE_CHOICES)
+    scoring_scope: str = setting("search", "Margin-only scope",
+                                 "where scoring margin applies: the search only (the paper's "
+                                 "ablation) or also phase C", choices=SCORING_SCOPES)
+    one_per_parent: bool = setting(False, "At most one candidate per parent",
+                                   "count at most one candidate per parent node (more diverse "
+                                   "candidates: siblings do not all count)")
+    min_action_prob: float = setting(0.0, "Action probability floor (beyond the paper)",
+                                     "BEYOND the paper: actions whose token probability is "
+                                     "below this leave the action set, so a node keeps fewer "
+                                     "than K2 children when the rest are implausible (0: off, "
+                                     "the paper's top-K2). It filters WITHIN the top K2 (no "
+                                     "refilling from lower actions) and keeps each state's "
+                                     "best action", low=0, high=1, step=0.01)
+    selection: str = setting("ucb", "Selection rule",
+                             "ucb (the paper): descend by Q + c·√(ln N(parent)/N(child)); "
+                             "greedy (the choice control, strategy medal-choice): descend "
+                             "through the child with the highest reward, one expansion per "
+                             "level", choices=SELECTIONS)
+    search_steps: str = setting("count", "Search's steps",
+                                "MEDAL: count (the default, as this project always did): the "
+                                "search's L_c commitments are the first L_c of the steps, so "
+                                "phase C writes the rest of the first block in the steps left "
+                                "(more slots per step than greedy when steps < slots); extra: "
+                                "phase C gets all the steps, L_c + steps in all",
+                                group="decoding", choices=SEARCH_STEPS)
     # --- decoding ---
-    gen_length: int | None = None  # answer slots (None: the model's default)
-    steps: int | None = None       # denoising steps (None: one slot per step)
-    block_length: int | None = None  # semi-autoregressive blocks (None: one block)
-    temperature: float = 0.0       # token sampling temperature (0: argmax)
-    slot_temperature: float = 0.0  # phase C: sample slots ~ softmax(s / T) (0: best slot)
-    pair_temperature: float = 0.0  # phase C: sample (slot, token) ~ softmax(s / T) (paper: 1)
-    eb_threshold: float = 0.5      # EB sampler: unmask while sum H - max H <= this
-    samples: int = 5               # Best-of-N: N
+    gen_length: int | None = setting(None, "Answer length (slots)",
+                                     "answer slots (unset: the model's default)",
+                                     group="decoding", low=1, high=4096,
+                                     limit=(256, "answer length"))
+    steps: int | None = setting(None, "Steps", "denoising steps (unset: one slot per step)",
+                                group="decoding", low=1, high=4096)
+    block_length: int | None = setting(None, "Block length",
+                                       "semi-autoregressive block length (unset: the task's "
+                                       "default for its built-in model, e.g. Countdown 7, "
+                                       "else one block)", group="decoding", low=1, high=4096)
+    temperature: float = setting(0.0, "Temperature",
+                                 "token sampling temperature (0: argmax; bst5 uses 1 when 0); "
+                                 "sampling draws from each slot's top 64 tokens (top-k "
+                                 "sampling)", group="decoding", low=0, high=100,
+                                 least_nonzero=MIN_TEMPERATURE, step=0.1)
+    slot_temperature: float = setting(0.0, "Slot temperature (phase C)",
+                                      "phase C: sample slots ∝ softmax(score / T) (0: the most "
+                                      "confident slot)", group="decoding", low=0, high=100,
+                                      least_nonzero=MIN_TEMPERATURE, step=0.1)
+    pair_temperature: float = setting(0.0, "Pair temperature (phase C)",
+                                      "phase C: sample (slot, token) pairs ∝ Softmax(s / T) "
+                                      "over each eligible slot's top-K1 tokens (the paper's "
+                                      "Algorithm 2: T = 1; 0: off, the best slot)",
+                                      group="decoding", low=0, high=100,
+                                      least_nonzero=MIN_PAIR_TEMPERATURE, step=0.1)
+    eb_threshold: float = setting(0.5, "EB threshold",
+                                  "entropy-bounded (EB) sampler: unmask while ΣH − max H ≤ this",
+                                  group="decoding", low=0, high=1_000_000, step=0.1)
+    samples: int = setting(5, "Best-of-N samples", "bst5: the number of samples voted on (N)",
+                           group="decoding", low=1, high=100,
+                           limit=(10, "Best-of-N samples"))
     # --- parallel decoding (docs/SPEED.md) ---
-    threshold: float = 0.9         # Fast-dLLM: commit every slot of p > this (>= 1 a step);
-    #                                also the Info-Gain sampler's high-confidence bypass
-    threshold_phase_c: bool = False  # BEYOND the paper: phase C commits by that rule
-    ig_candidates: int = 8         # Info-Gain sampler: candidate actions per step (N)
-    ig_position_temperature: float = 0.2  # Info-Gain sampler: Gumbel position temperature
+    threshold: float = setting(0.9, "Confidence threshold (Fast-dLLM)",
+                               "Fast-dLLM's confidence threshold: the threshold strategy (and "
+                               "phase C with threshold phase C) commits every slot of the "
+                               "current block whose token probability exceeds it, at least one "
+                               "a step (block length: the block length setting); also the "
+                               "info-gain strategy's bypass", group="decoding", low=0, high=1,
+                               step=0.05)
+    threshold_phase_c: bool = setting(False, "Threshold phase C (beyond the paper)",
+                                      "BEYOND the paper: MEDAL's phase C commits by the "
+                                      "confidence-threshold rule instead of its step schedule "
+                                      "(fewer forwards; docs/SPEED.md)", group="decoding")
+    ig_candidates: int = setting(8, "Info-Gain candidates N",
+                                 "info-gain strategy: candidate actions evaluated per step in "
+                                 "one batched forward (N)", group="decoding", low=1, high=64)
+    ig_position_temperature: float = setting(0.2, "Info-Gain position temperature",
+                                             "info-gain strategy: Gumbel temperature of the "
+                                             "candidates' positions (0: greedy)",
+                                             group="decoding", low=0, high=100, step=0.05)
     # --- LLaDA's generate.py options (off by default, as there) ---
-    logits_eos_inf: bool = False   # the EOS logit is -inf: no slot is ever filled with EOS
-    confidence_eos_eot_inf: bool = False  # slots whose token is an end token (EOS, EOT /
-    #                                       <|im_end|>) are unmasked last (confidence -inf)
+    logits_eos_inf: bool = setting(False, "Never write end-of-sequence (logits_eos_inf)",
+                                   "as LLaDA's generate.py: the EOS logit is -inf, so no slot "
+                                   "is ever filled with EOS (answers run to the answer length)",
+                                   group="decoding")
+    confidence_eos_eot_inf: bool = setting(False, "End tokens last (confidence_eos_eot_inf)",
+                                           "as LLaDA's generate.py: slots whose token is an "
+                                           "end token (EOS, end of turn) get the lowest "
+                                           "confidence and are unmasked last",
+                                           group="decoding")
     # --- prompt ---
-    decompose: bool | None = None  # task decomposition (paper 3.3); None: the task's default
-    n_subtasks: int = 3            # N subtasks in the decomposition prompt
-    seed: int = 0
+    decompose: bool | None = setting(None, "Task decomposition",
+                                     "the task decomposition prompt (paper 3.3; unset: on for "
+                                     "MEDAL strategies with LLMs as in the paper, off for "
+                                     "baselines and for the built-in Countdown model, where it "
+                                     "was measured to hurt)", group="prompt")
+    n_subtasks: int = setting(3, "N subtasks", "N: subtasks in the decomposition prompt",
+                              group="prompt", low=1, high=16, flag="subtasks")
+    seed: int = setting(0, "Seed", "seed for every random choice", group="prompt", low=0,
+                        high=4_294_967_295, flag=None)
 
     def __post_init__(self):
         def need(ok: bool, msg: str):
             if not ok:
                 raise InputError(msg)
 
-        for name in ("k1", "k2", "candidates", "max_iterations", "samples", "n_subtasks",
-                     "rollout_steps", "ig_candidates"):
-            v = getattr(self, name)
-            need(type(v) is int and v >= 1, f"{name} must be a whole number >= 1, got {v!r}")
-        for name in ("lc", "gen_length", "steps", "block_length"):
-            v = getattr(self, name)
-            need(v is None or (type(v) is int and v >= 1),
-                 f"{name} must be a whole number >= 1 (or unset), got {v!r}")
-        for name in ("gamma", "c", "temperature", "slot_temperature", "pair_temperature",
-                     "eb_threshold", "verifier_bonus", "min_action_prob", "threshold",
-                     "ig_position_temperature"):
-            v = getattr(self, name)
-            need(isinstance(v, (int, float)) and v == v and abs(v) != float("inf") and v >= 0,
-                 f"{name} must be a finite number >= 0, got {v!r}")
-        need(self.scoring in SCORINGS, f"scoring must be one of {SCORINGS}, got {self.scoring!r}")
-        need(self.reward in REWARDS, f"reward must be one of {REWARDS}, got {self.reward!r}")
-        need(self.simulation in SIMULATIONS,
-             f"simulation must be one of {SIMULATIONS}, got {self.simulation!r}")
-        need(self.candidate_choice in CANDIDATE_CHOICES,
-             f"candidate_choice must be one of {CANDIDATE_CHOICES}, got {self.candidate_choice!r}")
-        need(self.scoring_scope in SCORING_SCOPES,
-             f"scoring_scope must be one of {SCORING_SCOPES}, got {self.scoring_scope!r}")
-        need(self.selection in SELECTIONS,
-             f"selection must be one of {SELECTIONS}, got {self.selection!r}")
-        need(self.search_steps in SEARCH_STEPS,
-             f"search_steps must be one of {SEARCH_STEPS}, got {self.search_steps!r}")
+        for st in SETTINGS:
+            v = getattr(self, st.name)
+            if st.kind in ("int", "optional_int"):
+                unset = " (or unset)" if st.kind == "optional_int" else ""
+                need((v is None and unset) or (type(v) is int and v >= st.low),
+                     f"{st.name} must be a whole number >= {st.low:g}{unset}, got {v!r}")
+            elif st.kind == "float":
+                need(type(v) in (int, float) and v == v and abs(v) != float("inf")
+                     and v >= st.low,
+                     f"{st.name} must be a finite number >= {st.low:g}, got {v!r}")
+            elif st.kind == "choice":
+                need(v in st.choices, f"{st.name} must be one of {st.choices}, got {v!r}")
+            elif st.kind == "bool":
+                need(isinstance(v, bool), f"{st.name} must be true or false, got {v!r}")
+            else:
+                need(v in (None, True, False) and not type(v) in (int, float),
+                     f"{st.name} must be true, false or unset, got {v!r}")
+        for st in SETTINGS:
+            v = getattr(self, st.name)
+            if st.high is not None:
+                need(v is None or st.low <= v <= st.high,
+                     f"{st.name} must be between {_number(st.low)} and {_number(st.high)}, "
+                     f"got {v!r}")
+            if st.least_nonzero is not None:
+                need(v == 0 or v >= st.least_nonzero,
+                     f"{st.name} must be 0 (off) or at least {st.least_nonzero:g}, got {v!r}")
         need(not (self.slot_temperature > 0 and self.pair_temperature > 0),
              "set slot_temperature (sample slots) or pair_temperature (sample (slot, token) "
              "pairs), not both")
-        need(type(self.seed) is int, f"seed must be a whole number, got {self.seed!r}")
-        for name, (low, high) in RANGES.items():
-            v = getattr(self, name, None)
-            need(v is None or low <= v <= high,
-                 f"{name} must be between {low} and {high}, got {v!r}")
-        for name in ("temperature", "slot_temperature"):
-            v = getattr(self, name)
-            need(v == 0 or v >= MIN_TEMPERATURE,
-                 f"{name} must be 0 (argmax) or at least {MIN_TEMPERATURE:g}, got {v!r}")
-        need(self.pair_temperature == 0 or self.pair_temperature >= MIN_PAIR_TEMPERATURE,
-             f"pair_temperature must be 0 (off) or at least {MIN_PAIR_TEMPERATURE:g}, "
-             f"got {self.pair_temperature!r}")
         need(not (self.threshold_phase_c and (self.slot_temperature > 0
                                               or self.pair_temperature > 0)),
              "threshold_phase_c commits every slot above the threshold: leave slot_temperature "
              "and pair_temperature at 0 with it (or turn threshold_phase_c off)")
-        for name in ("logits_eos_inf", "confidence_eos_eot_inf", "complete_candidates",
-                     "one_per_parent", "threshold_phase_c"):
-            v = getattr(self, name)
-            need(isinstance(v, bool), f"{name} must be true or false, got {v!r}")
-        need(self.decompose in (None, True, False),
-             f"decompose must be true, false or unset, got {self.decompose!r}")
 
     @staticmethod
     def with_defaults(recorded: dict) -> dict:
@@ -319,3 +459,14 @@ class GenerationConfig:
         if unknown:
             raise InputError(f"unknown parameters: {', '.join(sorted(unknown))}")
         return cls(**data)
+
+
+#: Every setting, in the order of the fields: the one declaration the CLI's flags
+#: (``medal.cli.add_config_arguments``), the app's widgets (``medal.viz.controller.PARAMETERS``)
+#: and the operator's limits (``medal.serving``) are built from.
+SETTINGS: tuple[Setting, ...] = tuple(
+    replace(f.metadata["setting"], name=f.name, default=f.default, kind=_KINDS[f.type])
+    for f in fields(GenerationConfig))
+#: The range (inclusive) the engine accepts for every numeric setting; the bounds keep every
+#: run finite in time and memory (e.g. answers of at most 4096 slots, 100 samples).
+RANGES: dict[str, tuple] = {st.name: (st.low, st.high) for st in SETTINGS if st.high is not None}

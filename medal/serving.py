@@ -42,28 +42,32 @@ import os
 import sys
 from dataclasses import dataclass, field
 
+from .config import SETTINGS
 from .errors import InputError, ModelLoadError
 
 ENV_TRUST = "MEDAL_TRUST_REMOTE_CODE"
 ENV_MODELS = "MEDAL_MODELS"
-LIMIT_ENV = {"max_gen_length": "MEDAL_MAX_GEN_LENGTH", "max_iterations": "MEDAL_MAX_ITERATIONS",
-             "max_samples": "MEDAL_MAX_SAMPLES", "max_problems": "MEDAL_MAX_PROBLEMS",
-             "max_k1": "MEDAL_MAX_K1", "max_k2": "MEDAL_MAX_K2",
-             "max_candidates": "MEDAL_MAX_CANDIDATES", "max_lc": "MEDAL_MAX_LC",
-             "max_trace_mb": "MEDAL_MAX_TRACE_MB", "run_cpu_seconds": "MEDAL_RUN_CPU_SECONDS",
-             "run_memory_mb": "MEDAL_RUN_MEMORY_MB", "server_memory_mb": "MEDAL_SERVER_MEMORY_MB"}
+#: The operator's caps on what a visitor may ask of one run, built from the settings that
+#: declare one (``limit`` on a GenerationConfig field, :class:`medal.config.Setting`): the
+#: limit ``max_<name>`` (``max_gen_length``, ``max_k2``, ...), its environment variable
+#: ``MEDAL_MAX_<NAME>`` (``max_iterations`` keeps its name), its default, and its ceiling -- the engine's own range.
+CONFIG_LIMITS = {(st.name if st.name.startswith("max_") else f"max_{st.name}"): st
+                 for st in SETTINGS if st.limit is not None}
+#: the server's other limits: (environment variable, default, ceiling)
+_OTHER_LIMITS = {"max_problems": ("MEDAL_MAX_PROBLEMS", 50, 100_000),
+                 "max_trace_mb": ("MEDAL_MAX_TRACE_MB", 20, 1024),
+                 "run_cpu_seconds": ("MEDAL_RUN_CPU_SECONDS", 120, 86_400),
+                 "run_memory_mb": ("MEDAL_RUN_MEMORY_MB", 512, 1_048_576),
+                 "server_memory_mb": ("MEDAL_SERVER_MEMORY_MB", 4096, 4_194_304)}
+LIMIT_ENV = {**{key: "MEDAL_" + key.upper() for key in CONFIG_LIMITS},
+             **{key: env for key, (env, _, _) in _OTHER_LIMITS.items()}}
 #: safe defaults: a run of the built-in models stays within seconds on a laptop core
 #: (docs/SERVING.md, "Budgets", has the figures measured with them)
-DEFAULT_LIMITS = {"max_gen_length": 256, "max_iterations": 500, "max_samples": 10,
-                  "max_problems": 50, "max_k1": 20, "max_k2": 20, "max_candidates": 20,
-                  "max_lc": 64, "max_trace_mb": 20, "run_cpu_seconds": 120,
-                  "run_memory_mb": 512, "server_memory_mb": 4096}
-#: the largest value an operator may set (the engine's own range, medal.config.RANGES)
-LIMIT_CEILINGS = {"max_gen_length": 4096, "max_iterations": 100_000, "max_samples": 100,
-                  "max_problems": 100_000, "max_k1": 1000, "max_k2": 1000,
-                  "max_candidates": 1000, "max_lc": 4096, "max_trace_mb": 1024,
-                  "run_cpu_seconds": 86_400, "run_memory_mb": 1_048_576,
-                  "server_memory_mb": 4_194_304}
+DEFAULT_LIMITS = {**{key: st.limit[0] for key, st in CONFIG_LIMITS.items()},
+                  **{key: default for key, (_, default, _) in _OTHER_LIMITS.items()}}
+#: the largest value an operator may set (for a setting: the engine's own range)
+LIMIT_CEILINGS = {**{key: int(st.high) for key, st in CONFIG_LIMITS.items()},
+                  **{key: ceiling for key, (_, _, ceiling) in _OTHER_LIMITS.items()}}
 #: Streamlit's options for this app (the same as the checkout's .streamlit/config.toml, which
 #: an installed package does not have): given as flags by ``medal app``
 STREAMLIT_OPTIONS = {
@@ -279,18 +283,11 @@ def run_budget(settings: Settings):
 
 def check_limits(settings: Settings, config) -> None:
     """Refuse a run beyond the operator's limits (InputError naming the limit)."""
-    lim = settings.limits
-    checks = (("gen_length", config.gen_length, "max_gen_length", "answer length"),
-              ("max_iterations", config.max_iterations, "max_iterations", "MCTS iterations"),
-              ("samples", config.samples, "max_samples", "Best-of-N samples"),
-              ("k1", config.k1, "max_k1", "tokens kept per slot (K1)"),
-              ("k2", config.k2, "max_k2", "children per expansion (K2)"),
-              ("candidates", config.candidates, "max_candidates", "candidates (C)"),
-              ("lc", config.lc, "max_lc", "slots committed by the search (L_c)"))
-    for name, value, key, what in checks:
-        if value is not None and value > lim[key]:
-            raise InputError(f"{name} {value} is above this server's limit of {lim[key]} "
-                             f"{what} (set by the operator: {LIMIT_ENV[key]})")
+    for key, st in CONFIG_LIMITS.items():
+        value, cap = getattr(config, st.name), settings.limits[key]
+        if value is not None and value > cap:
+            raise InputError(f"{st.name} {value} is above this server's limit of {cap} "
+                             f"{st.limit[1]} (set by the operator: {LIMIT_ENV[key]})")
 
 
 def check_problems(settings: Settings, n: int) -> None:

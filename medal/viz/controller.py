@@ -6,20 +6,17 @@
 * ``advance(run, "end", max_seconds=...)`` -- a chunk of a run to the end, so the page
                                     can show progress and offer Stop between chunks.
 
-:data:`PARAMETERS` lists every generation parameter the Run page offers, with its
-widget kind and help; defaults come from :class:`medal.config.GenerationConfig`.
+:data:`PARAMETERS` lists every generation parameter the Run page offers: the settings
+:class:`medal.config.GenerationConfig` declares on its fields (label, help, kind, default).
 """
 from __future__ import annotations
 
 import os
 import time
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import dataclass
 
 from .. import config as _config
-from ..config import SIMULATIONS, GenerationConfig
-from ..scores import SCORINGS
-
-_FIELDS = {f.name for f in fields(GenerationConfig)}
+from ..config import SETTINGS, GenerationConfig
 
 ITERATION_STOPS = frozenset({"backpropagation", "search_finished", "candidate_chosen",
                              "decode_step", "sample_finished", "run_finished"})
@@ -136,138 +133,9 @@ def release(run, collect: bool = True) -> None:
         gc.collect()
 
 
-@dataclass(frozen=True)
-class Parameter:
-    name: str
-    label: str
-    kind: str                    # "int", "optional_int", "float", "bool", "optional_bool", "choice"
-    help: str
-    group: str = "search"
-    min_value: float | None = None
-    step: float | None = None
-    choices: tuple = ()
-
-    @property
-    def default(self):
-        f = next(f for f in fields(GenerationConfig) if f.name == self.name)
-        return None if f.default is MISSING else f.default
-
-
-_ALL_PARAMETERS: tuple[Parameter, ...] = (
-    Parameter("k1", "K1: tokens kept per masked slot", "int",
-              "Top-K1 tokens of every masked slot by the confidence-adjusted score enter the "
-              "pool of actions.", min_value=1),
-    Parameter("k2", "K2: actions per expansion", "int",
-              "The K2 best-scoring (slot, token) actions of the pool: the children of an "
-              "expanded node.", min_value=1),
-    Parameter("lc", "L_c: slots committed by the search", "optional_int",
-              "A node with L_c slots unmasked by the search is a candidate. Empty: the task's "
-              "default.", min_value=1),
-    Parameter("candidates", "C: candidates to collect", "int",
-              "The search stops when C distinct candidates exist.", min_value=1),
-    Parameter("gamma", "γ: margin scale", "float",
-              "In σ(γ·margin): how much a clear top-2 margin raises a slot's score.",
-              min_value=0.0, step=0.5),
-    Parameter("c", "c: UCB exploration constant", "float",
-              "Weight of the exploration bonus c·√(ln N(parent)/N(child)).", min_value=0.0,
-              step=0.05),
-    Parameter("max_iterations", "Max iterations", "int",
-              "Hard budget of MCTS iterations (the search always stops).", min_value=1),
-    Parameter("scoring", "Scoring", "choice",
-              "confidence: the paper's s = p·exp(−H)·σ(γ·margin); margin: the "
-              "'w/o confidence' ablation.", choices=SCORINGS),
-    Parameter("simulation", "Simulation fill", "choice",
-              "How a simulation completes a child: argmax or sampled tokens from its own "
-              "forward (no extra forward), or an iterative DLM rollout of k steps.",
-              choices=SIMULATIONS),
-    Parameter("rollout_steps", "Rollout steps k", "int",
-              "With simulation 'rollout': the DLM fills a child's remaining masks in k "
-              "steps (k−1 extra batched forwards per expansion, counted).", min_value=1),
-    Parameter("candidate_choice", "Candidate choice", "choice",
-              "search: highest cumulative IG of the search's commitments. rollout (the "
-              "paper's text): every candidate completed by phase C, the highest rollout IG "
-              "wins. vote goes beyond the paper: the answer most rollouts agree on.",
-              choices=getattr(_config, "CANDIDATE_CHOICES", ("search",))),
-    Parameter("scoring_scope", "Margin-only scope", "choice",
-              "Where scoring 'margin' applies: the search only (the paper's ablation) or "
-              "also phase C.", choices=getattr(_config, "SCORING_SCOPES", ("search",))),
-    Parameter("reward", "Reward", "choice",
-              "ig: the paper's information gain. ig+verifier goes beyond the paper: a "
-              "simulation (and a candidate) whose completion the task's verifier accepts "
-              "earns a bonus.", choices=getattr(_config, "REWARDS", ("ig",))),
-    Parameter("verifier_bonus", "Verifier bonus", "float",
-              "With reward ig+verifier: added when a completion verifies (beyond the paper).",
-              min_value=0.0, step=0.5),
-    Parameter("complete_candidates", "Complete every candidate with phase C", "bool",
-              "Also decode the losing candidates, to compare their final answers."),
-    Parameter("one_per_parent", "At most one candidate per parent", "bool",
-              "More diverse candidates: siblings do not all count."),
-    Parameter("selection", "Selection rule", "choice",
-              "ucb: the paper's Q + c·√(ln N(parent)/N(child)). greedy: the child with the "
-              "best reward, no exploration bonus (the 'choice' control, medal-choice).",
-              choices=getattr(_config, "SELECTIONS", ("ucb",))),
-    Parameter("search_steps", "Search's steps", "choice",
-              "count: the search's L_c commitments use up the first L_c of the steps (what "
-              "this project has always done); extra: phase C gets every step for what the "
-              "search left.", group="decoding",
-              choices=getattr(_config, "SEARCH_STEPS", ("count",))),
-    Parameter("min_action_prob", "Action probability floor (beyond the paper)", "float",
-              "Actions whose token probability is below this leave the action set, so a "
-              "node can have fewer than K2 children (0: off, the paper's top-K2; 0..1).",
-              min_value=0.0, step=0.01),
-    Parameter("gen_length", "Answer length (slots)", "optional_int",
-              "Empty: the model's default.", group="decoding", min_value=1),
-    Parameter("steps", "Steps", "optional_int",
-              "Denoising steps. Empty: one slot per step.", group="decoding", min_value=1),
-    Parameter("block_length", "Block length", "optional_int",
-              "Semi-autoregressive blocks (LLaDA). Empty: the task's default for its built-in "
-              "model (Countdown: 7), else one block.", group="decoding",
-              min_value=1),
-    Parameter("temperature", "Temperature", "float",
-              "Token sampling temperature (0: argmax).", group="decoding", min_value=0.0,
-              step=0.1),
-    Parameter("slot_temperature", "Slot temperature (phase C)", "float",
-              "Phase C samples slots ∝ softmax(s / T) (0: the best slot).", group="decoding",
-              min_value=0.0, step=0.1),
-    Parameter("pair_temperature", "Pair temperature (phase C)", "float",
-              "Phase C samples (slot, token) pairs ∝ Softmax(s / T) over each eligible slot's "
-              "top-K1 tokens, as the paper's Algorithm 2 (T = 1). 0: the best slot.",
-              group="decoding", min_value=0.0, step=0.1),
-    Parameter("eb_threshold", "EB threshold", "float",
-              "Entropy-bounded sampler: unmask while ΣH − max H ≤ this.", group="decoding",
-              min_value=0.0, step=0.1),
-    Parameter("samples", "Best-of-N samples", "int", "N for the bst5 strategy.",
-              group="decoding", min_value=1),
-    Parameter("threshold", "Confidence threshold (Fast-dLLM)", "float",
-              "threshold strategy: each step commits every slot of the current block whose "
-              "token probability exceeds this, at least one (0..1). Also phase C's rule "
-              "with the option below, and the info-gain strategy's bypass.",
-              group="decoding", min_value=0.0, step=0.05),
-    Parameter("threshold_phase_c", "Threshold phase C (beyond the paper)", "bool",
-              "MEDAL's phase C commits by the confidence-threshold rule instead of its step "
-              "schedule: fewer forwards (docs/SPEED.md).", group="decoding"),
-    Parameter("ig_candidates", "Info-Gain candidates N", "int",
-              "info-gain strategy: candidate actions evaluated per step in one batched "
-              "forward.", group="decoding", min_value=1),
-    Parameter("ig_position_temperature", "Info-Gain position temperature", "float",
-              "info-gain strategy: Gumbel temperature of the candidates' positions (0: "
-              "greedy).", group="decoding", min_value=0.0, step=0.05),
-    Parameter("logits_eos_inf", "Never write end-of-sequence (logits_eos_inf)", "bool",
-              "As LLaDA's generate.py: the EOS logit is set to -inf, so no slot is filled "
-              "with it.", group="decoding"),
-    Parameter("confidence_eos_eot_inf", "End tokens last (confidence_eos_eot_inf)", "bool",
-              "As LLaDA's generate.py: a slot whose token would be EOS or end-of-turn is "
-              "unmasked only after every other slot.", group="decoding"),
-    Parameter("decompose", "Task decomposition", "optional_bool",
-              "Augment the prompt with the subtask guidance. Default: on for MEDAL "
-              "strategies with LLMs (the paper); off for baselines and for the built-in "
-              "Countdown model, where it was measured to hurt.", group="prompt"),
-    Parameter("n_subtasks", "N subtasks", "int", "Subtasks in the decomposition prompt.",
-              group="prompt", min_value=1),
-    Parameter("seed", "Seed", "int", "Seed for every random choice.", group="prompt"),
-)
-#: the parameters this version of GenerationConfig has
-PARAMETERS = tuple(p for p in _ALL_PARAMETERS if p.name in _FIELDS)
+#: every generation parameter the Run page offers: the settings as GenerationConfig declares
+#: them (label, help, group, least value, step, choices; :class:`medal.config.Setting`)
+PARAMETERS = SETTINGS
 
 
 #: seconds per timeline position for Play and an animated "Run to end"
