@@ -103,7 +103,8 @@ def generate(model="builtin:countdown", prompt: str | None = None, *, problem=No
     ``countdown``). ``settings``: any :class:`GenerationConfig` field (``k1``, ``k2``,
     ``lc``, ``candidates``, ``seed``, ``gen_length`` ...), or pass a whole ``config``.
     Returns a :class:`medal.engine.GenerationResult` (``answer``, ``verified``,
-    ``forwards`` ...); with ``trace=True`` its ``trace`` attribute is the JSON trace."""
+    ``forwards`` ...; MEDAL's search in ``search``: winner, candidates, stop reason; a
+    vote's in ``vote``); with ``trace=True`` its ``trace`` attribute is the JSON trace."""
     from .config import GenerationConfig
     from .engine import Run
     from .errors import InputError

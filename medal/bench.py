@@ -61,25 +61,26 @@ def run_one(model, task, problem, strategy: str, config: GenerationConfig) -> di
            "standalone_sequences": res.standalone_sequences, "seconds": res.seconds,
            "model_seconds": res.model_seconds, "seed": config.seed,
            **{k: v for k, v in res.cost().items() if k != "model_calls"}}
-    for key in ("iterations", "stop_reason", "search_seconds", "search_model_seconds",
-                "search_forwards", "search_stats"):
-        if key in res.extra:
-            rec[key] = res.extra[key]
-    if run.mcts is not None and "winner" in res.extra and "search_stats" in rec:
-        # the search's own statistics (MCTS.stats, as in the trace) and, once the winner
-        # is known, whether it left the most confident path
-        rec["search_stats"] = {**rec["search_stats"],
-                               **run.mcts.winner_stats(run.mcts.nodes[res.extra["winner"]])}
+    search = res.search
+    if search is not None:
+        rec.update(iterations=search.iterations, stop_reason=search.stop_reason,
+                   search_seconds=search.seconds, search_model_seconds=search.model_seconds,
+                   search_forwards=search.forwards, search_stats=search.stats)
+        if run.mcts is not None:
+            # the search's own statistics (MCTS.stats, as in the trace) and, once the
+            # winner is known, whether it left the most confident path
+            rec["search_stats"] = {**search.stats,
+                                   **run.mcts.winner_stats(run.mcts.nodes[search.winner])}
     # slots written per decode step (the search's commitments are its first L_c steps)
     steps = [s for s in res.order if s is not None]
     rec["slots_per_step"] = [steps.count(k) for k in range(max(steps) + 1)] if steps else []
-    if "candidates" in res.extra:
-        rec["winner"] = res.extra["winner"]
+    if search is not None:
+        rec["winner"] = search.winner
         rec["candidates"] = [
             {"node": c["node"], "cumulative_ig": c["cumulative_ig"], "score": c["score"],
              "final_verified": (c.get("final") or {}).get("verified"),
              "final_answer": (c.get("final") or {}).get("answer")}
-            for c in res.extra["candidates"]]
+            for c in search.candidates]
     return rec
 
 

@@ -290,9 +290,9 @@ def _generate(args) -> int:
                "cost": res.cost(),
                "seconds": round(res.seconds, 4), "strategy": run.strategy,
                "prompt": run.model_prompt, "seed": config.seed}
-        if "winner" in res.extra:
-            out.update(stop_reason=res.extra["stop_reason"], iterations=res.extra["iterations"],
-                       winner=res.extra["winner"])
+        if res.search is not None:
+            out.update(stop_reason=res.search.stop_reason, iterations=res.search.iterations,
+                       winner=res.search.winner)
         if args.trace:
             out["trace"] = args.trace
         print(json.dumps(out))
@@ -301,9 +301,9 @@ def _generate(args) -> int:
     print(f"answer:    {res.text}")
     if res.verified is not None:
         print(f"verified:  {'yes' if res.verified else 'no'}")
-    if "winner" in res.extra:
-        print(f"search:    {res.extra['iterations']} iterations, stopped by "
-              f"{res.extra['stop_reason']}; winner node {res.extra['winner']}")
+    if res.search is not None:
+        print(f"search:    {res.search.iterations} iterations, stopped by "
+              f"{res.search.stop_reason}; winner node {res.search.winner}")
     print(f"forwards:  {res.forwards} model calls ({res.sequence_forwards} sequences), "
           f"{res.seconds:.2f} s")
     print(f"cost:      {res.token_passes} token passes; {res.valid_tokens} output tokens, "

@@ -55,6 +55,41 @@ from .tasks.decomposition import decompose_prompt
 
 
 @dataclass
+class SearchOutcome:
+    """What MEDAL's search decided: the winner among its candidates and why, why the search
+    stopped, and what it cost (before phase C)."""
+    winner: int                # the winning candidate's node id
+    candidates: list[dict]     # every candidate: node, path, cumulative IG, score, final
+    stop_reason: str           # "candidates", "budget", "exhausted", ...
+    iterations: int
+    why: str                   # the candidate choice, in words
+    candidate_choice: str      # the rule that chose (GenerationConfig.candidate_choice)
+    seconds: float             # the search's wall time
+    model_seconds: float       # of it, in the network
+    forwards: int              # its batched model calls
+    stats: dict                # MCTS.stats: depth, branching, distinct first commitments
+
+    def to_json(self) -> dict:
+        return {"winner": self.winner, "candidates": self.candidates,
+                "stop_reason": self.stop_reason, "iterations": self.iterations,
+                "why": self.why, "search_seconds": self.seconds,
+                "search_model_seconds": self.model_seconds, "search_forwards": self.forwards,
+                "search_stats": self.stats, "candidate_choice": self.candidate_choice}
+
+
+@dataclass
+class VoteOutcome:
+    """Best-of-N's vote: every sample's answer and the one chosen."""
+    votes: dict[str, int]      # answer -> samples that gave it
+    chosen_sample: int
+    samples: list[dict]        # each sample's text, answer, verdict
+
+    def to_json(self) -> dict:
+        return {"votes": self.votes, "chosen_sample": self.chosen_sample,
+                "samples": self.samples}
+
+
+@dataclass
 class GenerationResult:
     strategy: str
     answer_ids: list[int]
@@ -66,7 +101,12 @@ class GenerationResult:
     seconds: float
     model_seconds: float
     order: list[int | None]    # step at which each slot was unmasked
-    extra: dict = field(default_factory=dict)
+    #: MEDAL's search (the medal strategies; None for the others)
+    search: SearchOutcome | None = None
+    #: Best-of-N's vote (bst5; None for the others)
+    vote: VoteOutcome | None = None
+    #: each decode step's entropy of every slot (None where the strategy keeps no one row)
+    entropy_rows: list | None = field(default=None, repr=False)
     cache_hits: int = 0        # evaluations answered from the cache (no forward)
     # what the strategy would cost on its own (no cache shared with another strategy):
     # equal to forwards / sequence_forwards except for the greedy comparison
@@ -101,7 +141,10 @@ class GenerationResult:
                 "tpf": self.tpf,
                 "standalone_forwards": self.standalone_forwards,
                 "standalone_sequences": self.standalone_sequences, "seconds": self.seconds,
-                "model_seconds": self.model_seconds, "order": self.order, **self.extra}
+                "model_seconds": self.model_seconds, "order": self.order,
+                **({} if self.search is None else self.search.to_json()),
+                **({} if self.vote is None else self.vote.to_json()),
+                **({} if self.entropy_rows is None else {"entropy_rows": self.entropy_rows})}
 
 
 #: the controls of issue 30: each a MEDAL run with these settings (from the run's config)
@@ -264,13 +307,15 @@ class Run:
         t0 = self.elapsed()
         yield from decode(runner, state, replace(self.config, temperature=0.0), "low_confidence",
                           "compare_greedy", None, self.model.token_text)
-        result = self._result("greedy", state, runner, t0, {"entropy_rows": state.entropy_rows})
+        result = self._result("greedy", state, runner, t0, entropy_rows=state.entropy_rows)
         result.standalone_forwards = result.standalone_sequences = runner.requested
         return result
 
     # ------------------------------------------------------------------ results
     def _result(self, strategy: str, state: DecodeState, runner: ModelRunner, t0: float,
-                extra: dict | None = None) -> GenerationResult:
+                **outcome) -> GenerationResult:
+        """The result of ``state``; ``outcome``: the strategy's own (``search``, ``vote``,
+        ``entropy_rows``)."""
         text = self.model.decode(state.answer)
         answer = self.task.extract_answer(text)
         verified = self.task.verify(answer, self.problem) if self.problem is not None else None
@@ -283,7 +328,7 @@ class Run:
                                                                  self.model.end_ids, self.fixed),
                                 seconds=self.elapsed() - t0,
                                 model_seconds=runner.model_seconds, order=state.order,
-                                extra=extra or {})
+                                **outcome)
 
     def verifier(self):
         """answer ids -> verdict, for the beyond-the-paper "ig+verifier" reward; None when
@@ -362,7 +407,7 @@ def _plain(rule: str):
         yield from decode(run.runner, state, run.config, rule, "decode", run.generator,
                           run.model.token_text, force=run.forced_steps())
         return run._result(run.strategy, state, run.runner, 0.0,
-                           {"entropy_rows": state.entropy_rows})
+                           entropy_rows=state.entropy_rows)
     return strategy
 
 
@@ -387,10 +432,10 @@ def _best_of_n(run: Run):
     top = max(votes.values())
     k = next(i for i, (_, res) in enumerate(samples) if votes[res.answer] == top)
     state, _ = samples[k]
-    return run._result(run.strategy, state, run.runner, 0.0, {
-        "votes": dict(votes), "chosen_sample": k,
-        "samples": [{"text": r.text, "answer": r.answer, "verified": r.verified}
-                    for _, r in samples]})
+    return run._result(run.strategy, state, run.runner, 0.0, vote=VoteOutcome(
+        votes=dict(votes), chosen_sample=k,
+        samples=[{"text": r.text, "answer": r.answer, "verified": r.verified}
+                 for _, r in samples]))
 
 
 def _fork_at_node(spec, mcts: MCTS):
@@ -537,12 +582,12 @@ def _medal(run: Run):
     finals.update(_display_finals(run, [c for c in candidates if c.id not in finals]))
     for r in records:
         r["final"] = finals.get(r["node"])
-    result.extra = {"winner": winner.id, "candidates": records, "stop_reason": mcts.stop_reason,
-                    "iterations": mcts.iteration, "why": why, "entropy_rows": state.entropy_rows,
-                    "search_seconds": search_seconds, "search_model_seconds": search_model_seconds,
-                    "search_forwards": search_forwards,
-                    "search_stats": search_stats,
-                    "candidate_choice": cfg.candidate_choice}
+    result.search = SearchOutcome(
+        winner=winner.id, candidates=records, stop_reason=mcts.stop_reason,
+        iterations=mcts.iteration, why=why, candidate_choice=cfg.candidate_choice,
+        seconds=search_seconds, model_seconds=search_model_seconds, forwards=search_forwards,
+        stats=search_stats)
+    result.entropy_rows = state.entropy_rows
     return result
 
 

@@ -297,8 +297,8 @@ def random_check(args) -> dict:
             runs[label] = {"seconds": res.seconds, "model_seconds": res.model_seconds,
                            **res.cost(), "tokens_per_sequence": (
                                res.token_passes // res.sequence_forwards
-                               if res.sequence_forwards else None), "iterations": res.extra.get("iterations"),
-                           "search_seconds": res.extra.get("search_seconds"),
+                               if res.sequence_forwards else None), "iterations": res.search and res.search.iterations,
+                           "search_seconds": res.search and res.search.seconds,
                            "peak_above_weights_bytes": mem.extra, "kv_cache": kv}
             log(f"{family} {label}: {res.seconds:.1f} s, {res.forwards} calls, "
                 f"{res.sequence_forwards} sequences, TPF {res.tpf or 0:.2f}")

@@ -48,9 +48,9 @@ def test_order_control_has_no_alternatives(twins, problems):
     for p in problems:
         run, res = _run(twins, "twins", p, "medal-order")
         assert (run.config.k2, run.config.candidates) == (1, 1)
-        st = res.extra["search_stats"]
+        st = res.search.stats
         assert st["nodes"] == run.config.lc + 1 and st["candidates"] == 1
-        assert run.mcts.winner_stats(run.mcts.nodes[res.extra["winner"]]) == {
+        assert run.mcts.winner_stats(run.mcts.nodes[res.search.winner]) == {
             "winner_off_confident_path": False}
 
 
@@ -60,8 +60,8 @@ def test_choice_control_is_the_default_search_where_ucb_does_not_act(twins, prob
         _, a = _run(twins, "twins", p, "medal")
         run, b = _run(twins, "twins", p, "medal-choice")
         assert run.config.selection == "greedy"
-        assert (a.answer_ids, a.extra["winner"], a.sequence_forwards) == \
-               (b.answer_ids, b.extra["winner"], b.sequence_forwards)
+        assert (a.answer_ids, a.search.winner, a.sequence_forwards) == \
+               (b.answer_ids, b.search.winner, b.sequence_forwards)
 
 
 def test_choice_control_expands_one_line(sudoku):
@@ -71,9 +71,9 @@ def test_choice_control_expands_one_line(sudoku):
     for p in SUDOKU.generate(10, seed=77):
         _, a = _run(sudoku, "sudoku", p, "medal")
         _, b = _run(sudoku, "sudoku", p, "medal-choice")
-        sb = b.extra["search_stats"]
+        sb = b.search.stats
         assert sb["distinct_first_commitments"] == 1
-        differs += a.extra["search_stats"]["iterations"] != sb["iterations"]
+        differs += a.search.stats["iterations"] != sb["iterations"]
     assert differs
 
 
@@ -83,10 +83,10 @@ def test_branching_control_branches(twins, problems):
     for p in problems:
         run, res = _run(twins, "twins", p, "medal-branching")
         assert run.config.candidates == 2 * run.config.k2
-        st = res.extra["search_stats"]
+        st = res.search.stats
         assert st["branch_expansions"] > 0 and st["distinct_first_commitments"] > 1
         _, d = _run(twins, "twins", p, "medal")
-        assert d.extra["search_stats"]["branch_expansions"] == 0
+        assert d.search.stats["branch_expansions"] == 0
 
 
 def test_bench_rows_carry_the_search_statistics(twins, problems):

@@ -90,9 +90,9 @@ def test_eb_count():
 
 def test_bst5_votes(tiny_model):
     res = generate(tiny_model, problem=PROBLEM, strategy="bst5", config=GenerationConfig(seed=0))
-    assert sum(res.extra["votes"].values()) == 5
-    chosen = res.extra["samples"][res.extra["chosen_sample"]]["answer"]
-    assert res.extra["votes"][chosen] == max(res.extra["votes"].values())
+    assert sum(res.vote.votes.values()) == 5
+    chosen = res.vote.samples[res.vote.chosen_sample]["answer"]
+    assert res.vote.votes[chosen] == max(res.vote.votes.values())
     assert res.answer == chosen
 
 

@@ -26,7 +26,7 @@ def problems():
 def _stats(model, problem, cfg):
     run = Run(model, task="sudoku", problem=problem, strategy="medal", config=cfg, trace=True)
     res = run.finish()
-    return res.extra["search_stats"], run.trace, run
+    return res.search.stats, run.trace, run
 
 
 def test_default_search_does_not_branch_at_the_root(model, problems):

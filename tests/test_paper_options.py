@@ -98,10 +98,10 @@ def test_rollout_reward_uses_fill_entropies(scripted):
 
 def test_candidate_choice_on_full_rollouts(builtin_model):
     r = run(builtin_model, candidate_choice="rollout")
-    recs = r.result.extra["candidates"]
+    recs = r.result.search.candidates
     assert len(recs) >= 2 and all(rec["final"] is not None for rec in recs)
     best = max(recs, key=lambda rec: rec["rollout_ig"])
-    assert r.result.extra["winner"] == best["node"]
+    assert r.result.search.winner == best["node"]
     assert best["final"]["answer"] == r.result.answer
     # the winner's rollout is replayed as phase C from the cache: no forward
     phase_c = [s for s in r.trace["decode"] if s["phase"] == "phase_c"]
@@ -115,11 +115,11 @@ def test_candidate_choice_on_full_rollouts(builtin_model):
 
 def test_candidate_choice_by_vote(builtin_model):
     r = run(builtin_model, candidate_choice="vote")
-    recs = r.result.extra["candidates"]
+    recs = r.result.search.candidates
     top = max(rec["votes"] for rec in recs)
-    winner = next(rec for rec in recs if rec["node"] == r.result.extra["winner"])
+    winner = next(rec for rec in recs if rec["node"] == r.result.search.winner)
     assert winner["votes"] == top
-    assert "beyond the paper" in r.result.extra["why"]
+    assert "beyond the paper" in r.result.search.why
 
 
 def test_pair_sampling_near_zero_temperature_is_deterministic_phase_c(builtin_model):

@@ -120,7 +120,7 @@ def test_profile_splits_the_search_time_and_counts_sequences(tiny_model):
         greedy = Run(tiny_model, problem=problem, strategy="greedy", config=seeded).finish()
         assert row["medal_sequences"] == medal.sequence_forwards
         assert row["greedy_sequences"] == greedy.sequence_forwards == 28  # one per step
-        assert row["iterations"] == medal.extra["iterations"]
+        assert row["iterations"] == medal.search.iterations
     assert p["sequences_ratio"] == pytest.approx(
         sum(r["medal_sequences"] for r in p["rows"]) / sum(r["greedy_sequences"] for r in p["rows"]))
     assert "tree bookkeeping" in format_profile(p)

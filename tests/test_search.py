@@ -126,7 +126,7 @@ def test_candidate_choice_is_highest_cumulative_gain(scripted):
     run = Run(scripted, prompt="q", strategy="medal",
               config=GenerationConfig(lc=2, candidates=3, seed=0), trace=True)
     result = run.finish()
-    records = result.extra["candidates"]
+    records = result.search.candidates
     assert len(records) == 3
     root = run.mcts.root
     for rec in records:
@@ -136,7 +136,7 @@ def test_candidate_choice_is_highest_cumulative_gain(scripted):
                     for j in range(6) if node.evaluation.masked[j])
         assert rec["cumulative_ig"] == pytest.approx((before - after) / before, rel=1e-4)
     best = max(records, key=lambda r: r["cumulative_ig"])
-    assert result.extra["winner"] == best["node"]
+    assert result.search.winner == best["node"]
     # phase C starts from the winner's committed slots
     winner = run.mcts.nodes[best["node"]]
     committed = winner.answer != scripted.mask_id

@@ -176,7 +176,7 @@ def test_end_to_end_run_traces_and_verifies(sudoku_model, strategy):
     assert trace["run"]["problem"] == problem.to_json()
     assert trace["result"]["verified"] is res.verified
     if strategy == "medal":
-        assert res.extra["stop_reason"] and res.extra["winner"] is not None
+        assert res.search.stop_reason and res.search.winner is not None
 
 
 def test_shipped_model_greedy_accuracy_is_in_a_broad_band(sudoku_model):

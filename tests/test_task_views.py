@@ -126,9 +126,9 @@ def test_display_completions_leave_the_run_unchanged(sudoku_model, monkeypatch):
     assert with_display.text == without.text
     assert with_display.forwards == without.forwards
     assert with_display.sequence_forwards == without.sequence_forwards
-    assert all(c["final"] is not None for c in with_display.extra["candidates"])
-    assert [c["final"] is None for c in without.extra["candidates"]].count(True) == \
-        len(without.extra["candidates"]) - 1
+    assert all(c["final"] is not None for c in with_display.search.candidates)
+    assert [c["final"] is None for c in without.search.candidates].count(True) == \
+        len(without.search.candidates) - 1
 
 
 def test_winners_by_rule_and_near_tie(sudoku_trace):
