@@ -446,8 +446,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "into network, scoring and tree bookkeeping, sequences against greedy "
                         "(see medal/profile.py)")
     b.add_argument("--parts", action="store_true",
-                   help="with --profile: also split the tree bookkeeping into its parts "
-                        "(action sets, cache, selection, ...; each timed call adds ~1 us)")
+                   help="with --profile: also split the tree bookkeeping by the search's "
+                        "phases (root, selection, expansion, simulation, backpropagation, "
+                        "candidates), read from the run's events")
     add_config_arguments(b)
     b.set_defaults(func=_bench)
 

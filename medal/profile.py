@@ -14,7 +14,10 @@ MEDAL's search time -- from the root's evaluation to the last candidate -- split
   completions, backpropagation, the events).
 
 The bookkeeping share is bookkeeping / search time; the network and the scoring
-together are the model call. Sequences are the answer states the model evaluated
+together are the model call. ``--parts`` splits the bookkeeping by the search's phases
+(root, selection, expansion, simulation, backpropagation, candidates): a
+:class:`PhaseTimer` watches the run's events like any other observer and charges each
+phase the run's clock and the runner's model time between its event and the one before. Sequences are the answer states the model evaluated
 (a cache hit is not one); greedy's are its forwards, one sequence each.
 """
 from __future__ import annotations
@@ -22,7 +25,6 @@ from __future__ import annotations
 import gc
 import statistics
 import time
-from contextlib import contextmanager, nullcontext
 
 import torch
 
@@ -30,22 +32,23 @@ from .config import GenerationConfig
 from .engine import Run
 
 
-def profile_one(model, task, problem, config: GenerationConfig, search_only: bool = False) -> dict:
+def profile_one(model, task, problem, config: GenerationConfig, search_only: bool = False,
+                phases: dict | None = None) -> dict:
     """MEDAL then greedy on one problem, with MEDAL's search time split (see above).
     ``search_only``: stop after MEDAL's search (no phase C, no greedy run); the
     sequences of phase C and of greedy are then the configuration's decode steps (one
-    sequence per step: ``steps - L_c`` and ``steps``), an upper bound, marked so."""
+    sequence per step: ``steps - L_c`` and ``steps``), an upper bound, marked so.
+    ``phases``: a dict the search's time by phase is added to (:class:`PhaseTimer`)."""
     run = Run(model, task=task, problem=problem, strategy="medal", config=config)
     runner = run.runner
     run.step()  # RunStarted: nothing evaluated yet
     e0, m0, s0 = run.elapsed(), runner.model_seconds, runner.scoring_seconds
     f0, q0 = runner.forwards, runner.sequences
-    _TIMING["on"] = True
-    try:
-        while (event := run.step()) is not None and event.kind != "search_finished":
-            pass
-    finally:
-        _TIMING["on"] = False
+    timer = PhaseTimer(run, phases if phases is not None else {})
+    run.observers.append(timer)
+    while (event := run.step()) is not None and event.kind != "search_finished":
+        pass
+    run.observers.remove(timer)
     search = run.elapsed() - e0
     model_s, scoring = runner.model_seconds - m0, runner.scoring_seconds - s0
     search_forwards, search_sequences = runner.forwards - f0, runner.sequences - q0
@@ -75,80 +78,55 @@ def profile_one(model, task, problem, config: GenerationConfig, search_only: boo
             "greedy_seconds": greedy_wall, "greedy_verified": greedy.verified}
 
 
-#: whether timed_parts' wrappers measure now: profile_one turns it on for the search only
-_TIMING = {"on": False}
-
-#: the bookkeeping's parts that ``parts=True`` times: (label, class, method); each part's
-#: time excludes the other timed methods it calls, and the forward's excludes the model call
-PARTS = (
-    ("action sets and nodes of the children", "MCTS", "_make_nodes"),
-    ("evaluate_batch outside the forward (cache keys, cached children)", "ModelRunner",
-     "evaluate_batch"),
-    ("the forward outside the model call (prompt, masks)", "ModelRunner", "_forward"),
-    ("simulation (completions, rewards)", "MCTS", "simulate"),
-    ("expansion outside the above (child answers)", "MCTS", "expand"),
-    ("selection", "MCTS", "select"),
-    ("backpropagation", "MCTS", "backpropagate"),
-    ("candidates", "MCTS", "_collect"),
-    ("the root (outside its forward and nodes)", "MCTS", "__init__"),
+#: the search's phases ``--parts`` reports: (event kind, label)
+PHASES = (
+    ("root", "the root (outside its forward)"),
+    ("selection", "selection"),
+    ("expansion", "expansion: action sets, the children's nodes (outside the forward)"),
+    ("simulation", "simulation: completions, rewards"),
+    ("backpropagation", "backpropagation"),
+    ("forced", "a fork's forced commitments"),
+    ("search_finished", "candidates"),
 )
 
 
-@contextmanager
-def timed_parts(totals: dict):
-    """Time the :data:`PARTS` methods while the block runs (exclusive seconds into
-    ``totals``, by label); the methods are restored afterwards. Each timed call adds about
-    a microsecond."""
-    from .runner import ModelRunner
-    from .search import MCTS
-    classes = {"MCTS": MCTS, "ModelRunner": ModelRunner}
-    stack: list[float] = []   # time spent in timed callees, per open call
-    saved = []
+class PhaseTimer:
+    """An observer of a run's events: to each event's kind it adds the seconds the run
+    spent producing it -- the run's clock and the runner's network and scoring time since
+    the event before -- as ``totals[kind] = [wall, network + scoring, scoring]``. Nothing
+    is patched and nothing timed inside the engine: it reads what the run already keeps."""
 
-    def timed(label, f):
-        def call(*args, **kwargs):
-            if not _TIMING["on"]:   # only inside a search (see profile_one)
-                return f(*args, **kwargs)
-            t = time.perf_counter()
-            stack.append(0.0)
-            try:
-                return f(*args, **kwargs)
-            finally:
-                dt = time.perf_counter() - t
-                inner = stack.pop()
-                totals[label] = totals.get(label, 0.0) + dt - inner
-                if stack:
-                    stack[-1] += dt
-        return call
+    def __init__(self, run, totals: dict):
+        self.run, self.totals = run, totals
+        self._last = self._now()
 
-    for label, cls, name in PARTS:
-        owner = classes[cls]
-        saved.append((owner, name, owner.__dict__[name]))
-        setattr(owner, name, timed(label, owner.__dict__[name]))
-    try:
-        yield totals
-    finally:
-        for owner, name, f in saved:
-            setattr(owner, name, f)
+    def _now(self) -> tuple:
+        runner = self.run.runner
+        return self.run.elapsed(), runner.model_seconds, runner.scoring_seconds
+
+    def __call__(self, event) -> None:
+        now = self._now()
+        spent = self.totals.setdefault(event.kind, [0.0, 0.0, 0.0])
+        for i, (a, b) in enumerate(zip(now, self._last)):
+            spent[i] += a - b
+        self._last = now
 
 
 def profile(model, task, problems, config: GenerationConfig, progress=None,
             search_only: bool = False, parts: bool = False) -> dict:
     """:func:`profile_one` over problems (problem i with seed ``config.seed + i``), summed.
-    ``parts``: also time the bookkeeping's parts (:data:`PARTS`; the wrappers add about a
-    microsecond a call, so the totals then run a little slower)."""
+    ``parts``: also split the bookkeeping by the search's phases (:data:`PHASES`)."""
     from dataclasses import replace
     # the collector's debt from importing torch and loading the model (a full collection
     # of every object, tens of ms) is paid now, not in the first search that trips it
     gc.collect()
     rows = []
-    part_seconds: dict = {}
-    with (timed_parts(part_seconds) if parts else nullcontext()):
-        for i, p in enumerate(problems):
-            rows.append(profile_one(model, task, p, replace(config, seed=config.seed + i),
-                                    search_only))
-            if progress:
-                progress(i + 1, len(problems))
+    phases: dict = {}
+    for i, p in enumerate(problems):
+        rows.append(profile_one(model, task, p, replace(config, seed=config.seed + i),
+                                search_only, phases))
+        if progress:
+            progress(i + 1, len(problems))
     total = {k: sum(r[k] for r in rows) for k in rows[0]
              if not k.endswith("verified") and k != "search_only"}
     search = total["search_seconds"] or float("nan")
@@ -173,19 +151,16 @@ def profile(model, task, problems, config: GenerationConfig, progress=None,
         "medal_correct": sum(bool(r["medal_verified"]) for r in rows),
         "greedy_correct": sum(bool(r["greedy_verified"]) for r in rows),
         "search_only": search_only,
-        "parts_ms_per_iteration": _parts(part_seconds, total, it) if parts else None,
+        "parts_ms_per_iteration": _parts(phases, it) if parts else None,
         "rows": rows,
     }
 
 
-def _parts(seconds: dict, total: dict, iterations) -> dict:
-    """Per-iteration ms of each part of the search's bookkeeping (the model call taken out
-    of the forward's), and the rest (events, generators, ``Run.step``)."""
-    out = {label: 1000 * seconds.get(label, 0.0) / iterations for label, _, _ in PARTS}
-    out[PARTS[2][0]] -= 1000 * (total["network_seconds"] + total["scoring_seconds"]) / iterations
-    out["the rest: events, generators, Run.step"] = (
-        1000 * total["bookkeeping_seconds"] / iterations - sum(out.values()))
-    return out
+def _parts(phases: dict, iterations) -> dict:
+    """Per-iteration ms of the search's bookkeeping in each phase (its model time taken
+    out); they add up to the bookkeeping's total."""
+    return {label: 1000 * (phases[kind][0] - phases[kind][1]) / iterations
+            for kind, label in PHASES if kind in phases}
 
 
 def format_profile(p: dict) -> str:
