@@ -111,6 +111,15 @@ MIN_TEMPERATURE = 1e-3
 MIN_PAIR_TEMPERATURE = 1e-6
 
 
+#: Every strategy's name, in the order the engine lists them (``medal.engine.STRATEGIES``
+#: holds their code; a test keeps the two the same), and the names also accepted. Here, so
+#: the command line lists them without importing the engine (torch).
+STRATEGY_NAMES = ("medal", "medal-no-mcts", "medal-no-decomposition", "medal-margin-only",
+                  "greedy", "random", "entropy", "margin", "eb", "bst5", "threshold",
+                  "info-gain", "medal-order", "medal-choice", "medal-branching")
+STRATEGY_ALIASES = {"low-confidence": "greedy", "phase-c": "medal-no-mcts"}
+
+
 #: Named search modes (``--search NAME``): settings applied on top of the defaults, each
 #: only where the user left that setting at its default.
 #:

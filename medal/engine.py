@@ -39,7 +39,7 @@ from typing import Callable, Iterator
 
 import torch
 
-from .config import GenerationConfig
+from .config import STRATEGY_ALIASES, GenerationConfig
 from .cost import cost_record, tokens_per_forward, valid_output_tokens
 from .decoding import DecodeState, decode
 from .errors import InputError
@@ -153,7 +153,7 @@ CONTROLS = {"medal-order": lambda cfg: {"k2": 1, "candidates": 1},
             "medal-branching": lambda cfg: {"candidates": 2 * cfg.k2}}
 MEDAL_STRATEGIES = {"medal", "medal-no-mcts", "medal-no-decomposition", "medal-margin-only",
                     *CONTROLS}
-ALIASES = {"low-confidence": "greedy", "phase-c": "medal-no-mcts"}
+ALIASES = STRATEGY_ALIASES
 
 
 class Run:

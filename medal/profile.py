@@ -23,7 +23,6 @@ phase the run's clock and the runner's model time between its event and the one 
 from __future__ import annotations
 
 import gc
-import statistics
 import time
 
 import torch

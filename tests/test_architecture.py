@@ -18,7 +18,7 @@ LAYERS = [
     ("engine", ["engine"]),
     ("analysis", ["diff", "fork", "repro", "bench", "profile", "train"]),
     ("views", ["viz*", "viewer*", "comparison"]),
-    ("hosts", ["app*", "cli", "serving", "lm_eval*", "__main__", "assets*", ""]),
+    ("hosts", ["app*", "cli*", "serving", "lm_eval*", "__main__", "assets*", ""]),
 ]
 
 

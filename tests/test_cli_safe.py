@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from medal.cli import MAX_ERROR_CHARS, error_line, main, train_memory_estimate
+from medal.cli import main, train_memory_estimate
+from medal.errors import MAX_ERROR_CHARS, error_line
 from medal.tasks.countdown import problem_from_prompt
 
 P = '{"numbers": [4, 18, 13], "target": 20}'

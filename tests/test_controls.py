@@ -7,7 +7,7 @@ import pytest
 
 from medal import load_model
 from medal.bench import SEARCH_COLUMNS, bench, format_table, parse_strategies, summarise
-from medal.cli import _config_from_args, build_parser
+from medal.cli import build_parser, config_from_args
 from medal.config import GenerationConfig
 from medal.engine import CONTROLS, STRATEGIES, Run
 from medal.errors import InputError
@@ -125,7 +125,7 @@ def test_search_steps_setting(twins, problems):
 def test_cli_flags_for_the_new_settings():
     args = build_parser().parse_args(["bench", "--task", "twins", "--n", "1",
                                       "--search-steps", "extra", "--selection", "greedy"])
-    cfg = _config_from_args(args)
+    cfg = config_from_args(args)
     assert (cfg.search_steps, cfg.selection) == ("extra", "greedy")
     with pytest.raises(InputError):
         GenerationConfig(search_steps="sometimes")

@@ -6,7 +6,7 @@ import pytest
 
 from medal import load_model
 from medal.bench import bench, summarise
-from medal.cli import _config_from_args, build_parser
+from medal.cli import build_parser, config_from_args
 from medal.config import SEARCH_MODES, GenerationConfig
 from medal.engine import Run
 from medal.errors import InputError
@@ -67,10 +67,10 @@ def test_search_modes_leave_changed_settings_alone():
 
 def test_cli_search_flag():
     parse = build_parser().parse_args
-    cfg = _config_from_args(parse(["bench", "--task", "sudoku", "--n", "1",
+    cfg = config_from_args(parse(["bench", "--task", "sudoku", "--n", "1",
                                    "--search", "explore"]))
     assert cfg.one_per_parent and cfg.c == 1.0
-    cfg = _config_from_args(parse(["bench", "--task", "sudoku", "--n", "1"]))
+    cfg = config_from_args(parse(["bench", "--task", "sudoku", "--n", "1"]))
     assert not cfg.one_per_parent and cfg.c == 0.1
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from medal.cli import _config_from_args, build_parser
+from medal.cli import build_parser, config_from_args
 from medal.config import GenerationConfig
 from medal.decoding import defer_tokens
 from medal.engine import STRATEGIES, Run
@@ -30,7 +30,7 @@ def test_off_by_default_and_validated():
         GenerationConfig(logits_eos_inf="yes")
     args = build_parser().parse_args(["generate", "--logits-eos-inf",
                                       "--confidence-eos-eot-inf"])
-    cfg = _config_from_args(args)
+    cfg = config_from_args(args)
     assert cfg.logits_eos_inf and cfg.confidence_eos_eot_inf
     assert GenerationConfig.from_json(cfg.to_json()) == cfg  # traces record them
 

@@ -6,6 +6,7 @@ import dataclasses
 import pytest
 
 from medal import cli, serving
+from medal.cli.settings import PLAIN
 from medal.config import SETTINGS, GenerationConfig, Setting
 from medal.errors import InputError
 from medal.viz import controller
@@ -39,7 +40,7 @@ def test_the_command_line_is_built_from_the_settings(command):
         action = actions[st.name]
         assert action.default == st.default, st.name
         if st.cli_flag is not None:   # --seed: each command says what its seed seeds
-            assert st.help.translate(cli._PLAIN)[:40] in action.help, st.name
+            assert st.help.translate(PLAIN)[:40] in action.help, st.name
         if st.low is not None:
             assert f"range {st.range_text}" in action.help, st.name
         if st.kind == "choice":
@@ -66,7 +67,7 @@ def test_every_flag_reaches_its_field():
         argv.append(st.cli_flag or "--" + st.name)
         if changed[st.name] is not None:
             argv.append(changed[st.name])
-    config = cli._config_from_args(cli.build_parser().parse_args(argv))
+    config = cli.config_from_args(cli.build_parser().parse_args(argv))
     for st in SETTINGS:
         if st.name in changed:
             assert getattr(config, st.name) != st.default, st.name
@@ -75,7 +76,7 @@ def test_every_flag_reaches_its_field():
     for name in ("pair_temperature", "threshold_phase_c"):
         st = next(s for s in SETTINGS if s.name == name)
         extra = [st.cli_flag] + ([] if st.kind == "bool" else ["0.5"])
-        config = cli._config_from_args(
+        config = cli.config_from_args(
             cli.build_parser().parse_args(["generate", "--prompt", "x", *extra]))
         assert getattr(config, name) != st.default, name
     assert set(changed) | {"pair_temperature", "threshold_phase_c"} == {s.name for s in SETTINGS}
@@ -114,3 +115,13 @@ def test_the_operators_limits_are_built_from_the_settings():
             serving.check_limits(settings, GenerationConfig(**{st.name: 3}))
     for key, env in serving.LIMIT_ENV.items():
         assert env in serving.__doc__, f"{env} not in the operator's help"
+
+
+def test_the_command_line_lists_every_strategy_the_engine_runs():
+    """The strategies' names live in medal.config (the parser lists them without importing
+    the engine); they are the engine's, in its order."""
+    from medal.config import STRATEGY_ALIASES, STRATEGY_NAMES
+    from medal.engine import ALIASES, STRATEGIES
+    assert tuple(STRATEGIES) == STRATEGY_NAMES and ALIASES == STRATEGY_ALIASES
+    help = _parser_actions("generate")["strategy"].help
+    assert all(name in help for name in STRATEGY_NAMES)
