@@ -17,7 +17,7 @@ LAYERS = [
     ("trace", ["provenance", "trace.limits", "trace.recorder", "trace.packing", "trace.gate*",
                "trace.writing", "trace", "timeline"]),
     ("engine", ["engine"]),
-    ("analysis", ["diff", "fork", "repro", "bench", "profile", "train"]),
+    ("analysis", ["diff*", "fork", "repro", "bench", "profile", "train"]),
     ("views", ["viz*", "viewer*", "comparison"]),
     ("hosts", ["app*", "cli", "serving", "lm_eval*", "__main__", "assets*", ""]),
 ]

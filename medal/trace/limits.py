@@ -59,4 +59,3 @@ def top_entries(config: dict) -> int:
 #: characters as differences: a 162 MB message to the browser, issue 31); a character
 #: outside the BMP counts 3 (JSON writes it as a 12-byte surrogate pair)
 TEXT_CHARS_PER_UNIT = 4
-

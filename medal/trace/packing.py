@@ -500,7 +500,6 @@ def pack_v1(trace: dict) -> dict:
     return pack(trace, diff=False)
 
 
-
 def unpack(data: Any, max_bytes: int | None = MAX_TRACE_BYTES) -> Any:
     """A trace in a packed form (:func:`pack`: "packed-1" or "packed-2") -> the trace;
     anything else unchanged. Malformed packing raises ValueError/KeyError/TypeError/

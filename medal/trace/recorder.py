@@ -226,5 +226,3 @@ class TraceRecorder:
         """The trace so far, JSON-ready (every value was made plain as it was recorded).
         This is the recorder's own dict, not a copy: read it, or copy before changing it."""
         return self.trace
-
-

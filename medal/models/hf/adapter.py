@@ -496,4 +496,3 @@ class MaskedLM(HFDiffusionLM):
 
 
 ADAPTERS = {"llada": LLaDALM, "llada-moe": LLaDAMoELM, "dream": DreamLM, "mlm": MaskedLM}
-

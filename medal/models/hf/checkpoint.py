@@ -118,7 +118,6 @@ def check_local_files(directory: Path, name: str) -> None:
                              "`hf download <hub id> --local-dir DIR`")
 
 
-
 #: the files native loading reads from a hub checkpoint (no *.py, no pickles)
 NATIVE_FILES = ("*.json", "*.safetensors", "merges.txt", "vocab.json", "tokenizer*")
 
@@ -141,5 +140,3 @@ def download_checkpoint(source: ModelSource) -> Path:
                                       allow_patterns=list(NATIVE_FILES)))
     except Exception as exc:
         raise ModelLoadError(_missing_files_message(source, exc, who="huggingface_hub")) from exc
-
-

@@ -153,5 +153,3 @@ def resolve_family(prefix: str, config: dict | None, where: str = "config.json")
     raise ModelLoadError(f"the spec says {prefix}:, but {where} declares a {detected} model "
                          f"(model_type {config.get('model_type')!r}); use {detected.split('-')[0]}:"
                          " or hf: (the family from the config)")
-
-

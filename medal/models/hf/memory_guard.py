@@ -99,4 +99,3 @@ def out_of_memory(name: str, exc: BaseException, device: torch.device) -> ModelL
              "use a CUDA GPU (--device cuda), --dtype bfloat16 to halve the weights, or "
              "raise this process's memory limit (ulimit -v, the container's limit)"),
         details=f"{type(exc).__name__}: {str(exc)[:300]}")
-

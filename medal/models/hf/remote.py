@@ -21,7 +21,6 @@ def remote_code_opted_in(option: bool | None = None) -> bool:
     return option is True or env in ("1", "true", "yes", "on")
 
 
-
 def remote_code_refusal(source: ModelSource, lead: str = "") -> ModelLoadError:
     where = (f"in {source.target}" if source.local else
              f"on https://huggingface.co/{source.target} under 'Files'")
@@ -87,7 +86,6 @@ def _dtype_keyword() -> str:
     return "dtype" if Version(_transformers_version()) >= Version("4.56") else "torch_dtype"
 
 
-
 #: is installed (fixed in 5.3.0): [first affected, first fixed)
 KERNELS_CVE = ("CVE-2026-4372", "4.56", "5.3.0")
 
@@ -104,4 +102,3 @@ def security_warnings() -> list[str]:
                 f"{cve} (fixed in transformers {fixed}): upgrade transformers "
                 f"(pip install 'transformers>={fixed}') or uninstall kernels"]
     return []
-

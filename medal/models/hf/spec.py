@@ -48,7 +48,6 @@ def choose_implementation(option: str | None = None) -> str:
     return value
 
 
-
 def is_hf_spec(spec: str) -> bool:
     """True for a shortcut or a ``llada:``/``dream:``/``mlm:``/``hf:`` spec."""
     family, sep, _ = spec.partition(":")
@@ -115,4 +114,3 @@ def choose_dtype(dtype: str | None, device: torch.device) -> torch.dtype:
     if device.type == "cuda":
         return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
     return torch.float32
-

@@ -40,7 +40,6 @@ def check(data: Any) -> dict:
     return data
 
 
-
 def validate_trace(data: Any, max_bytes: int | None = None) -> dict:
     """Check a parsed trace (any form: plain, packed-1 or packed-2): decode the packing
     (bounded by ``max_bytes``, the size limit: :data:`MAX_TRACE_BYTES` by default), then

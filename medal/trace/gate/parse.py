@@ -35,11 +35,9 @@ def _fail(path: list, message: str):
     raise TraceError(f"invalid trace at {where(path)}: {message}")
 
 
-
 def _short(v) -> str:
     text = repr(v)
     return text if len(text) <= 60 else text[:57] + "..."
-
 
 
 # ---------------------------------------------------------------------- parsing
@@ -175,7 +173,6 @@ def _first_bad(value, max_depth: int, leaf=_bad_leaf, strings: bool = False):
             if message is not None:
                 return keys[:], message
     return None
-
 
 
 def max_containers(max_bytes: int) -> int:
