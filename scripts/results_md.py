@@ -24,12 +24,14 @@ sys.path.insert(0, str(ROOT / "scripts"))   # the document's parts: scripts/resu
 from results_doc.claims import claims  # noqa: E402
 from results_doc.control_tasks import control_model_lines, control_section  # noqa: E402
 from results_doc.controls import controls_section  # noqa: E402
-from results_doc.figures import Doc, _p, ci, first_summary, load, mcnemar, pct, verdicts  # noqa: E402
+from results_doc.figures import (Doc, _p, ci, first_summary, load, mcnemar,  # noqa: E402
+                                 pct, verdicts)
 from results_doc.prose import (DEPARTURES, OPTIONS, OPTIONS_PROSE, RESEARCH,  # noqa: E402
                                candidate_prose, research_prose)
 from results_doc.rules import RULES, TASK_TITLES  # noqa: E402
 # the verdict rules tests/test_results_md.py reads through this script
-from results_doc.rules import combine, paired_outcome, same_search_groups, sweep_outcome  # noqa: E402,F401
+from results_doc.rules import (combine, paired_outcome,  # noqa: E402,F401
+                               same_search_groups, sweep_outcome)
 from results_doc.sections import (explore_section, floor_section,  # noqa: E402
                                   search_settings_section, step_budget_section,
                                   verifier_section)

@@ -1,4 +1,4 @@
-"""Two nodes of one tree compared slot by slot (:func:`compare_candidates`), and the report for people."""
+"""Two nodes of one tree compared slot by slot (:func:`compare_candidates`), and its report."""
 from __future__ import annotations
 
 from ..errors import InputError

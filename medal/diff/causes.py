@@ -1,4 +1,4 @@
-"""Why two runs part at a position: a fork, the configuration, a near tie, a different selection, sample or figures."""
+"""Why two runs part at a position: a fork, the configuration, a near tie, a different choice."""
 from __future__ import annotations
 
 from .report import _show

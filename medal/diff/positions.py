@@ -1,4 +1,4 @@
-"""What a trace holds at each timeline position, with its context (wall clock, fork record, environment) set aside."""
+"""What a trace holds at each timeline position, its context (clock, fork, environment) aside."""
 from __future__ import annotations
 
 #: timing keys, wherever they sit (the recorder moves most into ``timing``)

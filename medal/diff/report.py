@@ -1,4 +1,4 @@
-"""The answer of :func:`~medal.diff.diff_traces`: a :class:`TraceDiff` (the first :class:`Divergence` ...) and its text report."""
+"""What :func:`~medal.diff.diff_traces` answers (:class:`TraceDiff`) and its text report."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field

@@ -1,4 +1,4 @@
-"""The tolerance rules: two JSON values compared (floats within ``rel``/``abs_tol``), and a near tie."""
+"""The tolerance rules: two JSON values compared, floats within ``rel``/``abs_tol``; a near tie."""
 from __future__ import annotations
 
 import math

@@ -1,4 +1,4 @@
-"""Two traces walked along their timeline (:func:`diff_traces`): identical, equal within tolerance, or where they part."""
+"""Two traces walked along their timeline (:func:`diff_traces`): where they part, and why."""
 from __future__ import annotations
 
 from ..errors import InputError

@@ -1,4 +1,4 @@
-"""The written forms of a trace: :func:`pack` ("packed-1", "packed-2") and :func:`unpack`, exactly."""
+"""The written forms of a trace: :func:`pack` ("packed-1", "packed-2") and :func:`unpack`."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""A trace written out: as JSON text (:func:`dumps`) and as a checked, packed file (:func:`write_trace`)."""
+"""Writing a trace: JSON text (:func:`dumps`); a packed, checked file (:func:`write_trace`)."""
 from __future__ import annotations
 
 import json

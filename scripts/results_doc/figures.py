@@ -1,4 +1,4 @@
-"""The numbers behind every sentence: a results file read, percentages, confidence intervals, the exact paired test, p-values."""
+"""The numbers: a results file read, percentages, intervals, the exact paired test, p-values."""
 from __future__ import annotations
 
 import json

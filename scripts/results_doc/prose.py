@@ -1,4 +1,7 @@
-"""The prose on the paper's options, the candidate choice, the research configurations and the departures, written for the measured outcome."""
+"""The prose on the paper's options, the candidate choice, the research configurations.
+
+Written for the measured outcome, with the departures from the paper's text.
+"""
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""The measurement sections: the step budget, the floor, the search settings, exploration and the verifier."""
+"""The measurement sections: step budget, floor, search settings, exploration, the verifier."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""The adapter: a checkpoint (native or remote code) as MEDAL's :class:`DiffusionLM`, one subclass per family."""
+"""The adapter: a checkpoint as MEDAL's :class:`DiffusionLM`, one subclass per family."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""A checkpoint's files: local folders checked complete and pickle-free, the hub reached, cached or downloaded."""
+"""A checkpoint's files: a local folder checked complete and pickle-free; the hub; the cache."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""The checkpoint families: each one's special tokens, which family a config.json declares, and the ones MEDAL refuses."""
+"""The checkpoint families: special tokens, the family config.json declares, the ones refused."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""The loader: a ``llada:``/``dream:``/``mlm:``/``hf:`` spec or shortcut to a loaded adapter, every check first."""
+"""The loader: a ``llada:``/``dream:``/``mlm:``/``hf:`` spec to a loaded adapter, checks first."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""The memory guard: parameters read from a checkpoint's files, the memory a load needs, the refusal and the out-of-memory message."""
+"""The memory guard: will a checkpoint fit (parameters from its files), and the messages if not."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,7 @@
-"""Loading through ``transformers``: the remote-code opt-in and its refusal, the one ``from_pretrained`` door, transformers' version and its known vulnerabilities."""
+"""Loading through ``transformers``: the remote-code opt-in, the one ``from_pretrained`` door.
+
+Also transformers' version and its known vulnerabilities (:func:`security_warnings`).
+"""
 from __future__ import annotations
 
 import os

@@ -1,4 +1,4 @@
-"""A model spec and a load's options: ``family:target[@revision]``, shortcuts, implementation, device, dtype."""
+"""A model spec and a load's options: ``family:target@revision``, implementation, device, dtype."""
 from __future__ import annotations
 
 import os

@@ -1,4 +1,4 @@
-"""The gate's bounds (issue 21): numbers in range, counts the run could produce, string lengths, the cost to render."""
+"""The gate's bounds (issue 21): ranges, counts the run could make, string lengths, render cost."""
 from __future__ import annotations
 
 import math

@@ -1,4 +1,4 @@
-"""The gate's meaning checks: what the schema cannot say (ids, parents, references, lengths, the config, a fork)."""
+"""The gate's meaning checks: what the schema cannot say (ids, references, lengths, a fork)."""
 from __future__ import annotations
 
 import re
