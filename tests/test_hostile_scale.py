@@ -259,7 +259,7 @@ def test_a_text_difference_is_budgeted_in_the_bytes_python_holds():
     character root, 8,000 differences from it) decoded to 4 bytes a character while the
     budget counted 1: 698 MB of peak memory before the gate refused it. A text now costs
     the width of its widest character."""
-    from medal.trace.packing import _apply_string_diff, _Budget
+    from medal.trace.differences import _apply_string_diff, _Budget
     for root, width in (("a" * 1000, 1), ("é" + "a" * 999, 1), ("ő" + "a" * 999, 2),
                         ("\U0001F600" + "a" * 999, 4)):
         budget = _Budget(None)

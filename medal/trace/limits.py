@@ -59,3 +59,9 @@ def top_entries(config: dict) -> int:
 #: characters as differences: a 162 MB message to the browser, issue 31); a character
 #: outside the BMP counts 3 (JSON writes it as a 12-byte surrogate pair)
 TEXT_CHARS_PER_UNIT = 4
+
+#: how much a packed trace may decode to, per byte of the size limit: the lists and texts
+#: that differences and the per-slot packing build, a list entry counting 8 (a pointer),
+#: a character 1. A paper-settings trace decodes to about 2.2 x its packed-2 size
+#: (docs/REAL_MODELS.md); a hostile diff chain or a huge masked string stops at this bound
+DECODED_PER_BYTE = 8
