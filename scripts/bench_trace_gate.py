@@ -89,7 +89,7 @@ def main() -> int:
           f"{c_gate:.2f} s CPU (median of 3); peak RSS {before:.0f} -> {peak_mb():.0f} MB")
     if args.jsonschema:
         import jsonschema
-        from medal.trace_check import load_schema
+        from medal.trace.gate.schema import load_schema
         validator = jsonschema.Draft202012Validator(load_schema())
         data = json.loads(text)
         _, t_js, c_js = timed(lambda: jsonschema.exceptions.best_match(validator.iter_errors(data)))

@@ -14,9 +14,10 @@ LAYERS = [
                     "extensions"]),
     ("networks and problems", ["models*", "tasks*"]),
     ("algorithm", ["runner", "decoding", "search"]),
-    ("trace", ["provenance", "trace_check", "trace", "timeline"]),
+    ("trace", ["provenance", "trace.limits", "trace.recorder", "trace.differences",
+               "trace.packing", "trace.gate*", "trace.writing", "trace", "timeline"]),
     ("engine", ["engine"]),
-    ("analysis", ["diff", "fork", "repro", "bench", "profile", "train"]),
+    ("analysis", ["diff*", "fork", "repro", "bench", "profile", "train"]),
     ("views", ["viz*", "viewer*", "comparison"]),
     ("hosts", ["app*", "cli*", "serving", "lm_eval*", "__main__", "assets*", ""]),
 ]

@@ -162,7 +162,7 @@ def test_offline_and_not_cached_is_said_before_the_memory_check(monkeypatch):
     import huggingface_hub.constants
     from medal.models import hf
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
-    monkeypatch.setattr(hf, "available_memory", lambda device: 1000.0)
+    monkeypatch.setattr(hf.memory_guard, "available_memory", lambda device: 1000.0)
     for spec in ("llada:medal-tests/not-downloaded", "dream-7b-instruct"):
         with pytest.raises(ModelLoadError) as err:
             load_model(spec, device="cpu")
@@ -175,7 +175,7 @@ def test_memory_estimate_is_the_answer_only_one(base, monkeypatch):
     # passes and a 16 GB one does not
     need = hf.memory_needed(8.0e9, torch.bfloat16)
     assert 16.0e9 * 1.08 < need < 20e9
-    monkeypatch.setattr(hf, "available_memory", lambda device: 1000.0)
+    monkeypatch.setattr(hf.memory_guard, "available_memory", lambda device: 1000.0)
     with pytest.raises(ModelLoadError, match="--skip-memory-check"):
         load_model(f"llada:{base['llada']}", device="cpu")
     assert load_model(f"llada:{base['llada']}", device="cpu", memory_check=False).mask_id

@@ -95,7 +95,7 @@ def test_errors_lead_with_the_fix(tmp_path, capsys, monkeypatch):
         assert err.startswith("error: "), err
         return err.splitlines()[0]
 
-    monkeypatch.setattr(hf, "available_memory", lambda device: 1e6)
+    monkeypatch.setattr(hf.memory_guard, "available_memory", lambda device: 1e6)
     assert main(run) == 2
     line = first_line()
     assert "not enough memory" in line and line.endswith(

@@ -6,7 +6,6 @@ disk and loaded back through ``from_pretrained`` like a downloaded checkpoint.
 """
 from __future__ import annotations
 
-import inspect
 import json
 import re
 
@@ -65,10 +64,17 @@ def load_calls(monkeypatch):
 
 # ---------------------------------------------------------------------- special ids
 
+def hf_source() -> str:
+    """The source of every module of the package medal/models/hf/, as one text."""
+    from pathlib import Path
+    return "\n".join(p.read_text(encoding="utf-8")
+                     for p in sorted(Path(hf.__file__).parent.glob("*.py")))
+
+
 def test_official_special_ids_are_named_once():
     assert (hf.LLADA_MASK_ID, hf.LLADA_EOS_ID, hf.LLADA_EOT_ID) == (126336, 126081, 126348)
     assert (hf.DREAM_MASK_ID, hf.DREAM_EOS_ID, hf.DREAM_IM_END_ID) == (151666, 151643, 151645)
-    source = inspect.getsource(hf)
+    source = hf_source()
     for value in (126336, 126081, 126348, 151666, 151643, 151645):
         assert len(re.findall(rf"\b{value}\b", source)) == 1, value
 
@@ -236,10 +242,10 @@ def test_masked_lm_needs_no_opt_in_and_gets_none(dirs, load_calls):
 
 
 def test_one_door_for_every_load():
-    """One call of ``X.from_pretrained`` in the module, and no call anywhere passes a
+    """One call of ``X.from_pretrained`` in the package, and no call anywhere passes a
     literal ``trust_remote_code=True``: the value always comes from the opt-in."""
     import ast
-    calls = [n for n in ast.walk(ast.parse(inspect.getsource(hf))) if isinstance(n, ast.Call)]
+    calls = [n for n in ast.walk(ast.parse(hf_source())) if isinstance(n, ast.Call)]
     loads = [c for c in calls
              if isinstance(c.func, ast.Attribute) and c.func.attr == "from_pretrained"]
     assert len(loads) == 1
@@ -312,7 +318,7 @@ def test_memory_shortage_is_explained_before_loading(dirs, monkeypatch, load_cal
                      implementation="remote").net
     assert hf.count_parameters(dirs["llada"]) == sum(p.numel() for p in net.parameters())
     load_calls.clear()
-    monkeypatch.setattr(hf, "available_memory", lambda device: 1000.0)
+    monkeypatch.setattr(hf.memory_guard, "available_memory", lambda device: 1000.0)
     with pytest.raises(ModelLoadError, match="not enough memory"):
         load_model(f"llada:{dirs['llada']}", trust_remote_code=True, implementation="remote")
     assert load_calls == []

@@ -69,7 +69,7 @@ def test_a_packed_top_bomb_is_refused_before_it_is_decoded(base):
     n = 400_000
     node["top"][slot] = [[tokens[0]] * n, {"f32": [probs["f32"][0]] * n}]
     text = json.dumps(packed)
-    from medal.trace_check import parse
+    from medal.trace.gate.parse import parse
     data = parse(text)
     from medal.trace import validate_trace
     tracemalloc.start()
@@ -119,7 +119,7 @@ def test_a_steps_slots_and_an_action_set_are_bounded(base):
 def test_node_texts_count_in_the_render_cost(base):
     """A packed-2 string-difference bomb (many nodes, each a long sequence stored as a
     difference): cheap to store, every one sent to the browser in the node cards."""
-    from medal.trace_check import render_units
+    from medal.trace.gate.bounds import render_units
     t = copy.deepcopy(base)
     small = render_units(t)
     for n in t["tree"]["nodes"]:
@@ -259,7 +259,7 @@ def test_a_text_difference_is_budgeted_in_the_bytes_python_holds():
     character root, 8,000 differences from it) decoded to 4 bytes a character while the
     budget counted 1: 698 MB of peak memory before the gate refused it. A text now costs
     the width of its widest character."""
-    from medal.trace import _apply_string_diff, _Budget
+    from medal.trace.differences import _apply_string_diff, _Budget
     for root, width in (("a" * 1000, 1), ("é" + "a" * 999, 1), ("ő" + "a" * 999, 2),
                         ("\U0001F600" + "a" * 999, 4)):
         budget = _Budget(None)

@@ -20,7 +20,8 @@ import standins
 from medal import cli
 from medal.errors import TraceError
 from medal.trace import dumps, load_trace, loads_trace
-from medal.trace_check import MAX_STRING, MAX_TOKEN_TEXT, answer_chars
+from medal.trace.gate.bounds import answer_chars
+from medal.trace.limits import MAX_STRING, MAX_TOKEN_TEXT
 
 ROOT = Path(__file__).resolve().parents[1]
 SLOTS = 256
@@ -155,7 +156,7 @@ def test_each_string_has_the_limit_of_what_it_holds():
     loads_trace(dumps(ok))
     # a 256-slot run may hold an answer longer than any short-run text
     # a 256-slot run may hold an answer longer than any short-run text, not past its slots
-    from medal.trace_check import check_strings, string_limit
+    from medal.trace.gate.bounds import check_strings, string_limit
     big = copy.deepcopy(good)
     big["run"]["config"]["gen_length"] = SLOTS
     big["result"]["text"] = "x" * 30_000

@@ -180,7 +180,7 @@ def test_a_load_warns_of_the_kernels_cve(llada, monkeypatch, capsys, version, ke
     import importlib.util
 
     from medal import cli
-    monkeypatch.setattr(hf, "_transformers_version", lambda: version)
+    monkeypatch.setattr(hf.remote, "_transformers_version", lambda: version)
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: (object() if kernels else None) if name == "kernels"

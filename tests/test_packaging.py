@@ -48,6 +48,8 @@ def _local_modules() -> set[str]:
     names = {"medal", "conftest"}
     for folder in ("tests", "scripts", "pages"):
         names |= {p.stem for p in (ROOT / folder).rglob("*.py")}
+        # a folder of modules there (scripts/results_doc/, the parts of one script)
+        names |= {p.parent.name for p in (ROOT / folder).rglob("__init__.py")}
     names |= {p.stem for p in ROOT.glob("*.py")}
     return names
 

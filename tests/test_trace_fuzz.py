@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 
 from medal.errors import TraceError
 from medal.trace import MAX_TRACE_BYTES, dumps, loads_trace
-from medal.trace_check import compile_schema, compile_pred, load_schema, Invalid
+from medal.trace.gate.parse import Invalid
+from medal.trace.gate.schema import compile_schema, compile_pred, load_schema
 from medal import viz
 from medal.viz import inspector, teaching
 

@@ -19,7 +19,8 @@ from medal.config import GenerationConfig
 from medal.engine import Run
 from medal.errors import TraceError
 from medal.trace import MAX_TRACE_BYTES, dumps, load_trace, loads_trace, size_text
-from medal.trace_check import MAX_PROMPT, MAX_STRING, render_units, check_cost
+from medal.trace.gate.bounds import check_cost, render_units
+from medal.trace.limits import MAX_PROMPT, MAX_STRING
 
 HOSTILE = Path(__file__).resolve().parent / "data" / "hostile"
 PROBLEM = {"numbers": [4, 18, 13], "target": 20}

@@ -13,7 +13,7 @@ import pytest
 from medal.config import GenerationConfig
 from medal.engine import Run
 from medal.errors import TraceError
-from medal.trace_check import MAX_ANY_STRING
+from medal.trace.limits import MAX_ANY_STRING
 from medal.models.builtin import BuiltinModel
 from medal.trace import (PACKED, PACKED_1, dumps, load_trace, loads_trace, pack_v1,
                          write_trace)

@@ -89,7 +89,7 @@ def _check_results_bounds(doc: dict) -> None:
 def _parse(data: bytes | str, max_bytes: int):
     """JSON through the trace gate's hardened parser (no deep nesting, no 5000-digit
     numbers, no NaN, no duplicate keys, bounded containers)."""
-    from ..trace_check import _first_bad, parse
+    from ..trace.gate.parse import _first_bad, parse
     try:
         doc = parse(data)
     except TraceError as exc:

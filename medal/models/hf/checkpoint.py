@@ -1,0 +1,142 @@
+"""A checkpoint's files: a local folder checked complete and pickle-free; the hub; the cache."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from ...errors import ModelLoadError
+from .spec import ModelSource
+
+
+def read_json(path: Path, missing_ok: bool = False) -> dict | None:
+    """A JSON file of the checkpoint as a dict; unreadable -> ModelLoadError."""
+    path = Path(path)
+    if missing_ok and not path.is_file():
+        return None
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ModelLoadError(f"{path} is missing or unreadable ({type(exc).__name__}: "
+                             f"{str(exc)[:200]}); download the checkpoint again") from exc
+    if not isinstance(value, dict):
+        raise ModelLoadError(f"{path} is not a JSON object; download the checkpoint again")
+    return value
+
+
+def _offline() -> bool:
+    try:
+        import huggingface_hub
+        return bool(huggingface_hub.is_offline_mode())
+    except (ImportError, AttributeError):
+        return os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
+
+
+def _missing_files_message(source: ModelSource, exc: Exception, who: str = "transformers") -> str:
+    said = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+    if source.local:
+        return (f"could not load {source.name}: files are missing or unreadable in "
+                f"{source.target} (transformers said: {said}). A checkpoint directory needs "
+                "config.json, the weights (*.safetensors) and the tokenizer files; download "
+                "it completely, e.g. `hf download <hub id> --local-dir DIR`")
+    why = ("offline mode is on (HF_HUB_OFFLINE=1)" if _offline() else
+           "the Hugging Face hub could not be reached, or the id is wrong")
+    return (f"could not load {source.name}: its files are not in the local Hugging Face "
+            f"cache and {why} ({who} said: {said}). Download them once on a machine "
+            f"with internet: `hf download {source.target}"
+            + (f" --revision {source.revision}" if source.revision else "") + "` (older "
+            "huggingface_hub: `huggingface-cli download ...`), then run with HF_HUB_OFFLINE=1; "
+            f"or copy the checkpoint folder here and use {source.family}:/path/to/folder")
+
+
+#: seconds to wait for the hub's address before calling it unreachable
+HUB_PROBE_SECONDS = 5.0
+
+
+def check_hub_reachable(source: ModelSource) -> None:
+    """A hub id whose files are not in the local cache needs the hub: find out in seconds
+    whether its host resolves, instead of letting the download retry for a minute with
+    warnings on the terminal. Cached files, offline mode and local folders skip this."""
+    try:
+        from huggingface_hub import constants, try_to_load_from_cache
+        cached = try_to_load_from_cache(source.target, "config.json", revision=source.revision)
+        endpoint = constants.ENDPOINT
+    except Exception:  # an old or odd huggingface_hub: let transformers decide
+        return
+    if isinstance(cached, str):
+        return
+    if _offline():  # not cached and no hub: say so now, before any other check
+        raise ModelLoadError(_missing_files_message(
+            source, OSError("config.json is not in the cache"), who="the cache look-up"))
+    import concurrent.futures
+    import socket
+    from urllib.parse import urlparse
+    host = urlparse(endpoint).hostname or "huggingface.co"
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+    try:
+        pool.submit(socket.getaddrinfo, host, 443).result(timeout=HUB_PROBE_SECONDS)
+    except Exception as exc:
+        raise ModelLoadError(_missing_files_message(
+            source, OSError(f"{host} could not be resolved ({type(exc).__name__})"),
+            who="a look-up of the hub's address")) from None
+    finally:
+        pool.shutdown(wait=False)
+
+
+def refuse_pickled_weights(directory: Path, name: str) -> None:
+    """Weights only as ``pytorch_model*.bin`` are refused (issue 21): a .bin file is a
+    Python pickle, and loading one can run code; safetensors files hold tensors only."""
+    if any(directory.glob("pytorch_model*.bin")) and not any(directory.glob("*.safetensors")):
+        raise ModelLoadError(f"the checkpoint of {name} in {directory} has its weights only "
+                             "as pytorch_model*.bin (a Python pickle, which can run code when "
+                             "loaded); MEDAL reads safetensors only. Download the safetensors "
+                             "files of the model, or convert the weights once where you trust "
+                             "them (e.g. `safetensors.torch.save_file(torch.load(...))`)")
+
+
+def check_local_files(directory: Path, name: str) -> None:
+    """A local checkpoint directory has a config, complete weights and a tokenizer."""
+    if not directory.is_dir():
+        raise ModelLoadError(f"no checkpoint directory at {directory} (model {name}); give "
+                             "the folder that holds config.json and the *.safetensors files")
+    refuse_pickled_weights(directory, name)
+    missing = []
+    if not (directory / "config.json").is_file():
+        missing.append("config.json")
+    index = directory / "model.safetensors.index.json"
+    if index.is_file():
+        shards = sorted(set(json.loads(index.read_text()).get("weight_map", {}).values()))
+        missing += [s for s in shards if not (directory / s).is_file()]
+    elif not any(directory.glob("*.safetensors")):
+        missing.append("the weights (*.safetensors)")
+    tokenizer_files = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "tokenizer.model")
+    if not any((directory / f).is_file() for f in tokenizer_files):
+        missing.append("the tokenizer (tokenizer.json / tokenizer_config.json)")
+    if missing:
+        raise ModelLoadError(f"the checkpoint in {directory} is incomplete: missing "
+                             f"{', '.join(missing)}. Download it completely, e.g. "
+                             "`hf download <hub id> --local-dir DIR`")
+
+
+#: the files native loading reads from a hub checkpoint (no *.py, no pickles)
+NATIVE_FILES = ("*.json", "*.safetensors", "merges.txt", "vocab.json", "tokenizer*")
+
+
+def _hub_config(source: ModelSource) -> dict:
+    """config.json of a hub checkpoint (from the cache, or downloaded: a few kB)."""
+    try:
+        from huggingface_hub import hf_hub_download
+        path = hf_hub_download(source.target, "config.json", revision=source.revision)
+    except Exception as exc:  # offline, unreachable, unknown id
+        raise ModelLoadError(_missing_files_message(source, exc, who="huggingface_hub")) from exc
+    return read_json(Path(path))
+
+
+def download_checkpoint(source: ModelSource) -> Path:
+    """The folder of a hub checkpoint's files native loading needs (cache, or download)."""
+    try:
+        from huggingface_hub import snapshot_download
+        return Path(snapshot_download(source.target, revision=source.revision,
+                                      allow_patterns=list(NATIVE_FILES)))
+    except Exception as exc:
+        raise ModelLoadError(_missing_files_message(source, exc, who="huggingface_hub")) from exc

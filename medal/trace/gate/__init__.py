@@ -1,0 +1,94 @@
+"""The one gate for trace files: :func:`load_trace` / :func:`loads_trace`.
+
+Parse with limits (:mod:`.parse`), decode the packing (:mod:`medal.trace.packing`), then
+the schema (:mod:`.schema`), the meaning (:mod:`.meaning`) and the bounds (:mod:`.bounds`).
+A trace that passes is fit to render: every view draws it (the fuzz test checks that).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ...errors import TraceError
+from ..limits import MAX_TRACE_BYTES, TRACE_FORMAT, TRACE_VERSION
+from ..packing import _OverBound, unpack
+from .bounds import check_bounds, check_shape
+from .meaning import check_fork, check_meaning
+from .parse import _short, parse
+from .schema import check_schema
+
+
+def check(data: Any) -> dict:
+    """Schema and meaning; returns ``data`` when it is fit to render."""
+
+    if not isinstance(data, dict) or data.get("format") != TRACE_FORMAT:
+        raise TraceError("this is not a MEDAL trace (the top-level \"format\" must be "
+                         f"\"{TRACE_FORMAT}\"); export one from the app or with --trace")
+    if data.get("version") != TRACE_VERSION or type(data.get("version")) is not int:
+        raise TraceError(f"trace version {_short(data.get('version'))} is not supported "
+                         f"(this MEDAL Explorer reads version {TRACE_VERSION})")
+    check_shape(data)
+    check_schema(data)
+    try:
+        check_meaning(data)
+        if "fork" in data:
+            check_fork(data)
+        check_bounds(data)
+    except (KeyError, IndexError, TypeError, AttributeError) as exc:  # pragma: no cover
+        # the schema makes these impossible; never let one escape the gate
+        raise TraceError(f"invalid trace: {type(exc).__name__} {exc}") from None
+    return data
+
+
+def validate_trace(data: Any, max_bytes: int | None = None) -> dict:
+    """Check a parsed trace (any form: plain, packed-1 or packed-2): decode the packing
+    (bounded by ``max_bytes``, the size limit: :data:`MAX_TRACE_BYTES` by default), then
+    the schema, then its meaning (:mod:`medal.trace.gate`). Returns the plain trace.
+    Raises only :class:`TraceError`, which says where (a JSON path) and what."""
+    encoding = data.get("encoding") if isinstance(data, dict) else None
+    try:
+        data = unpack(data, MAX_TRACE_BYTES if max_bytes is None else max_bytes)
+    except _OverBound as exc:
+        raise TraceError(f"invalid trace at {str(exc)[:300]}") from None
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        raise TraceError(f"the trace says it is packed ({str(encoding)[:20]}) but its "
+                         f"packing is malformed: {type(exc).__name__}: "
+                         f"{str(exc)[:300]}") from None
+    except RecursionError:  # pragma: no cover - the parser bounds nesting first
+        raise TraceError("the trace's packing is nested too deeply") from None
+    return check(data)
+
+
+def size_text(size: int, max_bytes: int) -> str:
+    """"21,000,000 bytes; the limit is 20,971,520 bytes (20 MiB)": the one wording of the
+    one size limit (the CLI, the gate and the app's uploader say the same)."""
+    return f"{size:,} bytes; the limit is {max_bytes:,} bytes ({max_bytes / 2**20:g} MiB)"
+
+
+def loads_trace(text: str | bytes, max_bytes: int = MAX_TRACE_BYTES) -> dict:
+    """The one gate for trace text: parse with limits, validate, return the trace.
+
+    Refuses more than ``max_bytes``. Raises only :class:`TraceError`; a trace it returns
+    is fit to render in every view."""
+    if not isinstance(text, (str, bytes, bytearray)):
+        raise TraceError(f"a trace is JSON text, not {type(text).__name__}")
+    size = len(text)  # a character is at least one byte: no need to encode a huge text
+    if isinstance(text, str) and size <= max_bytes:
+        size = len(text.encode("utf-8", "surrogatepass"))
+    if size > max_bytes:
+        raise TraceError(f"the trace is {size_text(size, max_bytes)}")
+    return validate_trace(parse(bytes(text) if isinstance(text, bytearray) else text),
+                          max_bytes)
+
+
+def load_trace(path: str | Path, max_bytes: int = MAX_TRACE_BYTES) -> dict:
+    path = Path(path)
+    try:
+        if not path.is_file():
+            raise TraceError(f"no trace file at {path}")
+        if path.stat().st_size > max_bytes:
+            raise TraceError(f"{path} is {size_text(path.stat().st_size, max_bytes)}")
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise TraceError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return loads_trace(raw, max_bytes)

@@ -1,0 +1,311 @@
+"""The written forms of a trace: :func:`pack` ("packed-1", "packed-2") and :func:`unpack`."""
+from __future__ import annotations
+
+from typing import Any
+
+from .differences import (_apply_string_diff, _Budget, _completion_refs, _completions_back,
+                          _diffed_node, _diffed_steps, _undiffed_node)
+from .limits import DECODED_PER_BYTE, MAX_TRACE_BYTES, top_entries
+
+#: the packed form of a written trace (see :func:`pack`); read back by :func:`unpack`.
+#: "packed-2" is "packed-1" with nodes stored as differences from their parent; both,
+#: and plain traces, are read
+PACKED = "packed-2"
+PACKED_1 = "packed-1"
+PACKED_FORMS = (PACKED_1, PACKED)
+
+
+def _float32_short(values: list) -> list:
+    """Float32 figures (entropies, probabilities; None kept) as the float64 numbers
+    nearest to their shortest float32 digits: JSON writes those in 8-9 characters instead
+    of 17-19, and :func:`_float32_exact` gives the original values back, bit for bit.
+    ValueError for a value that is not a float32 number."""
+    import numpy as np
+    where = [i for i, v in enumerate(values) if v is not None]
+    if not where:
+        return list(values)
+    wide = np.asarray([values[i] for i in where], dtype=np.float64)
+    narrow = wide.astype(np.float32)
+    if not np.array_equal(narrow.astype(np.float64), wide):
+        raise ValueError("not float32 numbers")
+    out = list(values)
+    for i, v in zip(where, narrow):
+        out[i] = float(str(v))
+    return out
+
+
+def _float32_exact(values: list) -> list:
+    import numpy as np
+    if not isinstance(values, list):
+        raise TypeError("packed figures are a list")
+    where = [i for i, v in enumerate(values) if v is not None]
+    if not all(isinstance(values[i], (int, float)) and not isinstance(values[i], bool)
+               for i in where):
+        raise TypeError("packed figures are numbers")
+    out = list(values)
+    narrow = np.asarray([values[i] for i in where], dtype=np.float64).astype(np.float32)
+    for i, v in zip(where, narrow.astype(np.float64).tolist()):
+        out[i] = v
+    return out
+
+
+def _f32(values):
+    """A list of figures, packed as ``{"f32": [...]}`` when they are all float32 numbers."""
+    try:
+        return {"f32": _float32_short(values)}
+    except (ValueError, TypeError):
+        return values
+
+
+def _unf32(value):
+    if isinstance(value, dict):
+        if set(value) != {"f32"}:
+            raise ValueError("a packed list of figures is {\"f32\": [...]}")
+        return _float32_exact(value["f32"])
+    if not isinstance(value, list):
+        raise TypeError("figures are a list")
+    return value
+
+
+#: the float32 figures of a decode step (and of its ``eligible`` record)
+STEP_FIGURES = ("entropy", "scores")
+ELIGIBLE_FIGURES = ("p", "margin", "score", "entropy")
+
+
+def _packed_step(step: dict) -> dict:
+    out = dict(step)
+    for key in STEP_FIGURES:
+        if isinstance(step.get(key), list):
+            out[key] = _f32(step[key])
+    if isinstance(step.get("eligible"), dict):
+        out["eligible"] = {k: (_f32(v) if k in ELIGIBLE_FIGURES and isinstance(v, list) else v)
+                           for k, v in step["eligible"].items()}
+    return out
+
+
+def _figures_len(value) -> int:
+    """How many figures a (packed or plain) list holds, before decoding it."""
+    if isinstance(value, dict) and isinstance(value.get("f32"), list):
+        return len(value["f32"])
+    return len(value) if isinstance(value, list) else 0
+
+
+def _unpacked_step(step: dict, most: int | None = None, where: str = "decode") -> dict:
+    """``most``: the answer's slots (gen_length), when known: no list of a step's figures
+    is longer, so a longer one is refused before it is decoded."""
+    out = dict(step)
+    eligible = step.get("eligible") if isinstance(step.get("eligible"), dict) else {}
+    if most is not None:
+        for key, value in [(k, step.get(k)) for k in STEP_FIGURES] + [
+                (f"eligible/{k}", v) for k, v in eligible.items() if k in ELIGIBLE_FIGURES]:
+            if _figures_len(value) > most:
+                raise _OverBound(f"{where}/{key}: {_figures_len(value):,} figures; the "
+                                 f"answer has {most} slots (gen_length)")
+    for key in STEP_FIGURES:
+        if key in step and step[key] is not None:
+            out[key] = _unf32(step[key])
+    if isinstance(step.get("eligible"), dict):
+        out["eligible"] = {k: (_unf32(v) if k in ELIGIBLE_FIGURES else v)
+                           for k, v in step["eligible"].items()}
+    return out
+
+
+class _OverBound(ValueError):
+    """A packed list longer than the run's own settings allow ("WHERE: what"): refused
+    like the gate's bounds, before it is decoded."""
+
+
+class _Limits:
+    """What the run's own configuration bounds, read (defensively: the gate checks the
+    configuration later) before anything is decoded: the answer's slots and the top
+    tokens a node records per slot."""
+
+    def __init__(self, data: dict):
+        run = data.get("run") if isinstance(data, dict) else None
+        cfg = run.get("config") if isinstance(run, dict) else None
+        cfg = cfg if isinstance(cfg, dict) else {}
+        L = cfg.get("gen_length")
+        self.slots = L if type(L) is int and 0 < L <= 1_000_000 else None
+        k1 = cfg.get("k1")
+        self.top = top_entries(cfg) if type(k1) is int and k1 > 0 else None
+
+
+def _packed_node(node: dict, texts: dict) -> dict:
+    """One node with its per-slot lists packed: ``masked`` as a string of 0/1, ``entropy``
+    for the masked slots only, ``top`` as {slot: [[tokens...], [p...]]} with the token
+    texts in the trace's one table; float32 figures in float32's digits."""
+    masked = node["masked"]
+    out = dict(node)
+    out["masked"] = "".join("1" if m else "0" for m in masked)
+    out["entropy"] = _f32([h for h, m in zip(node["entropy"], masked) if m])
+    top = {}
+    for slot, entries in enumerate(node["top"]):
+        if entries is not None:
+            top[str(slot)] = [[e["token"] for e in entries], _f32([e["p"] for e in entries])]
+            for e in entries:
+                texts[str(e["token"])] = e["text"]
+    out["top"] = top
+    return out
+
+
+#: what one decoded top entry ({"token", "text", "p"}: a dict) counts in the budget
+TOP_ENTRY_COST = 64
+
+
+def _unpacked_node(node: dict, texts: dict, budget: "_Budget | None" = None,
+                   where: str = "tree/nodes", limits: "_Limits | None" = None) -> dict:
+    if not isinstance(node["masked"], str):
+        raise TypeError("masked is not a string of 0 and 1")
+    if budget is not None:  # masked, entropy and top: a list entry per slot each
+        budget.spend(3 * 8 * len(node["masked"]), where)
+    if limits is not None and limits.slots is not None and len(node["masked"]) != limits.slots:
+        raise _OverBound(f"{where}/masked: {len(node['masked']):,} slots; gen_length is "
+                         f"{limits.slots}")
+    masked = [c == "1" for c in node["masked"]]
+    if set(node["masked"]) - {"0", "1"}:
+        raise ValueError("masked holds other characters than 0 and 1")
+    entropies = _unf32(node["entropy"])
+    if len(entropies) != sum(masked):
+        raise ValueError(f"{len(entropies)} entropies for {sum(masked)} masked slots")
+    entropy = iter(entropies)
+    out = dict(node)
+    out["masked"] = masked
+    out["entropy"] = [next(entropy) if m else None for m in masked]
+    top: list = [None] * len(masked)
+    if not isinstance(node["top"], dict):
+        raise TypeError("top is malformed (an object of slot: [tokens, probabilities])")
+    most = limits.top if limits is not None else None
+    for slot, (tokens, probs) in node["top"].items():
+        # bounded before anything is built: K1 entries a slot, each a dict in memory
+        if not isinstance(tokens, list):
+            raise TypeError(f"{where}/top/{slot[:20]}: tokens are a list")
+        if most is not None and _figures_len(probs) > most >= len(tokens):
+            raise ValueError(f"slot {slot[:20]}: {len(tokens)} tokens, "
+                             f"{_figures_len(probs):,} probabilities")
+        if most is not None and len(tokens) > most:
+            raise _OverBound(f"{where}/top/{slot[:20]}: {len(tokens):,} top tokens for one "
+                             f"slot; the run records at most {most} (K1, at least 3)")
+        if budget is not None:
+            budget.spend(TOP_ENTRY_COST * len(tokens), where)
+        probs = _unf32(probs)
+        if len(tokens) != len(probs):
+            raise ValueError(f"slot {slot}: {len(tokens)} tokens, {len(probs)} probabilities")
+        if not slot.isdigit() or not int(slot) < len(masked):
+            raise ValueError(f"top names slot {slot[:20]!r}, not one of the answer's "
+                             f"{len(masked)} slots")
+        top[int(slot)] = [{"token": t, "text": texts[str(t)], "p": p}
+                          for t, p in zip(tokens, probs)]
+    out["top"] = top
+    return out
+
+
+
+def _unpacked_steps(steps: list, v2: bool, budget: _Budget, where: str,
+                    limits: "_Limits | None" = None) -> list:
+    out, prev = [], None
+    for k, step in enumerate(steps):
+        if not isinstance(step, dict):
+            raise TypeError(f"{where}/{k} is not an object")
+        st = _unpacked_step(step, limits.slots if limits is not None else None,
+                            f"{where}/{k}")
+        if v2 and isinstance(step.get("answer"), dict):
+            st["answer"] = _apply_string_diff(prev, step["answer"], f"{where}/{k}/answer",
+                                              budget)
+        out.append(st)
+        prev = st.get("answer")
+    return out
+
+
+def pack(trace: dict, diff: bool = True) -> dict:
+    """The compact written form of a plain trace. "packed-1" (``diff=False``): per node,
+    ``masked`` as a 0/1 string, ``entropy`` of the masked slots only and ``top`` as
+    packed lists, with each token's text once in ``token_texts``, and the float32
+    figures in float32's digits. "packed-2" (the default) adds differences: a node's
+    answer ids, completion ids, masked string, sequence and completion as differences
+    from its parent's (:mod:`.differences`), its action as an index into the parent's
+    action set; a simulation's completions as the ids of the nodes
+    that hold them; a decode step's answer as a difference from the previous step's.
+    :func:`unpack` gives the trace back, exactly; a trace it would not give back exactly
+    stays as it is."""
+    if "tree" not in trace:
+        return trace
+    tree = trace["tree"]
+    if tree is None:
+        nodes: list = []  # a baseline: its decode steps are packed
+    elif isinstance(tree, dict) and isinstance(tree.get("nodes"), list) and tree["nodes"]:
+        nodes = tree["nodes"]
+    else:
+        return trace
+    texts: dict = {}
+    try:
+        packed_nodes = [_packed_node(n, texts) for n in nodes]
+        if diff:
+            packed_nodes = [
+                _diffed_node(n, packed_nodes[n["parent"]])
+                if type(n.get("parent")) is int and 0 <= n["parent"] < i else n
+                for i, n in enumerate(packed_nodes)]
+    except (KeyError, TypeError, ValueError):
+        return trace
+    out = {**trace, "encoding": PACKED if diff else PACKED_1, "token_texts": texts,
+           "tree": None if tree is None else {**tree, "nodes": packed_nodes}}
+    try:
+        if diff and isinstance(trace.get("iterations"), list):
+            out["iterations"] = _completion_refs(trace["iterations"], nodes)
+        if isinstance(trace.get("decode"), list):
+            out["decode"] = [_packed_step(st) for st in trace["decode"]]
+            if diff:
+                out["decode"] = _diffed_steps(out["decode"])
+        if isinstance(trace.get("comparison"), dict) and isinstance(
+                trace["comparison"].get("steps"), list):
+            steps = [_packed_step(st) for st in trace["comparison"]["steps"]]
+            out["comparison"] = {**trace["comparison"],
+                                 "steps": _diffed_steps(steps) if diff else steps}
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return trace
+    try:
+        same = unpack(out, max_bytes=None) == trace
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+        same = False
+    return out if same else trace
+
+
+def pack_v1(trace: dict) -> dict:
+    """The earlier written form, "packed-1" (nodes in full): :func:`pack` without differences."""
+    return pack(trace, diff=False)
+
+
+def unpack(data: Any, max_bytes: int | None = MAX_TRACE_BYTES) -> Any:
+    """A trace in a packed form (:func:`pack`: "packed-1" or "packed-2") -> the trace;
+    anything else unchanged. Malformed packing raises ValueError/KeyError/TypeError/
+    IndexError. What differences may decode to is bounded by ``max_bytes`` (the size
+    limit; :data:`DECODED_PER_BYTE` per byte; None: unbounded, for traces being written)."""
+    if not isinstance(data, dict) or data.get("encoding") not in PACKED_FORMS:
+        return data
+    v2 = data["encoding"] == PACKED
+    budget = _Budget(None if max_bytes is None else DECODED_PER_BYTE * max_bytes)
+    limits = _Limits(data) if max_bytes is not None else None
+    texts = data["token_texts"]
+    if not isinstance(texts, dict):
+        raise TypeError("token_texts is not an object")
+    out = {k: v for k, v in data.items() if k not in ("encoding", "token_texts")}
+    tree = data["tree"]
+    if tree is not None and not (isinstance(tree, dict) and isinstance(tree["nodes"], list)):
+        raise TypeError("tree/nodes is not a list")
+    flat: list = []
+    nodes: list = []
+    for i, node in enumerate(tree["nodes"] if tree is not None else ()):
+        if v2:
+            node = _undiffed_node(i, node, flat, budget)
+            flat.append(node)
+        nodes.append(_unpacked_node(node, texts, budget, f"tree/nodes/{i}", limits))
+    if tree is not None:
+        out["tree"] = {**tree, "nodes": nodes}
+    if v2 and "iterations" in data:
+        out["iterations"] = _completions_back(data["iterations"], nodes)
+    if isinstance(data.get("decode"), list):
+        out["decode"] = _unpacked_steps(data["decode"], v2, budget, "decode", limits)
+    if isinstance(data.get("comparison"), dict) and isinstance(
+            data["comparison"].get("steps"), list):
+        out["comparison"] = {**data["comparison"], "steps": _unpacked_steps(
+            data["comparison"]["steps"], v2, budget, "comparison/steps", limits)}
+    return out

@@ -1,0 +1,28 @@
+"""Writing a trace: JSON text (:func:`dumps`); a packed, checked file (:func:`write_trace`)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..files import write_atomic
+from .gate import validate_trace
+from .limits import MAX_TRACE_BYTES
+from .packing import pack
+from .recorder import jsonable
+
+
+def dumps(trace: dict, packed: bool = False) -> str:
+    """The trace as JSON text; ``packed``: in the compact written form (:func:`pack`),
+    which :func:`loads_trace` reads back to the same trace."""
+    plain = jsonable(trace)
+    return json.dumps(pack(plain) if packed else plain, allow_nan=False,
+                      separators=(",", ":"))
+
+
+def write_trace(trace: dict, path: str | Path) -> int:
+    """Write the trace, packed (:func:`pack`), after checking it; returns its size in bytes."""
+    text = dumps(trace, packed=True)
+    data = text.encode("utf-8")
+    validate_trace(json.loads(text), max_bytes=max(len(data), MAX_TRACE_BYTES))
+    write_atomic(path, data)
+    return len(data)
