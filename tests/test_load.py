@@ -131,5 +131,6 @@ def test_visitors_cannot_empty_the_model_cache():
     st.cache_resource.clear()
     st.cache_data.clear()
     assert serving.MODEL_CACHE.get(("test-model", ()), lambda: "reloaded") == "a model"
-    page = (Path(__file__).resolve().parents[1] / "medal" / "app" / "pages" / "run.py").read_text()
-    assert "@st.cache_resource" not in page
+    app = Path(__file__).resolve().parents[1] / "medal" / "app"
+    for module in app.rglob("*.py"):
+        assert "@st.cache_resource" not in module.read_text(), module
