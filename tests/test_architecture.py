@@ -113,3 +113,16 @@ def test_the_fast_tier_names_test_files_that_exist():
     from tiers import FAST_MODULES      # the tier's definition (conftest marks it)
     tests = Path(__file__).resolve().parent
     assert FAST_MODULES and all((tests / f"{m}.py").is_file() for m in FAST_MODULES)
+
+
+def test_the_command_lines_help_imports_no_torch():
+    """``medal --help`` (and every command's parser) answers without torch, the engine or
+    transformers: a command imports what it runs when it runs."""
+    import subprocess
+    import sys
+    code = ("import sys; from medal.cli import build_parser; build_parser(); "
+            "print(sorted(m for m in ('torch', 'transformers', 'medal.engine', 'numpy') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=PACKAGE.parent, check=True).stdout.strip()
+    assert out == "[]", f"the parser imported {out}"

@@ -21,7 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from ..config import STRATEGY_ALIASES as ALIASES
     from ..config import STRATEGY_NAMES as STRATEGIES
-    from ..models import add_model_arguments
+    from ..models.options import add_model_arguments
     g = sub.add_parser(
         "generate", help="answer one prompt with MEDAL or a baseline",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,

@@ -8,22 +8,19 @@ from pathlib import Path
 import torch
 
 from ...errors import InputError, ModelLoadError
+from ..options import DEVICES, DTYPE_CHOICES, DTYPE_NAMES, IMPLEMENTATION_ENV, IMPLEMENTATIONS  # noqa: F401
 
 #: spec prefixes: a family, or ``hf:`` (the family read from the checkpoint's config.json)
 FAMILIES = ("llada", "dream", "mlm", "hf")
 #: families MEDAL has its own model code for (medal/models/native.py)
 NATIVE_FAMILIES = ("llada", "llada-moe", "dream")
 #: how the network runs: MEDAL's own code, or the checkpoint's (opt-in remote code)
-IMPLEMENTATIONS = ("native", "remote")
-IMPLEMENTATION_ENV = "MEDAL_IMPLEMENTATION"
 SHORTCUTS = {
     "llada-8b-instruct": "llada:GSAI-ML/LLaDA-8B-Instruct",
     "llada-1.5": "llada:GSAI-ML/LLaDA-1.5",
     "dream-7b-instruct": "dream:Dream-org/Dream-v0-Instruct-7B",
 }
-DEVICES = ("auto", "cpu", "cuda")
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-DTYPE_CHOICES = ("auto",) + tuple(DTYPES)
+DTYPES = {name: getattr(torch, name) for name in DTYPE_NAMES}
 
 
 @dataclass(frozen=True)
