@@ -1,6 +1,6 @@
 """Click to redrawn tree, measured in Chromium: ``python scripts/bench_tree_redraw.py``.
 
-Starts the app (``tests/e2e/serve_app.py``), uploads a trace whose tree has at least
+Starts the app (``tests/browser/serve_app.py``), uploads a trace whose tree has at least
 ``--nodes`` nodes (made here with the tiny random stand-in model: no weights needed), sets
 the node cap above it, goes to the end of the search (the whole tree drawn) and then clicks
 "Next phase" ``--clicks`` times. Each sample is the time from the click (in the page's
@@ -69,7 +69,7 @@ def main() -> int:
     port = free_port()
     log = open(Path(tempfile.gettempdir()) / "bench-tree-streamlit.log", "w")
     proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "e2e" / "serve_app.py"), "--server.port",
+        [sys.executable, str(ROOT / "tests" / "browser" / "serve_app.py"), "--server.port",
          str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
          "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,

@@ -98,7 +98,7 @@ def main() -> int:
     port = free_port()
     log = open(tmp / "streamlit.log", "w")
     server = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "e2e" / "serve_app.py"), "--server.port", str(port),
+        [sys.executable, str(ROOT / "tests" / "browser" / "serve_app.py"), "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true",
          "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "MEDAL_TEST_THREADS": "1"})

@@ -6,14 +6,14 @@
 # with the newest transformers 5.x and runs the tests of the native models, the tokenizers
 # and checkpoint loading:
 #
-#   tests/test_native.py           native logits/traces; on 5.x the comparisons with the
+#   tests/networks/test_native.py           native logits/traces; on 5.x the comparisons with the
 #                                  checkpoints' own code skip (that code fails on 5.x by
 #                                  design, docs/REAL_MODELS.md) and the native numbers are
 #                                  checked against ones recorded from the genuine code
-#   tests/test_checkpoint_facts.py families, special ids, NaN checks, memory and offline
+#   tests/networks/test_checkpoint_facts.py families, special ids, NaN checks, memory and offline
 #                                  errors (checkpoint folders written without model code)
-#   tests/test_memory_guard.py     the memory guard, refusals (DreamOn), the CVE warning
-#   tests/test_long_answers.py     256-slot LLaDA and Dream answers through every path
+#   tests/foundation/test_memory_guard.py     the memory guard, refusals (DreamOn), the CVE warning
+#   tests/cli/test_long_answers.py     256-slot LLaDA and Dream answers through every path
 #
 # Usage: scripts/ci_tf5.sh [extra pytest arguments]
 # Env:   KEEP_VENV=1 keeps the environment (its path is printed).
@@ -42,5 +42,5 @@ PY
 cd "$ROOT"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider \
-    tests/test_native.py tests/test_checkpoint_facts.py tests/test_memory_guard.py \
-    tests/test_long_answers.py "$@"
+    tests/networks/test_native.py tests/networks/test_checkpoint_facts.py tests/foundation/test_memory_guard.py \
+    tests/cli/test_long_answers.py "$@"

@@ -1,5 +1,5 @@
 """Regenerate the example traces shipped in medal/assets/examples/ (opened in one click from the
-Run page; checked to reproduce by tests/test_examples.py).
+Run page; checked to reproduce by tests/views/test_examples.py).
 
     python scripts/make_examples.py            # all six, with the shipped built-in models
     python scripts/make_examples.py --only countdown-longer-search   # one example

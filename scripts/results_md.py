@@ -29,7 +29,7 @@ from results_doc.figures import (Doc, _p, ci, first_summary, load, mcnemar,  # n
 from results_doc.prose import (DEPARTURES, OPTIONS, OPTIONS_PROSE, RESEARCH,  # noqa: E402
                                candidate_prose, research_prose)
 from results_doc.rules import RULES, TASK_TITLES  # noqa: E402
-# the verdict rules tests/test_results_md.py reads through this script
+# the verdict rules tests/analysis/test_results_md.py reads through this script
 from results_doc.rules import (combine, paired_outcome,  # noqa: E402,F401
                                same_search_groups, sweep_outcome)
 from results_doc.sections import (explore_section, floor_section,  # noqa: E402

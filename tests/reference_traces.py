@@ -1,6 +1,6 @@
 """Traces recorded before the runner/search speed refactor (issue 8 part B, issue 11 item 5).
 
-``tests/test_runner.py`` re-runs these configurations and checks that every number the
+``tests/algorithm/test_runner.py`` re-runs these configurations and checks that every number the
 old code recorded is unchanged. The file ``tests/data/reference_traces.json.gz`` was written
 by ``python tests/reference_traces.py`` on the code at commit 022a20e (before the
 refactor); re-recording it on newer code would make the test meaningless, so only do so

@@ -3,7 +3,7 @@
 #: The fast tier, ``python -m pytest -m fast`` (issue 26: under 3 minutes on 2 cores): the
 #: unit tests of the layers (docs/ARCHITECTURE.md) on tiny models -- the formulas, the
 #: search and decoding, the engine, the trace and its gate, the views' data. Not in it: the
-#: app (AppTest), the command line run as a process, the browser (tests/e2e), packaging,
+#: app (AppTest), the command line run as a process, the browser (tests/browser), packaging,
 #: the notebook, lm-eval, real-size checkpoints, benchmarks and the long fuzzing.
 FAST_MODULES = {
     "test_architecture", "test_scores", "test_runner", "test_search", "test_search_batching",

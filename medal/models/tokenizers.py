@@ -6,7 +6,7 @@
 * A folder with only a slow Qwen2-style tokenizer (Dream's ``DreamTokenizer``:
   ``vocab.json`` + ``merges.txt`` + ``tokenizer_config.json``): :func:`bpe_fast_tokenizer`
   builds the byte-level BPE fast tokenizer with the same vocabulary, merges, special
-  tokens at the same ids and the same chat template. ``tests/test_native.py`` checks it
+  tokens at the same ids and the same chat template. ``tests/networks/test_native.py`` checks it
   gives the same ids as the slow tokenizer.
 """
 from __future__ import annotations

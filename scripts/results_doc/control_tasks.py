@@ -57,10 +57,10 @@ CONTROLS = {
         "decodes 2 slots per step by default. The tables below test that premise with the "
         "shipped model before anything else."),
 }
-#: why MEDAL did not beat greedy on the attempted control (measured by tests/test_pick.py)
+#: why MEDAL did not beat greedy on the attempted control (measured by tests/networks/test_pick.py)
 PICK_NEGATIVE = (
     "MEDAL does not beat greedy even here. The shipped model writes each letter "
-    "from its own marginal whatever was written before (tests/test_pick.py "
+    "from its own marginal whatever was written before (tests/networks/test_pick.py "
     "measures it: after one differing letter is written, it finishes that word "
     "on far fewer problems than a model that conditioned would), so the search's "
     "first commitment does not carry to the other letters, and one slot per "

@@ -1,0 +1,94 @@
+"""scripts/gpu_check.py: issue 29's GPU check dry-run on the CPU with the tiny LLaDA and
+Dream configs, where only torch, transformers, safetensors and tokenizers may be imported
+(streamlit and plotly blocked), and issue 27 item 5's fixes."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "gpu_check.py"
+REAL = ROOT / "tests" / "data" / "real-models"
+#: streamlit and plotly are not importable in the child (sys.modules[name] = None)
+BLOCKED = ("import runpy, sys\n"
+           "for name in ('streamlit', 'plotly', 'pandas', 'altair'):\n"
+           "    sys.modules[name] = None\n"
+           "sys.argv = [sys.argv[0]] + sys.argv[1:]\n"
+           f"runpy.run_path({str(SCRIPT)!r}, run_name='__main__')\n")
+
+
+def test_dry_run_on_the_cpu_prints_one_json(tmp_path):
+    out = tmp_path / "gpu.json"
+    proc = subprocess.run(
+        [sys.executable, "-c", BLOCKED, "--random", f"llada={REAL / 'llada' / 'config.json'}",
+         "--random", f"dream={REAL / 'dream' / 'config.json'}", "--device", "cpu",
+         "--dtype", "float32", "--gen-length", "4", "--steps", "4", "--block-length", "4",
+         "--lc", "1", "--candidates", "2", "--seconds", "0.01", "--json", str(out)],
+        capture_output=True, text=True, timeout=900, cwd=tmp_path,
+        env={**os.environ, "OMP_NUM_THREADS": "1"})  # one thread: ~25 s on 2 shared cores
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    figures = json.loads(proc.stdout)            # stdout is the JSON and nothing else
+    assert figures == json.loads(out.read_text())
+    assert figures["device"].startswith("CPU") and figures["paper_settings"] is False
+    for family in ("llada", "dream"):
+        fig = figures["models"][family]
+        assert fig["parameters"] > 0 and fig["memory_guard_bytes"] > fig["weights_bytes"]
+        assert fig["forward_ms_batch1"] > 0 and fig["forward_ms_batch5"] > 0
+        assert set(fig["runs"]) == {"greedy", "threshold", "medal", "medal+threshold_phase_c",
+                                    "greedy+kv_prefix", "greedy+kv_dual",
+                                    "medal+threshold_phase_c+kv_dual"}
+        assert fig["runs"]["greedy+kv_dual"]["token_passes"] < fig["runs"]["greedy"]["token_passes"]
+        for label, run in fig["runs"].items():
+            assert run["seconds"] > 0 and run["valid_tokens"] <= 4, label
+            assert run["tpf"] == run["valid_tokens"] / run["sequence_forwards"]
+        assert fig["runs"]["medal"]["iterations"] >= 1
+        assert fig["peak_bytes"] >= fig["weights_bytes"]
+
+
+PEAK_CHILD = """
+import sys, torch
+sys.path.insert(0, sys.argv[1])
+import gpu_check
+if not gpu_check.reset_peak_rss():
+    print("skip"); sys.exit(0)
+big = torch.ones(100 * 2**20 // 4)   # 100 MB held before the measurement
+del big
+with gpu_check.PeakMemory(torch.device("cpu")) as mem:
+    x = torch.ones(50 * 2**20 // 4)  # 50 MB, touched
+    x += 1
+    del x
+print(mem.extra)
+"""
+
+
+def test_peak_memory_is_what_the_work_adds():
+    """Issue 27 item 5: the CPU figure is the peak the work adds (VmHWM reset before),
+    not the process's lifetime peak: 50 MB allocated and freed reads as about 50 MB,
+    whatever the process held before. In a fresh process: a test worker's allocator may
+    hand the 50 MB back from memory it already holds, which no resident-set figure sees."""
+    out = subprocess.run([sys.executable, "-c", PEAK_CHILD, str(ROOT / "scripts")],
+                         capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    if out.stdout.strip() == "skip":
+        pytest.skip("no /proc/self/clear_refs here")
+    extra = float(out.stdout.strip())
+    assert 40 * 2**20 <= extra <= 90 * 2**20, extra / 2**20
+
+
+def test_compare_cpu_keeps_the_implementation():
+    """Issue 27 item 5: --compare-cpu loaded the checkpoint again without
+    --implementation (so always native)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("gpu_check", SCRIPT)   # a script, not a package
+    gpu_check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpu_check)
+    seen = []
+    args = SimpleNamespace(model="llada:/x", trust_remote_code=True, implementation="remote")
+    gpu_check.load_on(args, "cpu", loader=lambda spec, **kw: seen.append((spec, kw)))
+    assert seen == [("llada:/x", {"trust_remote_code": True, "device": "cpu",
+                                  "dtype": "float32", "implementation": "remote"})]

@@ -1,0 +1,248 @@
+"""scripts/results_md.py: docs/RESULTS.md written from bench JSON (no model needed)."""
+import importlib.util
+import json
+from pathlib import Path
+
+from medal.bench import results_document
+from medal.config import GenerationConfig
+
+ROOT = Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("results_md", ROOT / "scripts" / "results_md.py")
+results_md = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(results_md)
+
+
+def _doc(task, right: dict[str, list[bool]], seqs: dict[str, float]):
+    records = []
+    for s, verdicts in right.items():
+        for i, v in enumerate(verdicts):
+            records.append({"strategy": s, "index": i, "problem": {}, "verified": v,
+                            "forwards": seqs[s], "sequence_forwards": seqs[s],
+                            "cache_hits": 1, "seconds": 0.1})
+    return results_document(records, list(right), task, GenerationConfig(), "builtin:" + task,
+                            "synthetic")
+
+
+def test_mcnemar_exact():
+    a = {i: i < 10 for i in range(20)}
+    b = {i: False for i in range(20)}
+    assert results_md.mcnemar(a, b) == (10, 0, 2 / 2 ** 10)
+    assert results_md.mcnemar(a, a) == (0, 0, 1.0)
+
+
+def test_renders_tables_verdicts_and_research(tmp_path):
+    n = 40
+    greedy = [i % 5 == 0 for i in range(n)]                   # 20%
+    medal = [i % 5 == 0 or i % 7 == 1 for i in range(n)]      # more
+    doc = _doc("countdown", {"greedy": greedy, "bst5": greedy, "medal": medal},
+               {"greedy": 28, "bst5": 100, "medal": 30})
+    (tmp_path / "countdown" / "research").mkdir(parents=True)
+    (tmp_path / "countdown" / "results.json").write_text(json.dumps(doc))
+    vote = _doc("countdown", {"medal": medal}, {"medal": 30})
+    (tmp_path / "countdown" / "research" / "vote_lc1_s8.json").write_text(json.dumps(vote))
+    out = tmp_path / "R.md"
+    results_md.main(str(tmp_path), str(out))
+    text = out.read_text()
+    assert "| greedy | 20.0% |" in text
+    g = 8 / 40
+    m = sum(medal) / n
+    assert f"{(m / g - 1):+.0%}" in text
+    # medal: +relative, cost 30 <= 100/3 -> the research row meets the target
+    assert "**Found:**" in text and "| yes |" in text
+    assert "(not run)" in text          # sudoku and the rest are marked, not invented
+
+
+def test_paired_outcome_rules():
+    """Issue 20's rules: a significant result against the paper is reversed, not partly;
+    no significant difference is not reproduced, whatever the sign."""
+    po = results_md.paired_outcome
+    assert po(9, 33, 0.0002) == "reversed"                 # Sudoku: MEDAL 56% vs greedy 64%
+    assert po(21, 17, 0.63) == "not reproduced"            # Countdown: +4 on 300, p=0.63
+    assert po(9, 21, 0.04) == "reversed"
+    assert po(40, 10, 1e-5) == "reproduced"
+    assert po(40, 10, 1e-5, target_met=False) == "partly"  # significant, target missed
+    assert po(12, 12, 1.0) == "not reproduced"
+
+
+def test_combine_lists_each_tasks_verdict():
+    text = results_md.combine({"countdown": "not reproduced", "sudoku": "reversed",
+                               "pick": "reproduced"})
+    assert text.startswith("**reversed** (Sudoku)")
+    assert "**not reproduced** (Countdown)" in text and "**reproduced** (Pick)" in text
+    assert results_md.combine({"countdown": None}) == "not run"
+
+
+def _sweep_rows(settings, n=100):
+    """settings: value -> (verified list, fingerprint)."""
+    rows = []
+    for v, (right, fp) in settings.items():
+        rows.append({"value": v, "accuracy": sum(right) / n, "mean_sequence_forwards": 10,
+                     "verified": right, "search": {"fingerprint": fp}})
+    return rows
+
+
+def test_sweep_that_did_not_change_the_computation_is_untested():
+    n = 100
+    base = [i < 40 for i in range(n)]
+    low = [i < 38 for i in range(n)]
+    # max_iterations 2..32 all stopped after 2 iterations: one search
+    rows = _sweep_rows({1: (low, "a"), 2: (base, "b"), 4: (base, "b"), 8: (base, "b"),
+                        32: (base, "b")})
+    verdict, note = results_md.sweep_outcome("max_iterations", rows)
+    # issue 30: two settings ran different searches (1 and 2), so the row is tested: judged
+    # on 1 -> 2 (+2/-0, not significant), not marked untested because 2..32 coincide
+    assert verdict == "not reproduced"
+    assert "2, 4, 8, 32 ran the same search" in note and "1 → 2: +2/−0" in note
+    # every setting the same search
+    same = _sweep_rows({1: (base, "x"), 2: (base, "x")})
+    assert results_md.sweep_outcome("max_iterations", same)[0] == "untested"
+    assert results_md.same_search_groups(rows) == [[1], [2, 4, 8, 32]]
+
+
+def test_sweep_outcomes_rise_fall_and_k2():
+    n = 100
+    small = [i < 20 for i in range(n)]
+    big = [i < 60 for i in range(n)]
+    rise = _sweep_rows({1: (small, "a"), 2: (big, "b"), 4: (big, "c")})
+    assert results_md.sweep_outcome("lc", rise)[0] == "reproduced"
+    fall = _sweep_rows({1: (big, "a"), 2: (big, "b"), 6: (small, "c")})
+    assert results_md.sweep_outcome("lc", fall)[0] == "reversed"
+    flat = _sweep_rows({1: (big, "a"), 6: ([i < 58 for i in range(n)], "c")})
+    assert results_md.sweep_outcome("lc", flat)[0] == "not reproduced"
+    k2_best = _sweep_rows({1: (small, "a"), 5: (big, "b"), 10: (small, "c")})
+    assert results_md.sweep_outcome("k2", k2_best)[0] == "reproduced"
+    k2_worse = _sweep_rows({1: (big, "a"), 5: (small, "b"), 10: (small, "c")})
+    assert results_md.sweep_outcome("k2", k2_worse)[0] == "reversed"
+
+
+def test_claims_table_marks_a_significant_loss_reversed(tmp_path):
+    n = 60
+    greedy = [i < 40 for i in range(n)]
+    medal = [i < 20 for i in range(n)]        # 20 problems lost, none won: p < 0.001
+    doc = _doc("sudoku", {"greedy": greedy, "bst5": greedy, "medal": medal,
+                          "medal-no-mcts": greedy}, {"greedy": 16, "bst5": 28, "medal": 40,
+                                                     "medal-no-mcts": 16})
+    (tmp_path / "sudoku").mkdir()
+    (tmp_path / "sudoku" / "results.json").write_text(json.dumps(doc))
+    out = tmp_path / "R.md"
+    results_md.main(str(tmp_path), str(out))
+    text = out.read_text()
+    row = next(ln for ln in text.splitlines() if ln.startswith("| MEDAL beats greedy"))
+    assert "**reversed** (Sudoku)" in row and "partly" not in row
+    row = next(ln for ln in text.splitlines() if ln.startswith("| w/o MCTS"))
+    assert "**reversed** (Sudoku)" in row
+
+
+def _rows_with_depth(settings, n=300):
+    """settings: value -> (verified list, fingerprint, mean depth reached)."""
+    return [{"value": v, "accuracy": sum(r) / n, "mean_sequence_forwards": 10, "verified": r,
+             "search": {"fingerprint": fp, "mean_depth_reached": depth}}
+            for v, (r, fp, depth) in settings.items()]
+
+
+def test_issue30_iterations_cases():
+    """The cases of issue 30, item 5. Sudoku: 1, 2, 4, 8 ran different searches (8 = 32):
+    tested, over every step. Twins: only 1 -> 2 differs (+68/-0), and one iteration cannot
+    reach L_c = 2: tested, with the note that it is a shorter L_c, not less search."""
+    n = 300
+    acc = lambda k: [i < k for i in range(n)]   # noqa: E731
+    sudoku = _rows_with_depth({1: (acc(174), "a", 1.0), 2: (acc(171), "b", 2.0),
+                               4: (acc(177), "c", 3.0), 8: (acc(174), "d", 3.0),
+                               32: (acc(174), "d", 3.0)})
+    verdict, note = results_md.sweep_outcome("max_iterations", sudoku, lc=3)
+    assert verdict != "untested"
+    for step in ("1 → 2", "2 → 4", "4 → 8"):
+        assert step in note
+    assert "8, 32 ran the same search" in note and "1, 2: the budget cut" in note
+    twins = _rows_with_depth({1: (acc(132), "a", 1.0), **{v: (acc(200), "b", 2.0)
+                                                         for v in (2, 4, 8, 32)}})
+    verdict, note = results_md.sweep_outcome("max_iterations", twins, lc=2)
+    assert verdict == "reproduced" and "1 → 2: +68/−0, p<0.001" in note
+    assert "1: the budget cut the search before depth L_c" in note
+    # untested only when no two settings ran different searches
+    one = _rows_with_depth({v: (acc(200), "z", 2.0) for v in (1, 2, 4)})
+    assert results_md.sweep_outcome("max_iterations", one, lc=2)[0] == "untested"
+
+
+def test_monotone_claims_are_judged_over_every_setting():
+    """L_c: the old rule compared only the smallest with the largest setting. A significant
+    rise 1 -> 2 with 2, 4, 6 alike is a rise (1 vs 6 alone would say the same here, but
+    a rise then a significant fall is reversed even when 1 and 6 are equal)."""
+    n = 100
+    acc = lambda k: [i < k for i in range(n)]   # noqa: E731
+    rise = _sweep_rows({1: (acc(20), "a"), 2: (acc(60), "b"), 4: (acc(60), "c"),
+                        6: (acc(58), "d")})
+    verdict, note = results_md.sweep_outcome("lc", rise)
+    assert verdict == "reproduced"
+    assert "1 → 2: +40/−0" in note and "2 → 4: +0/−0" in note and "4 → 6: +0/−2" in note
+    up_down = _sweep_rows({1: (acc(20), "a"), 2: (acc(60), "b"), 6: (acc(20), "c")})
+    assert results_md.sweep_outcome("lc", up_down)[0] == "reversed"
+    # K2: a paired p-value for every comparison in the note
+    k2 = _sweep_rows({1: (acc(20), "a"), 3: (acc(20), "b"), 5: (acc(60), "c"),
+                      10: (acc(20), "d")})
+    verdict, note = results_md.sweep_outcome("k2", k2)
+    assert verdict == "reproduced"
+    for v in (1, 3, 10):
+        assert f"5 vs {v}: +40/−0, p<0.001" in note
+
+
+def _searched_doc(task, right: dict, same_as: dict | None = None):
+    """A results document whose MEDAL-like strategies carry search statistics; strategies
+    in ``same_as`` copy another's search (equal fingerprints)."""
+    same_as = same_as or {}
+    records = []
+    for s, verdicts in right.items():
+        for i, v in enumerate(verdicts):
+            rec = {"strategy": s, "index": i, "problem": {}, "verified": v, "forwards": 4,
+                   "sequence_forwards": 12, "cache_hits": 1, "seconds": 0.1,
+                   "slots_per_step": [1, 1, 3, 3] if s != "greedy" else [2, 2, 2, 2]}
+            if s.startswith("medal") and s != "medal-no-mcts":
+                src = same_as.get(s, s)
+                rec.update(iterations=2, stop_reason="candidates", search_seconds=0.01,
+                           search_model_seconds=0.005, winner=len(src),
+                           candidates=[{"node": len(src), "final_answer": src,
+                                        "cumulative_ig": 0.5, "score": 0.5,
+                                        "final_verified": v}],
+                           answer=str(v),
+                           search_stats={"iterations": 2, "depth_reached": 2, "nodes": 11,
+                                         "branch_expansions": 0, "candidates": 3,
+                                         "distinct_candidate_states": 3,
+                                         "distinct_first_commitments": 1,
+                                         "winner_off_confident_path": s != "medal-order"})
+            records.append(rec)
+    return results_document(records, list(right), task, GenerationConfig(), "builtin:" + task,
+                            "synthetic")
+
+
+def test_controls_section_and_search_columns(tmp_path):
+    """Issue 30: the controls' table and effects, untested where two strategies ran the
+    same search, the search statistics in the headline table, and the Twins prose that
+    no longer credits the search for what the order does."""
+    n = 200
+    greedy = [i < 80 for i in range(n)]
+    full = [True] * n
+    doc = _searched_doc("twins", {"greedy": greedy, "medal-no-mcts": greedy,
+                                  "medal-order": full, "medal-choice": full, "medal": full,
+                                  "medal-branching": full}, same_as={"medal-choice": "medal"})
+    (tmp_path / "twins").mkdir()
+    (tmp_path / "twins" / "results.json").write_text(json.dumps(doc))
+    out = tmp_path / "R.md"
+    results_md.main(str(tmp_path), str(out))
+    text = out.read_text()
+    assert "## What the search's parts buy: three controls" in text
+    head = next(ln for ln in text.splitlines() if ln.startswith("| strategy | accuracy"))
+    assert "distinct first commitments" in head and "winner off the most confident" in head
+    row = next(ln for ln in text.splitlines() if ln.startswith("| medal-order | 100.0%"))
+    assert "| 2.0 | 11.0 | 0.00 | 1.00 | 0.0% |" in row
+    ucb = next(ln for ln in text.splitlines() if ln.startswith("| UCB at the defaults"))
+    assert "**untested** (Twins)" in ucb
+    order = next(ln for ln in text.splitlines() if ln.startswith("| order: MEDAL's schedule "
+                                                                 "(L_c"))
+    assert "**reproduced** (Twins)" in order
+    assert "the search is what does it" not in text
+    assert "But the search is not what does it" in text
+    claim = next(ln for ln in text.splitlines()
+                 if ln.startswith("| the search's alternatives beat its schedule"))
+    assert "**not reproduced** (Twins)" in claim
+    assert "| Twins | 2, 2, 2, 2 | 1, 1, 3, 3 |" in text      # the step budget table
+    assert "top 64 tokens" in text and "--search-steps" in text   # the departures
