@@ -229,10 +229,11 @@ def _bench(args) -> int:
         print(f"wrote {out}")
         return 0
     doc = bench.run_sharded(model, args.task, problems, strategies, config, out, source,
-                            progress=not args.no_progress)
+                            progress=not args.no_progress, lock_step=args.lock_step)
     if doc is None:  # a non-zero rank of a sharded run: rank 0 reports
         return 0
     print(bench.format_table(doc["summary"]))
+    print(bench.format_throughput(doc))
     for name, m in doc["summary"].items():
         if "ms_per_iteration" in m:
             print(f"{name}: {m['mean_iterations']:.1f} MCTS iterations, "
@@ -536,6 +537,11 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--ui", action="store_true",
                    help="also time one live app step: the engine step, the viewer's new frames and the bundle sent to the browser")
     b.add_argument("--no-progress", action="store_true", help="no progress bar")
+    b.add_argument("--lock-step", type=int, default=1, metavar="N",
+                   help="advance N runs together, their forwards in one model call "
+                        "(mctx-style batched search; the same records as one at a time "
+                        "where the network's rows do not depend on their batch: the "
+                        "built-in models on a CPU); 1: one at a time")
     b.add_argument("--profile", action="store_true",
                    help="instead: MEDAL and greedy on each problem, MEDAL's search time split "
                         "into network, scoring and tree bookkeeping, sequences against greedy "

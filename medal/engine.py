@@ -47,7 +47,7 @@ from .extensions import borrowed
 from .events import (CandidateChosen, Event, Forced, RunFinished, RunStarted, SampleFinished,
                      SearchFinished)
 from .models.base import DiffusionLM
-from .runner import ModelRunner
+from .runner import ForwardRequest, ModelRunner
 from .scores import cumulative_information_gain, rollout_path_gain
 from .search import MCTS
 from .tasks import Task, get_task, task_of_trace
@@ -203,6 +203,10 @@ class Run:
         finally:
             self._clock += time.perf_counter() - self._step_started
             self._step_started = None
+        if isinstance(event, ForwardRequest):
+            # lock-step only (runner.defer, medal.bench.lock_step): a forward for the
+            # scheduler, no event; the next step runs it here if the scheduler did not
+            return event
         for obs in self.observers:
             obs(event)
         return event
@@ -213,6 +217,11 @@ class Run:
             if until is not None and until(event):
                 break
         return self.result
+
+    def charge(self, seconds: float) -> None:
+        """Count ``seconds`` of work done for this run outside :meth:`step`: a lock-step
+        scheduler's share of a forward it ran for several runs (medal.bench.lock_step)."""
+        self._clock += seconds
 
     def elapsed(self) -> float:
         """Seconds of work so far (time between steps, e.g. a user reading the app, is
@@ -413,6 +422,7 @@ def _medal(run: Run):
     cfg = run.config
     t_search = run.elapsed()
     model_before = run.runner.model_seconds
+    yield from run.runner.prepare(run.runner.initial_answer()[None])  # the root's forward (lock-step)
     mcts = MCTS(run.runner, cfg, run.generator, verifier=run.verifier())
     run.mcts = mcts
     yield mcts.root_event()

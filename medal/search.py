@@ -242,12 +242,19 @@ class MCTS:
             node = best
         return node.path(), levels
 
-    def expand(self, leaf: Node) -> tuple[list[Node], int, int]:
-        """Children for the leaf's K2 actions, in one batched forward."""
+    def child_answers(self, leaf: Node) -> torch.Tensor:
+        """The answers of the leaf's children, one per action in order (``[K, L]``)."""
         slots, tokens = leaf.action_arrays()
         answers = np.repeat(leaf.answer_array()[None, :], len(slots), 0)
         answers[np.arange(len(slots)), slots] = tokens
-        answers = torch.from_numpy(answers)
+        return torch.from_numpy(answers)
+
+    def expand(self, leaf: Node, answers: torch.Tensor | None = None
+               ) -> tuple[list[Node], int, int]:
+        """Children for the leaf's K2 actions (their answers: :meth:`child_answers`), in
+        one batched forward."""
+        if answers is None:
+            answers = self.child_answers(leaf)
         before = self.runner.forwards
         hits_before = self.runner.cache_hits
         seqs_before = self.runner.sequences
@@ -353,13 +360,17 @@ class MCTS:
 
     # ------------------------------------------------------------------ iteration
     def iterate(self):
-        """One MCTS iteration; yields Selected, Expanded, Simulated, Backpropagated."""
+        """One MCTS iteration; yields Selected, Expanded, Simulated, Backpropagated (and,
+        when the runner defers its forwards, the expansion's
+        :class:`~medal.runner.ForwardRequest` before Expanded: lock-step)."""
         self.iteration += 1
         it = self.iteration
         path, levels = self.select()
         leaf = path[-1]
         yield Selected(iteration=it, path=[n.id for n in path], levels=levels)
-        children, forwards, cached = self.expand(leaf)
+        answers = self.child_answers(leaf)
+        yield from self.runner.prepare(answers)   # lock-step: a scheduler may batch it
+        children, forwards, cached = self.expand(leaf, answers)
         yield Expanded(iteration=it, leaf=leaf.id, children=children, forwards=forwards,
                        cached=cached, sequences=self.last_expansion_sequences)
         rewards = self.simulate(leaf, children)
