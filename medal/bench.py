@@ -315,15 +315,14 @@ def _numbered(runs, slot: dict):
 
 def throughput_record(records: list[dict], stepper: LockStep, seconds: float) -> dict:
     """How fast a bench went: wall time, runs (problem x strategy) per second, the model
-    calls made (a lock-step's joint calls once) against the runs' own (what one at a time
-    makes), and the sequences (equal in both)."""
-    own = sum(r["forwards"] for r in records)
+    calls made (a lock-step's joint calls once) against the forwards they served (what one
+    at a time calls), and the sequences they covered. These count every forward of the
+    runs, MEDAL's display completions of its losing candidates included (which a run's
+    own ``forwards`` leaves out: they are not its cost)."""
     return {"lock_step": stepper.width, "runs": len(records), "wall_seconds": seconds,
             "runs_per_second": len(records) / seconds if seconds > 0 else None,
-            "model_calls": stepper.model_calls, "runs_model_calls": own,
-            "sequence_forwards": sum(r["sequence_forwards"] for r in records),
-            "mean_sequences_per_call": (stepper.sequences / stepper.model_calls
-                                        if stepper.model_calls else None)}
+            "model_calls": stepper.model_calls, "forwards": stepper.requests,
+            "sequences": stepper.sequences}
 
 
 def merge_throughput(parts: list[dict]) -> dict:
@@ -331,14 +330,9 @@ def merge_throughput(parts: list[dict]) -> dict:
     is the slowest one's; counts add up."""
     wall = max(p["wall_seconds"] for p in parts)
     runs = sum(p["runs"] for p in parts)
-    calls = sum(p["model_calls"] for p in parts)
-    seqs = sum(p["mean_sequences_per_call"] * p["model_calls"] for p in parts
-               if p["model_calls"])
     return {"lock_step": parts[0]["lock_step"], "runs": runs, "wall_seconds": wall,
-            "runs_per_second": runs / wall if wall > 0 else None, "model_calls": calls,
-            "runs_model_calls": sum(p["runs_model_calls"] for p in parts),
-            "sequence_forwards": sum(p["sequence_forwards"] for p in parts),
-            "mean_sequences_per_call": seqs / calls if calls else None}
+            "runs_per_second": runs / wall if wall > 0 else None,
+            **{k: sum(p[k] for p in parts) for k in ("model_calls", "forwards", "sequences")}}
 
 
 def format_throughput(doc: dict) -> str:
@@ -346,11 +340,12 @@ def format_throughput(doc: dict) -> str:
     t = doc.get("throughput")
     if not t:
         return ""
-    mode = (f"lock-step {t['lock_step']}" if t["lock_step"] > 1 else "one at a time")
+    mode = f"lock-step {t['lock_step']}" if t["lock_step"] > 1 else "one at a time"
+    calls = t["model_calls"]
     return (f"throughput ({mode}): {t['runs']} runs in {t['wall_seconds']:.2f} s = "
-            f"{t['runs_per_second'] or 0:.2f} runs/s; {t['model_calls']} model calls "
-            f"({t['runs_model_calls']} one at a time), {t['sequence_forwards']} sequence "
-            f"forwards, {t['mean_sequences_per_call'] or 0:.1f} sequences per call")
+            f"{t['runs_per_second'] or 0:.2f} runs/s; {calls} model calls for "
+            f"{t['forwards']} forwards (one at a time: {t['forwards']} calls), "
+            f"{t['sequences']} sequences, {t['sequences'] / calls if calls else 0:.1f} a call")
 
 
 def results_document(records, strategies, task_name, config, model_name, source, world=1,

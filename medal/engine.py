@@ -544,7 +544,7 @@ def _medal(run: Run):
                       run.model.token_text, force=run.forced_steps())
     result = run._result(run.strategy, state, run.runner, 0.0)
     finals[winner.id] = {"text": result.text, "answer": result.answer, "verified": result.verified}
-    finals.update(_display_finals(run, [c for c in candidates if c.id not in finals]))
+    finals.update((yield from _display_finals(run, [c for c in candidates if c.id not in finals])))
     for r in records:
         r["final"] = finals.get(r["node"])
     result.extra = {"winner": winner.id, "candidates": records, "stop_reason": mcts.stop_reason,
@@ -560,23 +560,26 @@ def _medal(run: Run):
 DISPLAY_COMPLETION_MAX_SLOTS = 64
 
 
-def _display_finals(run: Run, losers: list) -> dict[int, dict]:
+def _display_finals(run: Run, losers: list):
     """Each losing candidate completed by phase C, so the candidate table can show what it
     would have answered. Done after the run's answer, on a runner that shares the cache
     but keeps its own counters (the run's cost and its random stream are untouched), and
     without events (no phase-C steps of losers in the trace). Skipped for long answers
     (LLaDA's 256 slots: that many forwards per candidate) -- ``complete_candidates``
-    decodes them as part of the run instead."""
+    decodes them as part of the run instead. A generator that yields only its forwards'
+    requests, in lock-step (a scheduler may batch them), and returns the finals."""
     if not losers or run.config.gen_length > DISPLAY_COMPLETION_MAX_SLOTS:
         return {}
     runner = run.runner.sharing_cache()
+    runner.defer = run.runner.defer
     out = {}
     for c in losers:
         state = _state_from_node(run, c)
         generator = torch.Generator().manual_seed(run.config.seed * 100_003 + c.id)
-        for _ in decode(runner, state, run.config, "confidence", f"phase_c-{c.id}",
-                        generator, run.model.token_text):
-            pass
+        for item in decode(runner, state, run.config, "confidence", f"phase_c-{c.id}",
+                           generator, run.model.token_text):
+            if isinstance(item, ForwardRequest):
+                yield item   # not its steps: they are no events
         res = run._result(run.strategy, state, runner, 0.0)
         out[c.id] = {"text": res.text, "answer": res.answer, "verified": res.verified,
                      "display_only": True}
