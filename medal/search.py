@@ -172,13 +172,12 @@ class MCTS:
         depth = 0 if parent is None else parent.depth + 1
         answer, masked, H, top_tokens, top_probs = batch.arrays
         masked_H = H[masked]   # row-major, as torch's H[masked]; summed by torch below
-        if parent is None:
-            n_masked = [masked_H.size]
-            totals = [float(torch.from_numpy(masked_H).sum())]
-        elif masked_H.size == B * (parent.n_masked - 1):
-            # every child has at least parent.n_masked - 1 masks: all have exactly that
-            n_masked = [parent.n_masked - 1] * B
-            totals = torch.from_numpy(masked_H).view(B, parent.n_masked - 1).sum(-1).tolist()
+        # the root (B = 1), and children that each unmasked their action's slot: every
+        # state has the same number n of masks, so the totals are one [B, n] row sum
+        n = masked_H.size // B if parent is None else parent.n_masked - 1
+        if masked_H.size == B * n:
+            n_masked = [n] * B
+            totals = torch.from_numpy(masked_H).view(B, n).sum(-1).tolist()
         else:  # an action that leaves its slot masked (a mask-token action, never chosen
             # by a real model): state by state
             n_masked = masked.sum(-1).tolist()
