@@ -8,6 +8,11 @@ on a CPU machine without MPI.)
 
 Every problem gets its own seed (``seed + index``), so a problem's result does not depend
 on which process ran it or in what order: a sharded run equals a single-process run.
+
+Lock-step (``--lock-step N``, :func:`lock_step`): N runs advance together, mctx-style --
+each to its next forward (an MCTS expansion's K2 children, the root, a decode step), then
+one model call for all of theirs -- and the same per-run records come out as one at a
+time (one at a time is the lock-step of 1: the same code).
 """
 from __future__ import annotations
 
@@ -27,6 +32,7 @@ from .config import GenerationConfig
 from .engine import ALIASES, STRATEGIES, Run
 from .errors import InputError
 from .provenance import record as repro_record
+from .runner import ForwardRequest, forward_together
 from .tasks import get_task
 
 TIMING_FIELDS = ("seconds", "model_seconds", "search_seconds", "search_model_seconds")
@@ -51,9 +57,72 @@ def parse_strategies(text: str) -> list[str]:
     return names
 
 
+#: the most runs one lock-step may hold (the joint model call is split into calls of at
+#: most medal.runner.MAX_JOINT_SEQUENCES sequences anyway)
+MAX_LOCK_STEP = 256
+
+
+class LockStep:
+    """Runs to the end, ``width`` at a time, in lock-step (mctx-style batched search): every
+    active run steps on until its next forward (its runner defers them:
+    :meth:`medal.runner.ModelRunner.prepare`), then those forwards run in one model call
+    (:func:`medal.runner.forward_together`), each run is charged its share of the time, and
+    the runs go on. A run's own computation -- its tree, its random stream, its cache and
+    counters -- is its own; only the model call is shared, so a run's result, counters and
+    trace are those of the same run alone wherever the network's rows do not depend on
+    their batch (see forward_together). A width of 1 is one run at a time, the same code.
+
+    :attr:`model_calls` counts the model calls made (joint ones once), :attr:`sequences`
+    the sequences they covered, :attr:`requests` the runs' forwards they served."""
+
+    def __init__(self, width: int = 1):
+        if not 1 <= width <= MAX_LOCK_STEP:
+            raise InputError(f"lock-step width must be 1..{MAX_LOCK_STEP}, got {width}")
+        self.width = width
+        self.model_calls = 0
+        self.sequences = 0
+        self.requests = 0
+
+    def run(self, runs):
+        """Drive ``runs`` (an iterable of unstarted :class:`~medal.engine.Run` s, made
+        only when a place is free) to the end; yields each when it has finished, in the
+        order they finish."""
+        source, active = iter(runs), []
+        while True:
+            while len(active) < self.width and (run := next(source, None)) is not None:
+                if self.width > 1 and getattr(run.model, "kv_cache_mode", None):
+                    raise InputError("lock-step runs share model calls; the KV cache holds "
+                                     "one run's prefix: use --lock-step 1 with --kv-cache")
+                run.runner.defer = True
+                active.append(run)
+            if not active:
+                return
+            waiting: list[tuple[Run, ForwardRequest]] = []
+            for run in active:
+                while (item := run.step()) is not None and not isinstance(item, ForwardRequest):
+                    pass
+                if item is None:
+                    yield run
+                else:
+                    waiting.append((run, item))
+            active = [run for run, _ in waiting]
+            if waiting:
+                requests = [r for _, r in waiting]
+                self.model_calls += forward_together(requests)
+                self.sequences += sum(len(r) for r in requests)
+                self.requests += len(requests)
+                for run, r in waiting:
+                    run.charge(r.seconds)
+
+
 def run_one(model, task, problem, strategy: str, config: GenerationConfig) -> dict:
     run = Run(model, task=task, problem=problem, strategy=strategy, config=config)
-    res = run.finish()
+    return run_record(next(LockStep(1).run([run])))
+
+
+def run_record(run: Run) -> dict:
+    """A finished run's bench record."""
+    res, problem, strategy, config = run.result, run.problem, run.strategy, run.config
     rec = {"strategy": strategy, "problem": problem.to_json(), "text": res.text,
            "answer": res.answer, "verified": res.verified, "forwards": res.forwards,
            "sequence_forwards": res.sequence_forwards, "cache_hits": res.cache_hits,
@@ -211,22 +280,77 @@ def format_table(summary: dict) -> str:
 
 
 def bench(model, task_name: str, problems: list, strategies: list[str],
-          config: GenerationConfig, shard: tuple[int, int] = (0, 1), progress: bool = True) -> list[dict]:
-    """Run every strategy on this shard's problems; problem i uses seed ``config.seed + i``."""
+          config: GenerationConfig, shard: tuple[int, int] = (0, 1), progress: bool = True,
+          lock_step: int = 1, throughput: dict | None = None) -> list[dict]:
+    """Run every strategy on this shard's problems; problem i uses seed ``config.seed + i``.
+    ``lock_step``: that many runs advance together (:class:`LockStep`); the records are
+    the same. ``throughput``: filled with the wall time, runs and model calls."""
     task = get_task(task_name)
     rank, world = shard
     jobs = [(i, s) for i in range(rank, len(problems), world) for s in strategies]
-    records = []
-    for i, s in tqdm(jobs, desc=f"bench {task_name}" + (f" [{rank}/{world}]" if world > 1 else ""),
-                     unit="run", disable=not progress):
-        rec = run_one(model, task, problems[i], s, replace(config, seed=config.seed + i))
-        rec["index"] = i
-        records.append(rec)
+    stepper = LockStep(lock_step)
+    runs = (Run(model, task=task, problem=problems[i], strategy=s,
+                config=replace(config, seed=config.seed + i)) for i, s in jobs)
+    slot = {}    # a run's place in jobs
+    bar = tqdm(total=len(jobs), desc=f"bench {task_name}" + (f" [{rank}/{world}]" if world > 1 else ""),
+               unit="run", disable=not progress)
+    t0 = time.perf_counter()
+    records = [None] * len(jobs)
+    with bar:
+        for run in stepper.run(_numbered(runs, slot)):
+            j = slot.pop(id(run))
+            rec = run_record(run)
+            rec["index"] = jobs[j][0]
+            records[j] = rec
+            bar.update()
+    if throughput is not None:
+        throughput.update(throughput_record(records, stepper, time.perf_counter() - t0))
     return records
 
 
+def _numbered(runs, slot: dict):
+    for j, run in enumerate(runs):
+        slot[id(run)] = j
+        yield run
+
+
+def throughput_record(records: list[dict], stepper: LockStep, seconds: float) -> dict:
+    """How fast a bench went: wall time, runs (problem x strategy) per second, the model
+    calls made (a lock-step's joint calls once) against the forwards they served (what one
+    at a time calls), and the sequences they covered. These count every forward of the
+    runs, MEDAL's display completions of its losing candidates included (which a run's
+    own ``forwards`` leaves out: they are not its cost)."""
+    return {"lock_step": stepper.width, "runs": len(records), "wall_seconds": seconds,
+            "runs_per_second": len(records) / seconds if seconds > 0 else None,
+            "model_calls": stepper.model_calls, "forwards": stepper.requests,
+            "sequences": stepper.sequences}
+
+
+def merge_throughput(parts: list[dict]) -> dict:
+    """The throughput of a sharded run: the processes ran side by side, so the wall time
+    is the slowest one's; counts add up."""
+    wall = max(p["wall_seconds"] for p in parts)
+    runs = sum(p["runs"] for p in parts)
+    return {"lock_step": parts[0]["lock_step"], "runs": runs, "wall_seconds": wall,
+            "runs_per_second": runs / wall if wall > 0 else None,
+            **{k: sum(p[k] for p in parts) for k in ("model_calls", "forwards", "sequences")}}
+
+
+def format_throughput(doc: dict) -> str:
+    """One line: how fast the bench went (see :func:`throughput_record`)."""
+    t = doc.get("throughput")
+    if not t:
+        return ""
+    mode = f"lock-step {t['lock_step']}" if t["lock_step"] > 1 else "one at a time"
+    calls = t["model_calls"]
+    return (f"throughput ({mode}): {t['runs']} runs in {t['wall_seconds']:.2f} s = "
+            f"{t['runs_per_second'] or 0:.2f} runs/s; {calls} model calls for "
+            f"{t['forwards']} forwards (one at a time: {t['forwards']} calls), "
+            f"{t['sequences']} sequences, {t['sequences'] / calls if calls else 0:.1f} a call")
+
+
 def results_document(records, strategies, task_name, config, model_name, source, world=1,
-                     model=None) -> dict:
+                     model=None, throughput: dict | None = None) -> dict:
     records = sorted(records, key=lambda r: (r["index"], strategies.index(r["strategy"])))
     by_strategy = {}
     for s in strategies:
@@ -239,6 +363,8 @@ def results_document(records, strategies, task_name, config, model_name, source,
             "candidate_analysis_by_strategy": by_strategy,
             "candidate_analysis": next(iter(by_strategy.values()), None),
             "processes": world,
+            # how fast it went: lock-step width, wall time, model calls (throughput_record)
+            "throughput": throughput,
             "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                         "medal": __version__},
             "reproducibility": repro_record(model, config.seed) if model is not None else None,
@@ -255,6 +381,7 @@ def comparable(doc: dict) -> dict:
         for k in ("mean_seconds", "ms_per_iteration", "bookkeeping_share"):
             m.pop(k, None)
     doc.pop("processes", None)
+    doc.pop("throughput", None)
     doc.pop("reproducibility", None)
     return doc
 
@@ -272,7 +399,7 @@ def load_or_generate(task_name: str, problems_file: str | None, n: int | None, s
 
 
 def run_sharded(args_model, task_name, problems, strategies, config, out: Path, source: str,
-                progress=True) -> dict | None:
+                progress=True, lock_step: int = 1) -> dict | None:
     """Single process, or one shard of an ``accelerate launch`` run (rank 0 merges)."""
     world = int(os.environ.get("WORLD_SIZE", "1"))
     if world > 1:
@@ -283,24 +410,28 @@ def run_sharded(args_model, task_name, problems, strategies, config, out: Path, 
         rank, world = state.process_index, state.num_processes
     else:
         state, rank = None, 0
-    records = bench(args_model, task_name, problems, strategies, config, (rank, world), progress)
+    speed: dict = {}
+    records = bench(args_model, task_name, problems, strategies, config, (rank, world), progress,
+                    lock_step=lock_step, throughput=speed)
     if world == 1:
         doc = results_document(records, strategies, task_name, config, args_model.name, source,
-                               model=args_model)
+                               model=args_model, throughput=speed)
         _write(out, doc)
         return doc
     shard_path = out.with_name(f"{out.stem}.shard{rank}.json")
-    _write(shard_path, records)
+    _write(shard_path, {"records": records, "throughput": speed})
     state.wait_for_everyone()
     if rank != 0:
         return None
-    merged = []
+    merged, speeds = [], []
     for r in range(world):
         path = out.with_name(f"{out.stem}.shard{r}.json")
-        merged.extend(json.loads(path.read_text()))
+        part = json.loads(path.read_text())
+        merged.extend(part["records"])
+        speeds.append(part["throughput"])
         path.unlink()
     doc = results_document(merged, strategies, task_name, config, args_model.name, source, world,
-                           model=args_model)
+                           model=args_model, throughput=merge_throughput(speeds))
     _write(out, doc)
     return doc
 

@@ -124,7 +124,10 @@ def info_gain_pick(runner: ModelRunner, ev: Evaluation, answer: torch.Tensor,
     eligible slot's proposed token has probability >= ``cfg.threshold`` (their
     "high-confidence bypass"), when no more than ``n`` slots are eligible, or when N = 1
     or the position temperature is 0. The chosen state's forward is cached, so the next
-    step's evaluation costs no forward."""
+    step's evaluation costs no forward.
+
+    A generator (``pick, tokens = yield from info_gain_pick(...)``): the lookahead's
+    forward is announced first (:meth:`ModelRunner.prepare`, lock-step)."""
     order = torch.argsort(p_tok[candidates], descending=True, stable=True)
     greedy = candidates[order[:n]]
     if (len(candidates) <= n or cfg.ig_candidates <= 1 or cfg.ig_position_temperature <= 0
@@ -150,6 +153,7 @@ def info_gain_pick(runner: ModelRunner, ev: Evaluation, answer: torch.Tensor,
         s = answer.clone()
         s[slots] = toks[slots]
         states.append(s)
+    yield from runner.prepare(torch.stack(states))
     nexts = runner.evaluate(states)
     mask_id = runner.model.mask_id
     best, best_j = 0, -math.inf
@@ -208,6 +212,7 @@ def decode(runner: ModelRunner, state: DecodeState, cfg, rule: str, phase: str,
         if block < 0:
             return state
         before = (runner.forwards, runner.sequences, runner.cache_hits)
+        yield from runner.prepare(state.answer[None])   # lock-step: a scheduler may batch it
         ev = runner.evaluate_one(state.answer)
         tokens = ev.sample_tokens(generator, cfg.temperature)
         conf = slot_confidence(rule, ev, tokens, cfg.gamma, scoring, generator)
@@ -234,8 +239,8 @@ def decode(runner: ModelRunner, state: DecodeState, cfg, rule: str, phase: str,
         if parallel:
             pass  # the threshold rule's pick, above
         elif rule == "info_gain":
-            pick, tokens = info_gain_pick(runner, ev, state.answer, tokens, conf, candidates,
-                                          n, cfg, generator)
+            pick, tokens = yield from info_gain_pick(runner, ev, state.answer, tokens, conf,
+                                                     candidates, n, cfg, generator)
         elif rule == "confidence" and pair_t > 0:
             pick, drawn = sample_pairs(ev, candidates, n, cfg.k1, cfg.gamma, scoring, pair_t,
                                        generator)

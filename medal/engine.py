@@ -47,7 +47,7 @@ from .extensions import borrowed
 from .events import (CandidateChosen, Event, Forced, RunFinished, RunStarted, SampleFinished,
                      SearchFinished)
 from .models.base import DiffusionLM
-from .runner import ModelRunner
+from .runner import ForwardRequest, ModelRunner
 from .scores import cumulative_information_gain, rollout_path_gain
 from .search import MCTS
 from .tasks import Task, get_task, task_of_trace
@@ -246,6 +246,10 @@ class Run:
         finally:
             self._clock += time.perf_counter() - self._step_started
             self._step_started = None
+        if isinstance(event, ForwardRequest):
+            # lock-step only (runner.defer, medal.bench.lock_step): a forward for the
+            # scheduler, no event; the next step runs it here if the scheduler did not
+            return event
         for obs in self.observers:
             obs(event)
         return event
@@ -256,6 +260,11 @@ class Run:
             if until is not None and until(event):
                 break
         return self.result
+
+    def charge(self, seconds: float) -> None:
+        """Count ``seconds`` of work done for this run outside :meth:`step`: a lock-step
+        scheduler's share of a forward it ran for several runs (medal.bench.lock_step)."""
+        self._clock += seconds
 
     def elapsed(self) -> float:
         """Seconds of work so far (time between steps, e.g. a user reading the app, is
@@ -458,6 +467,7 @@ def _medal(run: Run):
     cfg = run.config
     t_search = run.elapsed()
     model_before = run.runner.model_seconds
+    yield from run.runner.prepare(run.runner.initial_answer()[None])  # the root's forward (lock-step)
     mcts = MCTS(run.runner, cfg, run.generator, verifier=run.verifier())
     run.mcts = mcts
     yield mcts.root_event()
@@ -579,7 +589,7 @@ def _medal(run: Run):
                       run.model.token_text, force=run.forced_steps())
     result = run._result(run.strategy, state, run.runner, 0.0)
     finals[winner.id] = {"text": result.text, "answer": result.answer, "verified": result.verified}
-    finals.update(_display_finals(run, [c for c in candidates if c.id not in finals]))
+    finals.update((yield from _display_finals(run, [c for c in candidates if c.id not in finals])))
     for r in records:
         r["final"] = finals.get(r["node"])
     result.search = SearchOutcome(
@@ -595,23 +605,26 @@ def _medal(run: Run):
 DISPLAY_COMPLETION_MAX_SLOTS = 64
 
 
-def _display_finals(run: Run, losers: list) -> dict[int, dict]:
+def _display_finals(run: Run, losers: list):
     """Each losing candidate completed by phase C, so the candidate table can show what it
     would have answered. Done after the run's answer, on a runner that shares the cache
     but keeps its own counters (the run's cost and its random stream are untouched), and
     without events (no phase-C steps of losers in the trace). Skipped for long answers
     (LLaDA's 256 slots: that many forwards per candidate) -- ``complete_candidates``
-    decodes them as part of the run instead."""
+    decodes them as part of the run instead. A generator that yields only its forwards'
+    requests, in lock-step (a scheduler may batch them), and returns the finals."""
     if not losers or run.config.gen_length > DISPLAY_COMPLETION_MAX_SLOTS:
         return {}
     runner = run.runner.sharing_cache()
+    runner.defer = run.runner.defer
     out = {}
     for c in losers:
         state = _state_from_node(run, c)
         generator = torch.Generator().manual_seed(run.config.seed * 100_003 + c.id)
-        for _ in decode(runner, state, run.config, "confidence", f"phase_c-{c.id}",
-                        generator, run.model.token_text):
-            pass
+        for item in decode(runner, state, run.config, "confidence", f"phase_c-{c.id}",
+                           generator, run.model.token_text):
+            if isinstance(item, ForwardRequest):
+                yield item   # not its steps: they are no events
         res = run._result(run.strategy, state, runner, 0.0)
         out[c.id] = {"text": res.text, "answer": res.answer, "verified": res.verified,
                      "display_only": True}

@@ -5,6 +5,14 @@ entropy (from the full distribution) and its top-k tokens and probabilities -- a
 scores, rewards, completions and decoders need. The runner caches evaluations by answer
 content, so a state reached twice (a transposition in the tree, the root shared by
 several strategies) costs one forward.
+
+Lock-step (several problems' runs advancing together, :func:`medal.bench.lock_step`): a
+runner whose :attr:`ModelRunner.defer` is set announces each forward before it runs it
+(:meth:`ModelRunner.prepare` yields a :class:`ForwardRequest`); a scheduler may run the
+requests of several runners in one model call and hand each its rows of the logits. The
+evaluation that follows is the same code either way: it scores its own rows (as its own
+forward would) and counts one forward of its sequences. A request nobody ran is run by its
+runner, as without lock-step.
 """
 from __future__ import annotations
 
@@ -143,8 +151,38 @@ def score_logits(logits: torch.Tensor, mask_id: int, top_k: int, suppress=()
     return out[0].view(B, L), out[1].view(B, L, k), out[2].view(B, L, k)
 
 
+class ForwardRequest:
+    """A forward a runner is about to run (lock-step, :meth:`ModelRunner.prepare`): the
+    token ids ``[B, T]`` (the prompt, then the answers, on the CPU) of which the model gives
+    the last ``answer_length`` positions' logits. A scheduler that runs it sets
+    :attr:`logits` (``[B, answer_length, V]`` on the model's device, this request's rows of
+    a larger call), :attr:`seconds` (its share of that call's time) and, where the model
+    reports fewer (a KV cache), :attr:`token_passes`."""
+
+    __slots__ = ("runner", "ids", "answer_length", "logits", "seconds", "token_passes")
+    kind = "forward_request"   # not an event: :meth:`medal.engine.Run.step` hands it back
+
+    def __init__(self, runner: "ModelRunner", ids: torch.Tensor, answer_length: int):
+        self.runner = runner
+        self.ids = ids
+        self.answer_length = answer_length
+        self.logits: torch.Tensor | None = None
+        self.seconds = 0.0
+        self.token_passes = ids.numel()  # what the network processed for it (medal.cost)
+
+    @property
+    def model(self) -> DiffusionLM:
+        return self.runner.model
+
+    def __len__(self) -> int:
+        return self.ids.shape[0]
+
+
 class ModelRunner:
     """Evaluates answer states after a fixed prompt for one run."""
+
+    #: lock-step: :meth:`prepare` announces each forward as a :class:`ForwardRequest`
+    defer = False
 
     def __init__(self, model: DiffusionLM, prompt_ids: list[int], gen_length: int,
                  top_k: int = TOP_K, cache_size: int = 4096,
@@ -165,6 +203,31 @@ class ModelRunner:
         self._cache: OrderedDict[bytes, Evaluation] = OrderedDict()
         self.requested = 0         # evaluations asked for (cached or not)
         self._cache_size = cache_size
+        self._pending: ForwardRequest | None = None   # run by a scheduler, not yet used
+
+    def prepare(self, answers: torch.Tensor):
+        """Lock-step only (:attr:`defer`): yields the forward that evaluating ``answers``
+        (``[B, L]``) next will run -- its states not in the cache, each once, in order of
+        first appearance, as :meth:`evaluate` and :meth:`evaluate_batch` run them -- as a
+        :class:`ForwardRequest`; if a scheduler ran it, that evaluation uses its logits.
+        Yields nothing when not deferring or when every state is cached. Call it as
+        ``yield from runner.prepare(answers)`` right before the evaluation."""
+        if not self.defer:
+            return
+        cache = self._cache
+        todo: dict[bytes, int] = {}
+        for i, row in enumerate(answers.numpy()):
+            k = row.tobytes()
+            if k not in cache and k not in todo:
+                todo[k] = i
+        if not todo:
+            return
+        rows = answers if len(todo) == len(answers) else answers[list(todo.values())]
+        request = ForwardRequest(self, torch.cat([self.prompt.expand(len(rows), -1), rows],
+                                                 dim=1), answers.shape[1])
+        yield request
+        if request.logits is not None:
+            self._pending = request
 
     def initial_answer(self) -> torch.Tensor:
         """All masks, except the task's fixed slots (e.g. Sudoku's row separators)."""
@@ -264,9 +327,17 @@ class ModelRunner:
         ids = torch.cat([self.prompt.expand(B, -1), answers], dim=1)
         answers = ids[:, ids.shape[1] - L:]  # our own copy: the caller may change theirs
         t0 = time.perf_counter()
-        logits = self.model.logits(ids.to(device), L)
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
+        pending, self._pending = self._pending, None
+        passes = None
+        if pending is not None and torch.equal(pending.ids, ids):
+            # lock-step: a scheduler ran these ids with other runners' (their rows of its
+            # call are these ids' logits); its share of that call's time is ours
+            logits, passes = pending.logits, pending.token_passes
+            t0 -= pending.seconds
+        else:
+            logits = self.model.logits(ids.to(device), L)
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
         t1 = time.perf_counter()
         H, top_probs, top_tokens = score_logits(logits, self.model.mask_id, self.top_k,
                                                   self.suppress)
@@ -278,8 +349,64 @@ class ModelRunner:
         self.forwards += 1
         self.sequences += B
         # a model with a KV cache reports the positions it computed (else: all of them)
-        self.token_passes += int(getattr(self.model, "last_token_passes", None) or ids.numel())
+        self.token_passes += int(passes or getattr(self.model, "last_token_passes", None)
+                                 or ids.numel())
         masked = answers == self.model.mask_id
         H = H.contiguous()
         H.numpy()[~masked.numpy()] = 0.0   # in place (H is this call's own tensor)
         return EvaluationBatch(None, answers, masked, H, top_tokens, top_probs)
+
+
+#: the most sequences one lock-step model call holds (a larger set of requests is split
+#: into several calls, whole requests each): bounds the memory of the joint logits
+MAX_JOINT_SEQUENCES = 256
+
+
+def forward_together(requests: list[ForwardRequest],
+                     max_sequences: int = MAX_JOINT_SEQUENCES) -> int:
+    """Run several runners' :class:`ForwardRequest` s in as few model calls as they allow
+    (lock-step): the requests on one model whose sequences have the same length (prompt +
+    answer) go in one call -- in the order given, at most ``max_sequences`` sequences a
+    call -- and each gets its rows of the logits and its share of the call's time (by
+    sequences). Requests of different lengths are never padded into one call: a padded
+    row would need an attention mask the models do not take, and its logits could differ
+    from the unpadded row's. Returns the number of model calls made.
+
+    Each row of the result is that sequence's logits alone only if the network computes
+    every row of a batch independently and rounds it the same whatever the batch (true of
+    the built-in models and the scripted test model on the CPU, checked by
+    tests/algorithm/test_lock_step.py; not promised by GPU matrix kernels, which pick their
+    algorithm by shape)."""
+    groups: dict[tuple, list[ForwardRequest]] = {}
+    for r in requests:
+        groups.setdefault((id(r.model), r.ids.shape[1], r.answer_length), []).append(r)
+    calls = 0
+    for group in groups.values():
+        chunk: list[ForwardRequest] = []
+        for i, r in enumerate(group):
+            chunk.append(r)
+            size = sum(len(c) for c in chunk)
+            if i + 1 == len(group) or size + len(group[i + 1]) > max_sequences:
+                _forward_chunk(chunk, size)
+                calls += 1
+                chunk = []
+    return calls
+
+
+def _forward_chunk(chunk: list[ForwardRequest], size: int) -> None:
+    model = chunk[0].model
+    device = model.device
+    ids = chunk[0].ids if len(chunk) == 1 else torch.cat([r.ids for r in chunk])
+    t0 = time.perf_counter()
+    logits = model.logits(ids.to(device), chunk[0].answer_length)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    seconds = time.perf_counter() - t0
+    passes = getattr(model, "last_token_passes", None)
+    start = 0
+    for r in chunk:
+        r.logits = logits[start:start + len(r)]
+        r.seconds = seconds * len(r) / size
+        if len(chunk) == 1 and passes:   # a KV cache's count is the call's, so one's own
+            r.token_passes = int(passes)
+        start += len(r)

@@ -172,13 +172,12 @@ class MCTS:
         depth = 0 if parent is None else parent.depth + 1
         answer, masked, H, top_tokens, top_probs = batch.arrays
         masked_H = H[masked]   # row-major, as torch's H[masked]; summed by torch below
-        if parent is None:
-            n_masked = [masked_H.size]
-            totals = [float(torch.from_numpy(masked_H).sum())]
-        elif masked_H.size == B * (parent.n_masked - 1):
-            # every child has at least parent.n_masked - 1 masks: all have exactly that
-            n_masked = [parent.n_masked - 1] * B
-            totals = torch.from_numpy(masked_H).view(B, parent.n_masked - 1).sum(-1).tolist()
+        # the root (B = 1), and children that each unmasked their action's slot: every
+        # state has the same number n of masks, so the totals are one [B, n] row sum
+        n = masked_H.size // B if parent is None else parent.n_masked - 1
+        if masked_H.size == B * n:
+            n_masked = [n] * B
+            totals = torch.from_numpy(masked_H).view(B, n).sum(-1).tolist()
         else:  # an action that leaves its slot masked (a mask-token action, never chosen
             # by a real model): state by state
             n_masked = masked.sum(-1).tolist()
@@ -242,12 +241,19 @@ class MCTS:
             node = best
         return node.path(), levels
 
-    def expand(self, leaf: Node) -> tuple[list[Node], int, int]:
-        """Children for the leaf's K2 actions, in one batched forward."""
+    def child_answers(self, leaf: Node) -> torch.Tensor:
+        """The answers of the leaf's children, one per action in order (``[K, L]``)."""
         slots, tokens = leaf.action_arrays()
         answers = np.repeat(leaf.answer_array()[None, :], len(slots), 0)
         answers[np.arange(len(slots)), slots] = tokens
-        answers = torch.from_numpy(answers)
+        return torch.from_numpy(answers)
+
+    def expand(self, leaf: Node, answers: torch.Tensor | None = None
+               ) -> tuple[list[Node], int, int]:
+        """Children for the leaf's K2 actions (their answers: :meth:`child_answers`), in
+        one batched forward."""
+        if answers is None:
+            answers = self.child_answers(leaf)
         before = self.runner.forwards
         hits_before = self.runner.cache_hits
         seqs_before = self.runner.sequences
@@ -353,13 +359,17 @@ class MCTS:
 
     # ------------------------------------------------------------------ iteration
     def iterate(self):
-        """One MCTS iteration; yields Selected, Expanded, Simulated, Backpropagated."""
+        """One MCTS iteration; yields Selected, Expanded, Simulated, Backpropagated (and,
+        when the runner defers its forwards, the expansion's
+        :class:`~medal.runner.ForwardRequest` before Expanded: lock-step)."""
         self.iteration += 1
         it = self.iteration
         path, levels = self.select()
         leaf = path[-1]
         yield Selected(iteration=it, path=[n.id for n in path], levels=levels)
-        children, forwards, cached = self.expand(leaf)
+        answers = self.child_answers(leaf)
+        yield from self.runner.prepare(answers)   # lock-step: a scheduler may batch it
+        children, forwards, cached = self.expand(leaf, answers)
         yield Expanded(iteration=it, leaf=leaf.id, children=children, forwards=forwards,
                        cached=cached, sequences=self.last_expansion_sequences)
         rewards = self.simulate(leaf, children)

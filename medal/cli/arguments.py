@@ -69,6 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--ui", action="store_true",
                    help="also time one live app step: the engine step, the viewer's new frames and the bundle sent to the browser")
     b.add_argument("--no-progress", action="store_true", help="no progress bar")
+    b.add_argument("--lock-step", type=int, default=1, metavar="N",
+                   help="advance N runs together, their forwards in one model call "
+                        "(mctx-style batched search; the same records as one at a time "
+                        "where the network's rows do not depend on their batch: the "
+                        "built-in models on a CPU); 1: one at a time")
     b.add_argument("--profile", action="store_true",
                    help="instead: MEDAL and greedy on each problem, MEDAL's search time split "
                         "into network, scoring and tree bookkeeping, sequences against greedy "

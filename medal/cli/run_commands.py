@@ -97,10 +97,11 @@ def bench_command(args) -> int:
         print(f"wrote {out}")
         return 0
     doc = bench.run_sharded(model, args.task, problems, strategies, config, out, source,
-                            progress=not args.no_progress)
+                            progress=not args.no_progress, lock_step=args.lock_step)
     if doc is None:  # a non-zero rank of a sharded run: rank 0 reports
         return 0
     print(bench.format_table(doc["summary"]))
+    print(bench.format_throughput(doc))
     for name, m in doc["summary"].items():
         if "ms_per_iteration" in m:
             print(f"{name}: {m['mean_iterations']:.1f} MCTS iterations, "
