@@ -205,7 +205,7 @@ def decode(runner: ModelRunner, state: DecodeState, cfg, rule: str, phase: str,
     what the step would have done changes nothing (the same draws, the same figures)."""
     steps_per_block = cfg.steps // (cfg.gen_length // cfg.block_length)
     mask_id = runner.model.mask_id
-    scoring = getattr(cfg, "phase_c_scoring", cfg.scoring)
+    scoring = cfg.phase_c_scoring
     while True:
         masked = state.answer == mask_id
         eligible, block = eligible_slots(masked, cfg.block_length)
@@ -218,12 +218,12 @@ def decode(runner: ModelRunner, state: DecodeState, cfg, rule: str, phase: str,
         conf = slot_confidence(rule, ev, tokens, cfg.gamma, scoring, generator)
         # the order slots are unmasked in: confidence, with end tokens last if asked
         priority = conf
-        if getattr(cfg, "confidence_eos_eot_inf", False):
+        if cfg.confidence_eos_eot_inf:
             priority = defer_tokens(conf, tokens, runner.model.end_ids)
         candidates = torch.nonzero(eligible).flatten()
         used = state.steps_in_block.get(block, 0)
         parallel = rule == "threshold" or (rule == "confidence"
-                                           and getattr(cfg, "threshold_phase_c", False))
+                                           and cfg.threshold_phase_c)
         if rule == "eb":
             n = eb_count(ev.entropy[candidates], cfg.eb_threshold)
         elif parallel:
@@ -235,7 +235,7 @@ def decode(runner: ModelRunner, state: DecodeState, cfg, rule: str, phase: str,
             remaining_steps = max(1, steps_per_block - used)
             n = math.ceil(len(candidates) / remaining_steps)
         n = min(n, len(candidates))
-        pair_t = getattr(cfg, "pair_temperature", 0.0)
+        pair_t = cfg.pair_temperature
         if parallel:
             pass  # the threshold rule's pick, above
         elif rule == "info_gain":

@@ -191,9 +191,9 @@ class MCTS:
             sets = batch_action_sets(top_tokens, top_probs, H,
                                      eligible, cfg.k1, cfg.k2, cfg.gamma, cfg.scoring,
                                      late_tokens=self.runner.model.end_ids
-                                     if getattr(cfg, "confidence_eos_eot_inf", False) else (),
+                                     if cfg.confidence_eos_eot_inf else (),
                                      counts=n_masked if eligible is masked else None,
-                                     min_prob=getattr(cfg, "min_action_prob", 0.0))
+                                     min_prob=cfg.min_action_prob)
             counts = sets.counts
         nodes = []
         start = len(self.nodes)
