@@ -24,6 +24,8 @@ def expected(trace: dict, index: int) -> dict:
     new = set(its[-1]["expansion"]["children"]) if (
         kind in ("expansion", "simulation") and its and its[-1].get("expansion")) else set()
     return {"nodes": set(nodes), "path_edges": set(zip(path, path[1:])), "path": path,
+            "N": {i: n.get("N") or 0 for i, n in nodes.items()},
+            "parent": {i: n.get("parent") for i, n in nodes.items()},
             "colour": WINNER_COLOUR if win is not None else PATH_COLOUR, "winner": win,
             "candidates": set(candidate_ids(t)), "new": new}
 
@@ -34,7 +36,29 @@ def check(trace: dict, index: int, drawn: dict, where: str = "") -> None:
     at = f"{where} position {index}"
     assert drawn["pos"] == index, at
     real = {n["id"]: n for n in drawn["nodes"] if isinstance(n["id"], int)}
-    assert set(real) == want["nodes"], at
+    assert set(real) <= want["nodes"], at
+    missing = want["nodes"] - set(real)
+    if missing:
+        # A large tree: above 300 nodes the least visited are not drawn (a '+k' dot under
+        # their nearest drawn ancestor counts them) and, above 300 drawn, low-visit leaves
+        # fold into '+k' boxes (issue 28 #7). What matters is never among them, and every
+        # node not drawn is counted where it would be.
+        assert len(want["nodes"]) > 300, f"{at}: {len(missing)} of {len(want['nodes'])} not drawn"
+        keep = set(want["path"]) | want["candidates"] | want["new"] | {want["winner"]}
+        assert not (missing & keep), f"{at}: {sorted(missing & keep)} not drawn"
+        counts = {}
+        for i in missing:
+            a = want["parent"][i]
+            while a not in real:
+                a = want["parent"][a]
+            counts[a] = counts.get(a, 0) + 1
+        said = {}
+        for n in drawn["nodes"]:
+            sid = str(n["id"])
+            if sid.startswith(("fold-", "hidden-")):
+                a = int(sid.split("-")[1])
+                said[a] = said.get(a, 0) + int(n["label"].lstrip("+"))
+        assert said == counts, f"{at}: '+k' marks {said}, nodes not drawn per ancestor {counts}"
     marked = {(e["from"], e["to"]) for e in drawn["edges"]
               if e["colour"] in (PATH_COLOUR, WINNER_COLOUR)}
     assert marked == want["path_edges"], f"{at}: highlighted edges {sorted(marked)}, path {want['path']}"
