@@ -985,34 +985,42 @@
     zmax = zmax || 1;
     var width = Math.max(480, (p.clientWidth || this.root.clientWidth || 900) - 10);
     grids.forEach(function (G) {
-      var cols = G.keep, left = 130, top = 24, cw = Math.max(16, Math.min(34, Math.floor((width - left - 20) / Math.max(1, cols))));
-      var ch = 20, nrows = Math.max(1, G.rows.length), bottom = 74;
-      var W = left + cw * cols + 20, H = top + ch * nrows + bottom;
+      // a long answer (LLaDA's 256 slots) wraps into bands of the slots that fit the
+      // column at a readable cell width (16 px at least), each band with its own labels
+      var cols = G.keep, left = 130, top = 24, avail = width - left - 20;
+      var cw = Math.max(16, Math.min(34, Math.floor(avail / Math.max(1, cols))));
+      var per = Math.max(1, Math.floor(avail / cw)), bands = Math.max(1, Math.ceil(cols / per));
+      var ch = 20, nrows = Math.max(1, G.rows.length), labels = 62, gap = 12;
+      var band = ch * nrows + labels + gap;
+      var W = left + cw * Math.min(cols, per) + 20, H = top + band * bands + 12;
       var el = svg("svg", {width: W, height: H, "class": "mv-heat", "font-family": "sans-serif"});
       el.appendChild(svg("text", {x: left, y: 16, "font-size": 14, "font-weight": 600}, G.meta.title));
       if (!G.rows.length) el.appendChild(svg("text", {x: left, y: top + 14, "font-size": 12, fill: "#666"}, "(no step yet)"));
-      G.rows.forEach(function (row, ri) {
-        var y = top + ri * ch;
-        el.appendChild(svg("text", {x: left - 6, y: y + ch / 2 + 4, "font-size": 12, "text-anchor": "end"}, row.y));
-        for (var c = 0; c < cols; c++) {
-          var v = row.h[c], x = left + c * cw;
-          var bg = v === null || v === undefined ? "#f4f4f4" : lerp(v / zmax, VIRIDIS);
-          var rect = svg("rect", {x: x + 0.5, y: y + 0.5, width: cw - 1, height: ch - 1, fill: bg});
-          rect.appendChild(svg("title", {}, row.y + " · slot " + G.meta.x[c] + (v === null || v === undefined ? " · unmasked" : " · H = " + v.toFixed(3))));
-          el.appendChild(rect);
-          var mk = row.m[c];
-          if (mk) el.appendChild(svg("text", {x: x + cw / 2, y: y + ch / 2 + 4, "font-size": 12, "text-anchor": "middle",
-            fill: v === null || v === undefined ? "#222" : ink(bg), "pointer-events": "none"}, mk.length > 3 ? mk.slice(0, 3) : mk));
+      for (var b = 0; b < bands; b++) {
+        var c0 = b * per, c1 = Math.min(cols, c0 + per), y0 = top + b * band;
+        G.rows.forEach(function (row, ri) {
+          var y = y0 + ri * ch;
+          el.appendChild(svg("text", {x: left - 6, y: y + ch / 2 + 4, "font-size": 12, "text-anchor": "end"}, row.y));
+          for (var c = c0; c < c1; c++) {
+            var v = row.h[c], x = left + (c - c0) * cw;
+            var bg = v === null || v === undefined ? "#f4f4f4" : lerp(v / zmax, VIRIDIS);
+            var rect = svg("rect", {x: x + 0.5, y: y + 0.5, width: cw - 1, height: ch - 1, fill: bg, "data-slot": c});
+            rect.appendChild(svg("title", {}, row.y + " · slot " + G.meta.x[c] + (v === null || v === undefined ? " · unmasked" : " · H = " + v.toFixed(3))));
+            el.appendChild(rect);
+            var mk = row.m[c];
+            if (mk) el.appendChild(svg("text", {x: x + cw / 2, y: y + ch / 2 + 4, "font-size": 12, "text-anchor": "middle",
+              fill: v === null || v === undefined ? "#222" : ink(bg), "pointer-events": "none"}, mk.length > 3 ? mk.slice(0, 3) : mk));
+          }
+        });
+        var yb = y0 + ch * nrows;
+        for (var c = c0; c < c1; c++) {
+          var x = left + (c - c0) * cw + cw / 2;
+          el.appendChild(svg("text", {x: x, y: yb + 14, "font-size": 12, "text-anchor": "end",
+            transform: "rotate(-55 " + x + " " + (yb + 14) + ")"}, G.meta.x[c]));
         }
-      });
-      var yb = top + ch * nrows;
-      for (var c = 0; c < cols; c++) {
-        var x = left + c * cw + cw / 2;
-        el.appendChild(svg("text", {x: x, y: yb + 14, "font-size": 12, "text-anchor": "end",
-          transform: "rotate(-55 " + x + " " + (yb + 14) + ")"}, G.meta.x[c]));
       }
       var hidden = G.meta.x.length - cols;
-      el.appendChild(svg("text", {x: left, y: H - 6, "font-size": 12, fill: "#555"}, "slot / token" + (hidden ? " (" + hidden + " padding slots hidden)" : "")));
+      el.appendChild(svg("text", {x: left, y: H - 6, "font-size": 12, fill: "#555"}, "slot / token" + (bands > 1 ? " (" + bands + " bands of " + per + " slots)" : "") + (hidden ? " (" + hidden + " padding slots hidden)" : "")));
       p.appendChild(el);
     });
     var bar = h("div", "mv-colorbar"), grad = h("span", "mv-grad");
