@@ -749,6 +749,13 @@ class Frames:
             keep += 1
         if not final and keep == len(self.labels) and keep:
             keep -= 1        # the head of a live run may have moved on within its position
+        # the colour scale of Q (viz.tree.q_scale): a live run's changes once, when its
+        # search ends (iteration 1's rule, then the run's own range); every frame is then
+        # drawn again on it, so a live run's frames equal its replay's
+        scale = q_scale(trace)
+        if self.labels and scale != self._memo.get("scale_drawn", scale):
+            keep = 0
+        self._memo["scale_drawn"] = scale
         if keep < len(self.labels) or keep == 0:
             keep = min(keep, len(self.enc.frames))
             self.enc.truncate(keep)
@@ -756,8 +763,9 @@ class Frames:
         self.meta = meta(trace) if trace.get("run") else {}
         self.dirty_from = len(self.labels)
         self._memo.pop("layout", None)        # the trace may have grown: new nodes placed
-        for k in ("trace_at", "final_parts", "q_scale"):   # (its final tree may change)
+        for k in ("trace_at", "final_parts"):   # (its final tree may change)
             self._memo.pop(k, None)
+        self._memo["q_scale"] = scale
         for i in range(len(self.labels), len(pos)):
             parts, _ids = frame_parts(trace, i, max_nodes=self.max_nodes, memo=self._memo,
                                       timeline=pos)

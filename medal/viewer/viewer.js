@@ -884,7 +884,7 @@
     function key(el) { var k = h("span", "mv-k"); k.append.apply(k, el); L.appendChild(k); }
     if (lg.q) {
       var grad = h("span", "mv-grad"); grad.style.background = "linear-gradient(90deg," + lg.stops.join(",") + ")";
-      key([h("span", "", "Q " + fmt(lg.q[0], 2) + " "), grad, h("span", "", " " + fmt(lg.q[1], 3) + " (fixed for this run)")]);
+      key([h("span", "", "Q " + fmt(lg.q[0], 3) + " "), grad, h("span", "", " " + fmt(lg.q[1], 3) + " (this run's range; beyond it: end colour, ⇡/⇣)")]);
     } else key([h("span", "", "colour: Q (from iteration 1's simulation on)")]);
     function sw(colour, glyph, text, cls) { var g = h("span", cls || "", glyph); g.style.color = colour; key([g, h("span", "", " " + text)]); }
     sw(lg.colours.unvisited, "●", "unvisited"); key([h("span", "", "size: N")]);

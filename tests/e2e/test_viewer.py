@@ -198,6 +198,52 @@ def test_export_paints_every_node_at_every_position(browser, deep_trace, tmp_pat
     assert bad == [], f"nodes not painted: {bad[:6]} ({len(bad)} positions)"
 
 
+#: each drawn tree node's centre pixel (canvas), for the nodes whose centre is in the box
+CENTRES = """() => { const v = medalViewer, net = v.network;
+  const cv = v.el.treeBox.querySelector('canvas'), ctx = cv.getContext('2d');
+  const W = v.el.treeBox.clientWidth, H = v.el.treeBox.clientHeight, rx = cv.width / cv.clientWidth;
+  const out = {};
+  for (const n of v.nodes.get()) { if (typeof n.id !== 'number') continue;
+    const p = net.canvasToDOM({x: n.x, y: n.y});
+    if (p.x < 3 || p.y < 3 || p.x > W - 3 || p.y > H - 3) continue;
+    const d = ctx.getImageData(Math.round(p.x * rx), Math.round(p.y * rx), 1, 1).data;
+    out[n.id] = [d[0], d[1], d[2]]; }
+  return out; }"""
+
+
+@pytest.mark.parametrize("name", ["sudoku", "pick-medal-does-not-fix"])
+def test_export_q_colours_separate_the_runs_q_values(browser, tmp_path, name):
+    """Issue 28 #6, on the canvas: the legend's Q scale is the run's own range (Sudoku's
+    was 0-0.45 for Q within -0.02-0.2, Pick's 0-0.33 for 0.002-0.23), and two painted
+    nodes whose Q differ by an eighth of it differ by more than 24 in a colour channel."""
+    import itertools
+    import re
+    from medal.timeline import trace_at
+    trace = load_example(next(e for e in EXAMPLES if e.name == name))
+    ctx, pg, blocked, errors = open_export(browser, trace, tmp_path)
+    last = len(positions(trace)) - 1
+    pg.evaluate(f"medalViewer.go({last})")
+    pg.wait_for_function(f"medalViewer.framedAt === {last}", timeout=10_000)
+    pg.click("button.mv-fit")
+    pg.wait_for_timeout(300)
+    legend = pg.locator(".mv-legend").inner_text()
+    m = re.search(r"Q (-?[\d.]+)\s+(-?[\d.]+) \(this run's range", legend)
+    assert m, legend
+    lo, hi = float(m.group(1)), float(m.group(2))
+    nodes = nodes_by_id(trace_at(trace, last))
+    qs = [n["Q"] for n in nodes.values() if n["N"] > 0]
+    assert lo < hi and hi - lo <= 1.05 * (max(qs) - min(qs)) + 0.02, (lo, hi, min(qs), max(qs))
+    px = {int(k): v for k, v in pg.evaluate(CENTRES).items()}
+    seen = [(nodes[i]["Q"], c) for i, c in px.items()
+            if nodes[i]["N"] > 0 and lo <= nodes[i]["Q"] <= hi]
+    assert len(seen) >= 5, f"{name}: {len(seen)} visited nodes in the box"
+    alike = [(a[0], b[0]) for a, b in itertools.combinations(seen, 2)
+             if abs(a[0] - b[0]) >= (hi - lo) / 8 and max(abs(x - y) for x, y in zip(a[1], b[1])) <= 24]
+    ctx.close()
+    assert alike == [], f"{name}: painted alike: {alike[:5]}"
+    assert blocked == [] and errors == []
+
+
 def hover_node(pg, nid, viewer="medalViewer") -> dict:
     """Moves the mouse onto node ``nid``'s centre; the tooltip's text and box once shown."""
     xy = pg.evaluate("""([name, id]) => { const v = window[name] || globalThis.__medalViewer;
