@@ -34,7 +34,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_browser import (ARTIFACTS, CHROMIUM_ARGS, browser, expect,  # noqa: E402,F401
                           offline_session, server)
-from viewer_checks import READ, check, expected, undrawn  # noqa: E402
+from viewer_checks import MOVES, READ, check, expected, undrawn  # noqa: E402
 
 from medal.config import GenerationConfig  # noqa: E402
 from medal.engine import Run  # noqa: E402
@@ -196,6 +196,26 @@ def test_export_paints_every_node_at_every_position(browser, deep_trace, tmp_pat
         ctx.close()
         assert blocked == [] and errors == []
     assert bad == [], f"nodes not painted: {bad[:6]} ({len(bad)} positions)"
+
+
+@pytest.mark.parametrize("size", ["1024x768"])
+def test_export_view_glides_to_the_path_never_jumps(browser, tmp_path, size):
+    """Issue 28 #3: stepping forwards one position at a time through the longer search,
+    the view follows the current path by short glides, never a jump: its fastest is under
+    700 screen px per 60 Hz frame (a glide of 5,800 px takes 480 ms; the old view jumped
+    5,801 px in one frame) and it holds its scale as check_view_moves asks. How often and
+    how far it moves is the benchmark's table (scripts/bench_viewer.py)."""
+    trace = load_example(next(e for e in EXAMPLES if e.name == "countdown-longer-search"))
+    ctx, pg, blocked, errors = open_export(browser, trace, tmp_path, size)
+    moves = pg.evaluate(MOVES, len(positions(trace)))
+    ctx.close()
+    assert len(moves) >= len(positions(trace)) - 3
+    fastest = max(m[2] for m in moves)
+    print(f"{size}: {sum(m[0] > 1 for m in moves)} steps move the view, "
+          f"{sum(m[0] > 300 for m in moves)} by over 300 px; fastest {fastest:.0f} px a frame")
+    assert fastest <= 700, [m for m in moves if m[2] > 700][:5]
+    check_view_moves(trace, [(i, m[0], m[1]) for i, m in enumerate(moves)], f"glide {size}")
+    assert blocked == [] and errors == []
 
 
 #: each drawn tree node's centre pixel (canvas), for the nodes whose centre is in the box
@@ -454,21 +474,28 @@ def test_export_folds_low_visit_leaves_into_counts_that_open(browser, deep_trace
 def test_export_step_draws_the_tree_once(browser, deep_trace, tmp_path):
     """Issue 18 (step p90 <= 50 ms at 300 nodes): vis-network drew the whole canvas
     synchronously after every DataSet change, again on the next frame, and once more after
-    the view was framed: 3 to 8 drawings a step. A step is drawn once, framed included.
-    (The time itself is the benchmark's figure, scripts/bench_viewer.py.)"""
+    the view was framed: 3 to 8 drawings a step. A step is drawn once, framed included;
+    a step whose view glides to its new place (issue 28 #3) draws once per animation frame
+    of the glide, no more. (The time itself is the benchmark's figure,
+    scripts/bench_viewer.py.)"""
     ctx, pg, blocked, errors = open_export(browser, deep_trace, tmp_path)
     counts = pg.evaluate("""() => new Promise(done => {
-        const v = medalViewer; let draws = 0; const out = [];
+        const v = medalViewer; let draws = 0, frames = 0, glided = false; const out = [];
         v.network.on("afterDrawing", () => { draws += 1; });
+        (function tick() { frames += 1; requestAnimationFrame(tick); })();
         let i = Math.floor(v.n() / 3);
         v.go(i);
         function one() {
           if (out.length >= 40) { done(out); return; }
-          i += 1; draws = 0; v.go(i);
-          setTimeout(() => { out.push([i, draws, v.framedAt]); one(); }, 120); }
-        setTimeout(one, 300); })""")
-    assert all(d == 1 for _, d, _ in counts), counts
-    assert all(f == i for i, _, f in counts), counts      # and each was framed
+          i += 1; draws = 0; frames = 0; v.go(i); glided = v.panning;
+          const wait = () => { if (v.panning) { setTimeout(wait, 30); return; }
+            setTimeout(() => { out.push([i, draws, v.framedAt, glided, frames]); one(); }, 120); };
+          wait(); }
+        const start = () => { if (v.panning) { setTimeout(start, 30); return; } setTimeout(one, 300); };
+        start(); })""")
+    assert all(d == 1 for _, d, _, g, _ in counts if not g), counts
+    assert all(d <= n for _, d, _, g, n in counts if g), counts
+    assert all(f == i for i, _, f, _, _ in counts), counts      # and each was framed
     ctx.close()
     assert blocked == [] and errors == []
 

@@ -85,7 +85,7 @@ def check(trace: dict, index: int, drawn: dict, where: str = "") -> None:
 
 
 #: Issue 28 #1: what the canvas shows, not what vis-network holds. Goes to position ``i``,
-#: waits for the step's drawing (two animation frames), then reads the canvas pixel at the
+#: waits for the step's drawing (two animation frames; a glide of the view to its end), then reads the canvas pixel at the
 #: centre of every drawn tree node whose centre lies in the box: it must have the node's
 #: own colour. Returns the nodes that are not painted, how many were looked at, and how
 #: the view moved with the step ([screen px, zoom factor]; null without a tree before).
@@ -93,6 +93,7 @@ PIXELS = """async ([name, i]) => { const v = window[name] || globalThis.__medalV
   const was = v.network ? [v.network.getViewPosition(), v.network.getScale()] : null;
   if (i !== null) v.go(i);
   await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  while (v.panning) await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
   const net = v.network; if (!net || !v.nodes) return {miss: [], n: 0, move: null};
   const at = net.getViewPosition(), k = net.getScale();
   const move = was && v.network === net ? [Math.hypot(at.x - was[0].x, at.y - was[0].y) * k, k / was[1]] : null;
@@ -113,3 +114,26 @@ def undrawn(pg, index: int | None, viewer: str = "medalViewer") -> dict:
     """``PIXELS`` at ``index`` (None: where the viewer is, the view as it is): {"miss":
     [[id, colour, pixel], ...], "n": nodes looked at, "move": [px, zoom] or None}."""
     return pg.evaluate(PIXELS, [viewer, index])
+
+#: Steps forwards one position at a time from the start: each step's view movement
+#: [screen px the view's centre moved, zoom factor, the view's fastest in screen px per
+#: 60 Hz frame (16.7 ms): a jump moves all the way in one frame], the view sampled at every
+#: animation frame until any glide ends (issue 28 #3; scripts/bench_viewer.py prints it).
+MOVES = """(n) => new Promise(done => {
+    const v = medalViewer, out = []; let i = 0; v.go(0);
+    function one() {
+      if (i >= n - 1) { done(out); return; }
+      const net = v.network, was = net ? [net.getViewPosition(), net.getScale()] : null;
+      let last = was ? was[0] : null, t = performance.now(), most = 0, frames = 0;
+      i += 1; v.go(i);
+      const sample = (now) => { const m = v.network;
+        if (m && m === net && last) { const at = m.getViewPosition();
+          const d = Math.hypot(at.x - last.x, at.y - last.y) * m.getScale();
+          most = Math.max(most, d / Math.max(8, now - t) * 16.7); last = at; t = now; }
+        frames += 1;
+        if (v.panning || frames < 3) { requestAnimationFrame(sample); return; }
+        if (was && m === net) { const at = m.getViewPosition(), k = m.getScale();
+          out.push([Math.hypot(at.x - was[0].x, at.y - was[0].y) * k, k / was[1], most]); }
+        one(); };
+      requestAnimationFrame(sample); }
+    setTimeout(one, 500); })"""
