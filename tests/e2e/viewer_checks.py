@@ -93,7 +93,9 @@ PIXELS = """async ([name, i]) => { const v = window[name] || globalThis.__medalV
   const was = v.network ? [v.network.getViewPosition(), v.network.getScale()] : null;
   if (i !== null) v.go(i);
   await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
-  while (v.panning) await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  let panned = false;     // a glide: its last move is drawn on the frame after it
+  while (v.panning) { panned = true; await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))); }
+  if (panned) await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
   const net = v.network; if (!net || !v.nodes) return {miss: [], n: 0, move: null};
   const at = net.getViewPosition(), k = net.getScale();
   const move = was && v.network === net ? [Math.hypot(at.x - was[0].x, at.y - was[0].y) * k, k / was[1]] : null;
