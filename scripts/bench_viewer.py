@@ -15,7 +15,16 @@ for docs/UI.md. A benchmark, not a test: the figures depend on the machine and i
   its tree drawn;
 * example click -> tree: a click on an example's button (examples already computed once
   by the server) to its tree drawn;
+* step at LLaDA's size: the same steps on a trace of 256 answer slots and ~1,000 nodes from
+  a tiny random-weight LLaDA (tests/llada_sized.py; ~20 s to make; --no-llada skips it);
+* view movement: stepping forwards one position at a time through each shipped example,
+  how far the tree's view moves (steps that move it, moves over 300 px, zoom changes);
+* page load -> Compare drawn: the URL opened on Compare (``?source=compare``: two examples
+  side by side) to both viewers drawn, in 5 fresh browser profiles;
 * export size of every shipped example.
+
+The machine these figures come from matters: say its cores and load with them (the load
+average is printed at the start and the end).
 """
 from __future__ import annotations
 
@@ -68,6 +77,43 @@ def deep_trace(nodes: int) -> dict:
     return trace
 
 
+STEPS = """([k, n, start]) => new Promise(done => {
+    const v = medalViewer, out = []; let i = Math.max(0, Math.floor(n * start));
+    v.go(i);
+    function one() {
+      if (out.length >= k || i >= n - 1) { done(out); return; }
+      i += 1; const t = performance.now();
+      v.go(i);
+      requestAnimationFrame(() => requestAnimationFrame(() => {
+        out.push(performance.now() - t); setTimeout(one, 30); }));
+    }
+    setTimeout(one, 300); })"""
+
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
+from viewer_checks import MOVES  # noqa: E402
+
+
+def view_moves(pg, n: int) -> dict:
+    """How the view moved over the steps (each step waited out, its glide included)."""
+    ms = pg.evaluate(MOVES, n)
+    moved = [m for m in ms if m[0] > 1 or abs(m[1] - 1) > 1e-3]
+    return {"steps": len(ms), "moved": len(moved), "big": sum(m[0] > 300 for m in ms),
+            "zooms": sum(abs(m[1] - 1) > 1e-3 for m in ms),
+            "px": sum(m[0] for m in ms), "frame_px": max((m[2] for m in ms), default=0)}
+    # frame_px: the view's fastest, in screen px per 60 Hz frame (16.7 ms)
+
+
+def llada_trace() -> dict:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from llada_sized import llada_sized_trace
+    t0 = time.perf_counter()
+    trace = llada_sized_trace(tempfile.mkdtemp())
+    print(f"LLaDA-sized trace: {len(trace['tree']['nodes'])} nodes, "
+          f"{trace['run']['config']['gen_length']} slots ({time.perf_counter() - t0:.0f} s)",
+          file=sys.stderr)
+    return trace
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -79,6 +125,8 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=60)
     ap.add_argument("--live-steps", type=int, default=20)
     ap.add_argument("--nodes", type=int, default=300)
+    ap.add_argument("--no-llada", action="store_true", help="skip the LLaDA-sized trace")
+    ap.add_argument("--no-moves", action="store_true", help="skip the view-movement count")
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -86,7 +134,7 @@ def main() -> int:
     from medal.viz.examples import list_examples, load_example
     from medal.viz.export import write_html
     tmp = Path(tempfile.mkdtemp())
-    out = {}
+    out, moves = {}, {}
     sizes = {}
     for e in list_examples():
         p = write_html(load_example(e), tmp / f"{e.name}.html")
@@ -95,6 +143,12 @@ def main() -> int:
     t0 = time.perf_counter()
     big = write_html(trace, tmp / "big.html")
     export_s = time.perf_counter() - t0
+    llada = None
+    if not args.no_llada:
+        t0 = time.perf_counter()
+        llada = write_html(llada_trace(), tmp / "llada.html")
+        print(f"LLaDA-sized export: {llada.stat().st_size / 1e6:.2f} MB in "
+              f"{time.perf_counter() - t0:.1f} s", file=sys.stderr)
     port = free_port()
     log = open(tmp / "streamlit.log", "w")
     server = subprocess.Popen(
@@ -147,6 +201,30 @@ def main() -> int:
                         out.push(performance.now() - t); setTimeout(one, 30); })); }
                     one(); })""", [args.steps, n, tab])
                 out[f"step, {tab} tab"] = xs
+            if llada is not None:
+                for size in ((1440, 900), (1024, 768)):
+                    lp = b.new_page(viewport={"width": size[0], "height": size[1]})
+                    t0 = time.perf_counter()
+                    lp.goto(llada.as_uri())
+                    lp.wait_for_function("window.medalViewer && globalThis.__medalTreeDrawn",
+                                         timeout=120_000)
+                    load_ms = (time.perf_counter() - t0) * 1000
+                    ln = lp.evaluate("medalViewer.n()")
+                    xs = lp.evaluate(STEPS, [args.steps, ln, 1 / 3])
+                    ld = lp.evaluate("medalViewer.nodes.length")
+                    out[f"step, LLaDA-sized trace (256 slots, ~1,000 nodes; {ld} drawn), "
+                        f"Tree tab, {size[0]}x{size[1]}"] = xs
+                    out[f"export load, LLaDA-sized trace, {size[0]}x{size[1]}"] = [load_ms]
+                    lp.close()
+            if not args.no_moves:
+                for e in list_examples():
+                    mp = b.new_page(viewport={"width": 1440, "height": 900})
+                    mp.goto((tmp / f"{e.name}.html").as_uri())
+                    mp.wait_for_function("window.medalViewer && globalThis.__medalTreeDrawn",
+                                         timeout=120_000)
+                    mv = view_moves(mp, mp.evaluate("medalViewer.n()"))
+                    moves[e.name] = mv
+                    mp.close()
             # the app: load -> interactive tree (an example's), example click -> tree
             examples = list_examples()
             # the server's first page (its first session: imports, the examples' frames)
@@ -176,6 +254,19 @@ def main() -> int:
                 t for t, cached in landing if not cached]
             out["page load -> interactive tree (plain URL), browser cache warm"] = [
                 t for t, cached in landing if cached]
+            compare = []
+            for _ in range(5):
+                c = b.new_context(viewport={"width": 1440, "height": 900})
+                lp = c.new_page()
+                t0 = time.perf_counter()
+                lp.goto(url + "?source=compare")
+                lp.wait_for_function("globalThis.__medalCompare && __medalCompare.root.isConnected "
+                                     "&& __medalCompare.views.length === 2 && "
+                                     "__medalCompare.views.every(v => v.n() > 0)",
+                                     timeout=120_000, polling=10)
+                compare.append((time.perf_counter() - t0) * 1000)
+                c.close()
+            out["page load -> Compare drawn (?source=compare), fresh profile"] = compare
             ctx = b.new_context(viewport={"width": 1440, "height": 900})
             pg = ctx.new_page()
             t0 = time.perf_counter()
@@ -237,6 +328,13 @@ def main() -> int:
           f"{big.stat().st_size / 1e6:.2f} MB, written in {export_s:.1f} s")
     for k, v in sizes.items():
         print(f"export {k}: {v / 1e6:.2f} MB")
+    if moves:
+        print("\nview movement stepping forwards one position at a time (1440x900): "
+              "| example | steps | steps that move the view | moves > 300 px | zooms | px in all "
+              "| fastest (px a 60 Hz frame) |")
+        for k, m in moves.items():
+            print(f"| {k} | {m['steps']} | {m['moved']} | {m['big']} | {m['zooms']} | "
+                  f"{m['px']:.0f} | {m['frame_px']:.0f} |")
     return 0
 
 

@@ -1,7 +1,7 @@
 """Regenerate the example traces shipped in medal/assets/examples/ (opened in one click from the
 Run page; checked to reproduce by tests/views/test_examples.py).
 
-    python scripts/make_examples.py            # all six, with the shipped built-in models
+    python scripts/make_examples.py            # all seven, with the shipped built-in models
     python scripts/make_examples.py --only countdown-longer-search   # one example
 
 Each example is a MEDAL run with the greedy comparison, found by scanning a fixed list
@@ -24,6 +24,10 @@ of problems (generated from a fixed seed) with the shipped model, in order:
   greedy writes the most likely letters of two slots of different pairs in one step and
   mixes the words; MEDAL's search commits one letter at a time, the model follows it, and
   its answer is one of the words -- the first problem where that happens.
+* ``countdown-large-search``: a search at the size a real model's makes (issue 28): L_c = 6,
+  c = 0.5 and the probability floor 0.02 (actions below p = 0.02 left out, so the search
+  branches where the model hesitates); the first problem whose tree has at least 300 nodes.
+  The viewer folds its low-visit leaves; the e2e tests read its pixels.
 
 The scan is deterministic (same model, same seed: same examples). Re-run this after the
 built-in models or the trace format change, and commit the new files.
@@ -81,6 +85,8 @@ def explorations(trace: dict) -> int:
 
 
 LONGER = GenerationConfig(lc=4, c=0.5)
+LARGE = GenerationConfig(lc=6, c=0.5, min_action_prob=0.02)
+CONFIGS = {"countdown-longer-search": LONGER, "countdown-large-search": LARGE}
 
 
 def _differs(trace: dict) -> bool:
@@ -128,6 +134,13 @@ def main() -> int:
          "one from each pair, and mixes the words. MEDAL's search commits one letter at a "
          "time; the model follows it, and the answer is one of the words. Default settings "
          "(2 slots per step, the task's default). docs/RESULTS.md has the figures."),
+        ("countdown-large-search", "countdown", countdown,
+         lambda t, m, g: len(t["tree"]["nodes"]) >= 300,
+         "Countdown: a large search (300+ nodes)",
+         "A tree at the size a real model's search makes: L_c = 6, c = 0.5 and the "
+         "probability floor 0.02 (actions below p = 0.02 left out), so the search goes six "
+         "levels deep over ~100 iterations and 400+ nodes. Low-visit leaves fold into '+k' "
+         "boxes that open on click; 'Go to node' finds any node."),
     ]
     only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
     index = []
@@ -136,7 +149,7 @@ def main() -> int:
         if only and name != only:
             index.append(index_entry)
             continue
-        config = LONGER if name == "countdown-longer-search" else None
+        config = CONFIGS.get(name)
         trace, i = find(model, task, want, seed=2026,
                         greedy_wrong=task in ("countdown", "pick", "twins") and config is None,
                         config=config)

@@ -160,7 +160,7 @@ def lerp_colour(t: float, stops: tuple[str, ...]) -> str:
 VIRIDIS = ("#440154", "#3b528b", "#21918c", "#5ec962", "#fde725")
 #: the step at which a slot was unmasked (order strip, Sudoku board, Countdown expression):
 #: a rainbow ("turbo", sampled) whose first steps are far apart -- viridis's dark purple and
-#: dark blue were hard to tell apart (issue 18 #8). The same stops as viewer.js's STEPS.
+#: dark blue were hard to tell apart (issue 18 #8). The same stops as the viewer script's STEPS (viewer-core.js).
 STEP_COLOURS = ("#30123b", "#4662d7", "#36aaf9", "#1ae4b6", "#72fe5e", "#c8ef34", "#faba39",
                 "#f66b19", "#ca2a04", "#7a0403")
 

@@ -182,17 +182,17 @@ def test_medal_app_warms_the_run_page_while_the_server_starts(monkeypatch):
 
     import medal.app
     import medal.cli
-    import medal.viewer
+    import medal.viewer.examples_cache
     from streamlit.web import cli as st_cli
     from medal.viz.examples import list_examples
     started = []
     monkeypatch.setattr(sys, "argv", list(sys.argv))       # medal app sets Streamlit's
     monkeypatch.setattr(st_cli, "main", lambda: started.append(list(sys.argv)) or 0)
     monkeypatch.setattr(medal.viewer.warm_examples, "started", False, raising=False)
-    monkeypatch.setattr(medal.viewer, "_EXAMPLES", {})
+    monkeypatch.setattr(medal.viewer.examples_cache, "_EXAMPLES", {})
     assert medal.cli.main(["app", "--port", "8599"]) == 0
     assert started and started[0][:2] == ["streamlit", "run"]
     for name in ("medal-warm-app", "medal-warm-examples"):
         for t in [t for t in threading.enumerate() if t.name == name]:
             t.join(timeout=300)
-    assert set(medal.viewer._EXAMPLES) == {e.name for e in list_examples()}
+    assert set(medal.viewer.examples_cache._EXAMPLES) == {e.name for e in list_examples()}

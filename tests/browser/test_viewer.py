@@ -34,7 +34,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_browser import (ARTIFACTS, CHROMIUM_ARGS, browser, expect,  # noqa: E402,F401
                           offline_session, server)
-from viewer_checks import READ, check, expected, undrawn  # noqa: E402
+from viewer_checks import MOVES, READ, check, expected, undrawn  # noqa: E402
 
 from medal.config import GenerationConfig  # noqa: E402
 from medal.engine import Run  # noqa: E402
@@ -100,6 +100,16 @@ def drawn(pg, viewer="medalViewer"):
 #: as a step of its own, .ci/run).
 FULL_SWEEP = os.environ.get("MEDAL_FULL_SWEEP", "") not in ("", "0")
 
+#: a trace with more positions than this is a large one (the shipped large example, 439
+#: positions; the deep trace): the suite checks a sample of its positions
+LARGE = 200
+
+
+def stride_of(trace: dict, large: int = 6) -> int:
+    """Every position of a small trace; every ``large``-th of a large one (all of them
+    under MEDAL_FULL_SWEEP=1)."""
+    return 1 if FULL_SWEEP or len(positions(trace)) <= LARGE else large
+
 
 def step_through(pg, trace, where, viewer="medalViewer", stride=1):
     """Every ``stride``-th position forwards (every one by default), the last 40 backwards
@@ -120,9 +130,11 @@ def step_through(pg, trace, where, viewer="medalViewer", stride=1):
 def test_export_tree_is_right_at_every_position(browser, deep_trace, tmp_path, name):
     trace = traces(deep_trace)[name]
     ctx, pg, blocked, errors = open_export(browser, trace, tmp_path)
-    step_through(pg, trace, f"export {name}", stride=4 if name == "deep" else 1)
-    # Play to the end: the winner's path, not the last selection nor every root edge
-    pg.evaluate("medalViewer.go(0)")
+    step_through(pg, trace, f"export {name}", stride=stride_of(trace, 4))
+    # Play to the end: the winner's path, not the last selection nor every root edge (a
+    # large trace plays its last 40 positions: all of them take 100 ms each)
+    n = len(positions(trace))
+    pg.evaluate(f"medalViewer.go({0 if stride_of(trace) == 1 else max(0, n - 40)})")
     pg.select_option("select.mv-speed", "100")
     pg.click("button.mv-play")
     pg.wait_for_function("medalViewer.pos === medalViewer.n() - 1 && !medalViewer.playing",
@@ -177,13 +189,81 @@ def test_export_paints_every_node_at_every_position(browser, deep_trace, tmp_pat
     for name, trace in traces(deep_trace).items():
         ctx, pg, blocked, errors = open_export(browser, trace, tmp_path, size)
         moves = []
-        bad += paint_sweep(pg, trace, f"export {name} {size}", stride=6 if name == "deep" else 1,
+        bad += paint_sweep(pg, trace, f"export {name} {size}", stride=stride_of(trace),
                            moves=moves)
-        if name != "deep":
+        if stride_of(trace) == 1 and name != "deep":
             check_view_moves(trace, moves, f"export {name} {size}")
         ctx.close()
         assert blocked == [] and errors == []
     assert bad == [], f"nodes not painted: {bad[:6]} ({len(bad)} positions)"
+
+
+@pytest.mark.parametrize("size", ["1024x768"])
+def test_export_view_glides_to_the_path_never_jumps(browser, tmp_path, size):
+    """Issue 28 #3: stepping forwards one position at a time through the longer search's
+    first 80 positions (at 1024x768 the view moves at 33 of them, 23 times by over 300 px),
+    the view follows the current path by short glides, never a jump: its fastest is under
+    700 screen px per 60 Hz frame (measured ~320; a glide of 5,800 px takes 480 ms; without
+    the glide it moved 4,751 px in one frame) and it holds its scale as check_view_moves asks.
+    How often and how far it moves over whole runs is the benchmark's table
+    (scripts/bench_viewer.py)."""
+    trace = load_example(next(e for e in EXAMPLES if e.name == "countdown-longer-search"))
+    ctx, pg, blocked, errors = open_export(browser, trace, tmp_path, size)
+    moves = pg.evaluate(MOVES, 80)
+    ctx.close()
+    assert len(moves) >= 77
+    fastest = max(m[2] for m in moves)
+    print(f"{size}: {sum(m[0] > 1 for m in moves)} steps move the view, "
+          f"{sum(m[0] > 300 for m in moves)} by over 300 px; fastest {fastest:.0f} px a frame")
+    assert fastest <= 700, [m for m in moves if m[2] > 700][:5]
+    check_view_moves(trace, [(i, m[0], m[1]) for i, m in enumerate(moves)], f"glide {size}")
+    assert blocked == [] and errors == []
+
+
+#: each drawn tree node's centre pixel (canvas), for the nodes whose centre is in the box
+CENTRES = """() => { const v = medalViewer, net = v.network;
+  const cv = v.el.treeBox.querySelector('canvas'), ctx = cv.getContext('2d');
+  const W = v.el.treeBox.clientWidth, H = v.el.treeBox.clientHeight, rx = cv.width / cv.clientWidth;
+  const out = {};
+  for (const n of v.nodes.get()) { if (typeof n.id !== 'number') continue;
+    const p = net.canvasToDOM({x: n.x, y: n.y});
+    if (p.x < 3 || p.y < 3 || p.x > W - 3 || p.y > H - 3) continue;
+    const d = ctx.getImageData(Math.round(p.x * rx), Math.round(p.y * rx), 1, 1).data;
+    out[n.id] = [d[0], d[1], d[2]]; }
+  return out; }"""
+
+
+@pytest.mark.parametrize("name", ["sudoku", "pick-medal-does-not-fix"])
+def test_export_q_colours_separate_the_runs_q_values(browser, tmp_path, name):
+    """Issue 28 #6, on the canvas: the legend's Q scale is the run's own range (Sudoku's
+    was 0-0.45 for Q within -0.02-0.2, Pick's 0-0.33 for 0.002-0.23), and two painted
+    nodes whose Q differ by an eighth of it differ by more than 24 in a colour channel."""
+    import itertools
+    import re
+    from medal.timeline import trace_at
+    trace = load_example(next(e for e in EXAMPLES if e.name == name))
+    ctx, pg, blocked, errors = open_export(browser, trace, tmp_path)
+    last = len(positions(trace)) - 1
+    pg.evaluate(f"medalViewer.go({last})")
+    pg.wait_for_function(f"medalViewer.framedAt === {last}", timeout=10_000)
+    pg.click("button.mv-fit")
+    pg.wait_for_timeout(300)
+    legend = pg.locator(".mv-legend").inner_text()
+    m = re.search(r"Q (-?[\d.]+)\s+(-?[\d.]+) \(this run's range", legend)
+    assert m, legend
+    lo, hi = float(m.group(1)), float(m.group(2))
+    nodes = nodes_by_id(trace_at(trace, last))
+    qs = [n["Q"] for n in nodes.values() if n["N"] > 0]
+    assert lo < hi and hi - lo <= 1.05 * (max(qs) - min(qs)) + 0.02, (lo, hi, min(qs), max(qs))
+    px = {int(k): v for k, v in pg.evaluate(CENTRES).items()}
+    seen = [(nodes[i]["Q"], c) for i, c in px.items()
+            if nodes[i]["N"] > 0 and lo <= nodes[i]["Q"] <= hi]
+    assert len(seen) >= 5, f"{name}: {len(seen)} visited nodes in the box"
+    alike = [(a[0], b[0]) for a, b in itertools.combinations(seen, 2)
+             if abs(a[0] - b[0]) >= (hi - lo) / 8 and max(abs(x - y) for x, y in zip(a[1], b[1])) <= 24]
+    ctx.close()
+    assert alike == [], f"{name}: painted alike: {alike[:5]}"
+    assert blocked == [] and errors == []
 
 
 def hover_node(pg, nid, viewer="medalViewer") -> dict:
@@ -396,21 +476,28 @@ def test_export_folds_low_visit_leaves_into_counts_that_open(browser, deep_trace
 def test_export_step_draws_the_tree_once(browser, deep_trace, tmp_path):
     """Issue 18 (step p90 <= 50 ms at 300 nodes): vis-network drew the whole canvas
     synchronously after every DataSet change, again on the next frame, and once more after
-    the view was framed: 3 to 8 drawings a step. A step is drawn once, framed included.
-    (The time itself is the benchmark's figure, scripts/bench_viewer.py.)"""
+    the view was framed: 3 to 8 drawings a step. A step is drawn once, framed included;
+    a step whose view glides to its new place (issue 28 #3) draws once per animation frame
+    of the glide, no more. (The time itself is the benchmark's figure,
+    scripts/bench_viewer.py.)"""
     ctx, pg, blocked, errors = open_export(browser, deep_trace, tmp_path)
     counts = pg.evaluate("""() => new Promise(done => {
-        const v = medalViewer; let draws = 0; const out = [];
+        const v = medalViewer; let draws = 0, frames = 0, glided = false; const out = [];
         v.network.on("afterDrawing", () => { draws += 1; });
+        (function tick() { frames += 1; requestAnimationFrame(tick); })();
         let i = Math.floor(v.n() / 3);
         v.go(i);
         function one() {
           if (out.length >= 40) { done(out); return; }
-          i += 1; draws = 0; v.go(i);
-          setTimeout(() => { out.push([i, draws, v.framedAt]); one(); }, 120); }
-        setTimeout(one, 300); })""")
-    assert all(d == 1 for _, d, _ in counts), counts
-    assert all(f == i for i, _, f in counts), counts      # and each was framed
+          i += 1; draws = 0; frames = 0; v.go(i); glided = v.panning;
+          const wait = () => { if (v.panning) { setTimeout(wait, 30); return; }
+            setTimeout(() => { out.push([i, draws, v.framedAt, glided, frames]); one(); }, 120); };
+          wait(); }
+        const start = () => { if (v.panning) { setTimeout(start, 30); return; } setTimeout(one, 300); };
+        start(); })""")
+    assert all(d == 1 for _, d, _, g, _ in counts if not g), counts
+    assert all(d <= n for _, d, _, g, n in counts if g), counts
+    assert all(f == i for i, _, f, _, _ in counts), counts      # and each was framed
     ctx.close()
     assert blocked == [] and errors == []
 
@@ -566,7 +653,7 @@ def test_export_frames_what_matters_readably(browser, tmp_path, name, size):
     trace = load_example(next(e for e in EXAMPLES if e.name == name))
     ctx, pg, blocked, errors = open_export(browser, trace, tmp_path, size)
     n = len(positions(trace))
-    for i in range(n):
+    for i in sorted(set(range(0, n, stride_of(trace))) | {n - 1}):
         pg.evaluate(f"medalViewer.go({i})")
         want = expected(trace, i)
         if not want["nodes"]:
@@ -637,7 +724,9 @@ def test_app_tree_is_right_at_every_position(browser, server, deep_trace, tmp_pa
     for ex in EXAMPLES:
         open_example_in_app(pg, ex.title)
         pg.wait_for_function(f"__medalViewer.store.key === 'example-{ex.name}'", timeout=60_000)
-        step_through(pg, load_example(ex), f"app {ex.name}", viewer="__medalViewer")
+        trace = load_example(ex)
+        step_through(pg, trace, f"app {ex.name}", viewer="__medalViewer",
+                     stride=stride_of(trace))
     # an uploaded deep trace
     path = tmp_path / "deep.json"
     path.write_text(dumps(deep_trace))
@@ -659,7 +748,9 @@ def test_app_paints_every_node_at_every_position(browser, server):
     for ex in EXAMPLES:
         open_example_in_app(pg, ex.title)
         pg.wait_for_function(f"__medalViewer.store.key === 'example-{ex.name}'", timeout=60_000)
-        bad += paint_sweep(pg, load_example(ex), f"app {ex.name}", viewer="__medalViewer")
+        trace = load_example(ex)
+        bad += paint_sweep(pg, trace, f"app {ex.name}", viewer="__medalViewer",
+                           stride=stride_of(trace))
     ctx.close()
     assert offline.blocked == []
     assert bad == [], f"nodes not painted: {bad[:6]} ({len(bad)} positions)"

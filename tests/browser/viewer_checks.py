@@ -24,6 +24,8 @@ def expected(trace: dict, index: int) -> dict:
     new = set(its[-1]["expansion"]["children"]) if (
         kind in ("expansion", "simulation") and its and its[-1].get("expansion")) else set()
     return {"nodes": set(nodes), "path_edges": set(zip(path, path[1:])), "path": path,
+            "N": {i: n.get("N") or 0 for i, n in nodes.items()},
+            "parent": {i: n.get("parent") for i, n in nodes.items()},
             "colour": WINNER_COLOUR if win is not None else PATH_COLOUR, "winner": win,
             "candidates": set(candidate_ids(t)), "new": new}
 
@@ -34,7 +36,29 @@ def check(trace: dict, index: int, drawn: dict, where: str = "") -> None:
     at = f"{where} position {index}"
     assert drawn["pos"] == index, at
     real = {n["id"]: n for n in drawn["nodes"] if isinstance(n["id"], int)}
-    assert set(real) == want["nodes"], at
+    assert set(real) <= want["nodes"], at
+    missing = want["nodes"] - set(real)
+    if missing:
+        # A large tree: above 300 nodes the least visited are not drawn (a '+k' dot under
+        # their nearest drawn ancestor counts them) and, above 300 drawn, low-visit leaves
+        # fold into '+k' boxes (issue 28 #7). What matters is never among them, and every
+        # node not drawn is counted where it would be.
+        assert len(want["nodes"]) > 300, f"{at}: {len(missing)} of {len(want['nodes'])} not drawn"
+        keep = set(want["path"]) | want["candidates"] | want["new"] | {want["winner"]}
+        assert not (missing & keep), f"{at}: {sorted(missing & keep)} not drawn"
+        counts = {}
+        for i in missing:
+            a = want["parent"][i]
+            while a not in real:
+                a = want["parent"][a]
+            counts[a] = counts.get(a, 0) + 1
+        said = {}
+        for n in drawn["nodes"]:
+            sid = str(n["id"])
+            if sid.startswith(("fold-", "hidden-")):
+                a = int(sid.split("-")[1])
+                said[a] = said.get(a, 0) + int(n["label"].lstrip("+"))
+        assert said == counts, f"{at}: '+k' marks {said}, nodes not drawn per ancestor {counts}"
     marked = {(e["from"], e["to"]) for e in drawn["edges"]
               if e["colour"] in (PATH_COLOUR, WINNER_COLOUR)}
     assert marked == want["path_edges"], f"{at}: highlighted edges {sorted(marked)}, path {want['path']}"
@@ -61,7 +85,7 @@ def check(trace: dict, index: int, drawn: dict, where: str = "") -> None:
 
 
 #: Issue 28 #1: what the canvas shows, not what vis-network holds. Goes to position ``i``,
-#: waits for the step's drawing (two animation frames), then reads the canvas pixel at the
+#: waits for the step's drawing (two animation frames; a glide of the view to its end), then reads the canvas pixel at the
 #: centre of every drawn tree node whose centre lies in the box: it must have the node's
 #: own colour. Returns the nodes that are not painted, how many were looked at, and how
 #: the view moved with the step ([screen px, zoom factor]; null without a tree before).
@@ -69,6 +93,9 @@ PIXELS = """async ([name, i]) => { const v = window[name] || globalThis.__medalV
   const was = v.network ? [v.network.getViewPosition(), v.network.getScale()] : null;
   if (i !== null) v.go(i);
   await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  let panned = false;     // a glide: its last move is drawn on the frame after it
+  while (v.panning) { panned = true; await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))); }
+  if (panned) await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
   const net = v.network; if (!net || !v.nodes) return {miss: [], n: 0, move: null};
   const at = net.getViewPosition(), k = net.getScale();
   const move = was && v.network === net ? [Math.hypot(at.x - was[0].x, at.y - was[0].y) * k, k / was[1]] : null;
@@ -89,3 +116,26 @@ def undrawn(pg, index: int | None, viewer: str = "medalViewer") -> dict:
     """``PIXELS`` at ``index`` (None: where the viewer is, the view as it is): {"miss":
     [[id, colour, pixel], ...], "n": nodes looked at, "move": [px, zoom] or None}."""
     return pg.evaluate(PIXELS, [viewer, index])
+
+#: Steps forwards one position at a time from the start: each step's view movement
+#: [screen px the view's centre moved, zoom factor, the view's fastest in screen px per
+#: 60 Hz frame (16.7 ms): a jump moves all the way in one frame], the view sampled at every
+#: animation frame until any glide ends (issue 28 #3; scripts/bench_viewer.py prints it).
+MOVES = """(n) => new Promise(done => {
+    const v = medalViewer, out = []; let i = 0; v.go(0);
+    function one() {
+      if (i >= n - 1) { done(out); return; }
+      const net = v.network, was = net ? [net.getViewPosition(), net.getScale()] : null;
+      let last = was ? was[0] : null, t = performance.now(), most = 0, frames = 0;
+      i += 1; v.go(i);
+      const sample = (now) => { const m = v.network;
+        if (m && m === net && last) { const at = m.getViewPosition();
+          const d = Math.hypot(at.x - last.x, at.y - last.y) * m.getScale();
+          most = Math.max(most, d / Math.max(8, now - t) * 16.7); last = at; t = now; }
+        frames += 1;
+        if (v.panning || frames < 3) { requestAnimationFrame(sample); return; }
+        if (was && m === net) { const at = m.getViewPosition(), k = m.getScale();
+          out.push([Math.hypot(at.x - was[0].x, at.y - was[0].y) * k, k / was[1], most]); }
+        one(); };
+      requestAnimationFrame(sample); }
+    setTimeout(one, 500); })"""

@@ -24,7 +24,7 @@ def test_the_examples_are_shipped():
     names = [e.name for e in EXAMPLES]
     assert names == ["countdown-medal-fixes-greedy", "countdown-medal-does-not-fix", "sudoku",
                      "countdown-longer-search", "pick-medal-does-not-fix",
-                     "twins-medal-fixes-greedy"]
+                     "twins-medal-fixes-greedy", "countdown-large-search"]
     for e in EXAMPLES:
         assert e.path.is_file(), f"{e.path} is missing: run scripts/make_examples.py"
 
@@ -51,6 +51,13 @@ def test_example_says_what_it_claims(example):
         assert cfg["lc"] == 4 and cfg["c"] == 0.5
         assert "L_c = 4" in example.description and "c = 0.5" in example.description
         assert len(trace["iterations"]) >= 8 and make.explorations(trace) >= 3
+    elif example.name == "countdown-large-search":
+        # a search at a real model's size (issue 28): >= 300 nodes, six levels deep
+        cfg = trace["run"]["config"]
+        assert cfg["lc"] == 6 and cfg["c"] == 0.5 and cfg["min_action_prob"] == 0.02
+        assert "L_c = 6" in example.description and "0.02" in example.description
+        nodes = trace["tree"]["nodes"]
+        assert len(nodes) >= 300 and max(n["depth"] for n in nodes) >= 6
     else:
         assert trace["run"]["fixed_slots"] and medal is True
 

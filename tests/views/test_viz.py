@@ -578,7 +578,7 @@ def test_tree_colour_scale_is_fixed_for_the_run(budget_trace):
     repaint the other nodes, and a node keeps its colour while its Q is unchanged."""
     from medal.viz.tree import q_scale
     scale = q_scale(budget_trace)
-    assert scale and scale[0] == 0 and scale[1] > 0
+    assert scale and scale[0] < scale[1]
     colours = {n["id"]: n["color"]["background"] for n in tree_view(budget_trace, 300).nodes}
     bent = copy.deepcopy(budget_trace)
     victim = next(n for n in bent["tree"]["nodes"] if n["N"] > 0 and n["parent"] is not None)
@@ -587,10 +587,44 @@ def test_tree_colour_scale_is_fixed_for_the_run(budget_trace):
     changed = {nid for nid in colours if colours[nid] != after[nid]}
     assert changed == {victim["id"]}
     from medal.timeline import index_of_iteration_end, trace_at
-    early = trace_at(budget_trace, index_of_iteration_end(budget_trace, 2))
-    assert q_scale(early) == scale
-    from medal.viewer import legend       # the viewer's legend: the run's one scale
+    # a search in progress (a live run): one scale from iteration 1 on
+    early = [q_scale(trace_at(budget_trace, index_of_iteration_end(budget_trace, k)))
+             for k in (1, 2, 3, 5)]
+    assert early[0] is not None and early.count(early[0]) == len(early)
+    from medal.viewer import Frames, legend       # the viewer's legend: the run's one scale
     assert legend(scale, {})["q"] == list(scale)
+    # a replay: every frame of the run drawn on the same scale, the finished run's
+    f = Frames("scale")
+    f.update(budget_trace)
+    legends = [v for v in f.enc.pool if isinstance(v, dict) and "stops" in v]
+    assert legends and {json.dumps(v["q"]) for v in legends} <= {"null", json.dumps(list(scale))}
+
+
+def test_tree_colour_scale_separates_the_runs_q_values():
+    """Issue 28 #6: the scale is the run's own Q range (the visited nodes' Q without their
+    outliers), never wider than the run's Q values, and two nodes whose Q differ by an
+    eighth of it get colours that differ by more than 24 in a channel. The old scale (0 to
+    twice iteration 1's best reward: Sudoku 0-0.45 for Q within -0.02-0.2, Pick 0-0.33 for
+    0.002-0.23) was wider than the run's values, and Sudoku's Q within 0.05 of each other
+    looked alike (87 of its 398 pairs over an eighth of its 5-95% range)."""
+    import itertools
+    from medal.viz.examples import list_examples, load_example
+    from medal.viz.tree import q_scale
+    from medal.viz.common import VIRIDIS, lerp_colour
+    for ex in list_examples():
+        trace = load_example(ex)
+        lo, hi = q_scale(trace)
+        qs = sorted(n["Q"] for n in trace["tree"]["nodes"] if n["N"] > 0)
+        assert sum(lo <= q <= hi for q in qs) >= 0.8 * len(qs), (ex.name, lo, hi)
+        assert hi - lo <= 1.05 * (qs[-1] - qs[0]) + 0.02, (ex.name, lo, hi)   # the run's own range
+
+        def rgb(q):
+            c = lerp_colour((q - lo) / (hi - lo), VIRIDIS)
+            return [int(c[k:k + 2], 16) for k in (1, 3, 5)]
+        inner = sorted({round(q, 6) for q in qs if lo <= q <= hi})[:400]
+        same = [(a, b) for a, b in itertools.combinations(inner, 2) if abs(a - b) >= (hi - lo) / 8
+                and max(abs(x - y) for x, y in zip(rgb(a), rgb(b))) <= 24]
+        assert same == [], f"{ex.name}: Q values {same[:4]} look alike on {lo}-{hi}"
 
 
 def test_tree_highlights_new_nodes_and_shows_simulation_results(trace):
@@ -734,3 +768,13 @@ def test_tree_graph_is_the_trace_tree_with_every_figure():
         sum(n["N"] for n in nodes.values() if n["depth"] == d) for d in range(st["depth"] + 1)]
     assert bundle(t)["meta"]["tree"]["per_level"] == [r["nodes"] for r in st["per_level"]]
     assert "tree_graph" in medal.__all__ and medal.tree_stats({"run": {}})["nodes"] == 0
+
+
+def test_tree_stats_of_a_trace_equal_its_graphs():
+    """Issue 28: the viewer reads tree_stats at every update of a live run; from a trace
+    it reads the node list (no graph, no layout), with the graph's figures exactly."""
+    import medal
+    from medal.viz.examples import list_examples, load_example
+    for ex in list_examples():
+        t = load_example(ex)
+        assert medal.tree_stats(t) == medal.tree_stats(medal.tree_graph(t)), ex.name

@@ -1,0 +1,103 @@
+"""The viewer as one self-contained HTML page (the export, a notebook's frame): vis-network,
+the viewer's JavaScript (its parts joined here, :data:`JS_PARTS`) and CSS inlined with the
+run's frames, gzipped and base64-encoded; a Content-Security-Policy that forbids every
+request."""
+from __future__ import annotations
+
+import base64
+import gzip
+import html as _html
+import json
+from pathlib import Path
+
+from ..viz.tree import vis_assets
+from .sharing import bundle
+
+
+HERE = Path(__file__).resolve().parent
+
+
+# ---------------------------------------------------------------------- assets
+
+#: the viewer's JavaScript, one file per job, joined in this order into one script (the
+#: first opens its closure, the last closes it and exports ``MedalViewer``): the frames'
+#: store, the viewer's shell and stepping; the tree; the other views, presenter mode and
+#: keys; the side-by-side Compare view
+JS_PARTS = ("viewer-core.js", "viewer-tree.js", "viewer-views.js", "viewer-compare.js")
+
+
+def viewer_js() -> str:
+    """The viewer's script: :data:`JS_PARTS` joined."""
+    return "".join((HERE / name).read_text(encoding="utf-8") for name in JS_PARTS)
+
+
+def viewer_css() -> str:
+    return (HERE / "viewer.css").read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------------- the page
+
+def _inline(code: str, tag: str = "script") -> str:
+    return code.replace(f"</{tag}", f"<\\/{tag}")
+
+
+def pack(data: dict) -> str:
+    """JSON, gzipped and base64-encoded: no token of a trace can close the <script>."""
+    raw = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return base64.b64encode(gzip.compress(raw.encode("utf-8"), mtime=0)).decode("ascii")
+
+
+CSP = ("default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; "
+       "style-src 'unsafe-inline'; img-src data: blob:; font-src data:")
+
+
+def page(trace: dict, *, title: str | None = None, height: int | None = None) -> str:
+    """The whole run as one self-contained HTML document (the viewer inlined, no
+    network: its Content-Security-Policy forbids any request)."""
+    data = bundle(trace)
+    m = data["meta"]
+    title = title or f"MEDAL trace: {m.get('strategy')} on {m.get('prompt')}"
+    return standalone_page(data, title)
+
+
+def standalone_page(data: dict, title: str, *, mount: str = "mount",
+                    element: str = "medal-viewer", name: str = "medalViewer") -> str:
+    """One self-contained HTML document that inlines vis-network and the viewer and calls
+    ``MedalViewer.<mount>(#element, data)``, keeping the result as ``window.<name>``
+    (``mount``: one run; ``compare``: :class:`medal.comparison.Comparison`)."""
+    vis_js, vis_css = vis_assets()
+    return (_PAGE.replace("{{CSP}}", CSP)
+            .replace("{{TITLE}}", _html.escape(title[:200]))
+            .replace("{{VIS_CSS}}", _inline(vis_css, "style"))
+            .replace("{{CSS}}", _inline(viewer_css(), "style"))
+            .replace("{{VIS_JS}}", _inline(vis_js))
+            .replace("{{JS}}", _inline(viewer_js()))
+            .replace("{{ELEMENT}}", element).replace("{{NAME}}", name)
+            .replace("{{MOUNT}}", mount)
+            .replace("{{DATA}}", pack(data)))
+
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{{CSP}}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{TITLE}}</title>
+<style>{{VIS_CSS}}</style>
+<style>{{CSS}}</style>
+<style>body { margin: 0; } .medal-standalone { padding: 8px 14px; }</style>
+</head><body>
+<div id="{{ELEMENT}}" class="medal-standalone"></div>
+<script>{{VIS_JS}}</script>
+<script>{{JS}}</script>
+<script id="medal-data" type="application/gzip;base64">{{DATA}}</script>
+<script>
+MedalViewer.unpack(document.getElementById("medal-data").textContent).then(function (data) {
+  window.{{NAME}} = MedalViewer.{{MOUNT}}(document.getElementById("{{ELEMENT}}"), data,
+                                         {host: "page"});
+}).catch(function (err) {
+  document.getElementById("{{ELEMENT}}").textContent =
+    "This browser cannot open the page (" + err + "); use a current Chromium, Firefox or Safari.";
+});
+</script>
+</body></html>
+"""

@@ -1,0 +1,372 @@
+"""The parts of one frame, from a trace at one position (:func:`frame_parts`): the header,
+the tree (:mod:`.tree_frame`), each node's figures and card, the task view, the
+candidates, the heatmap grids, the unmasking order, the decode step and the inspector;
+and the run's meta (settings, the tree's shape) for the viewer's header and tree bar."""
+from __future__ import annotations
+
+import math
+
+from ..scores import entropy_drop
+from ..tasks import task_of_trace
+from ..viz.board import task_view_html
+from ..viz.candidates import candidate_rows, near_tie, winners_by
+from ..viz.common import action_label, nodes_by_id, run_config, run_info, visible_token
+from ..viz.heatmap import entropy_grid
+from ..viz.inspector import (_completion_text, _slot_texts, action_table, candidate_report,
+                             ucb_card)
+from ..viz.order import answer_end, order_summary, slot_tokens
+from ..viz.phases import MCTS_PHASES, current_phase, progress
+from ..timeline import ITERATION_ENDS, label_at, positions, trace_at
+from ..viz.tree import layout, q_scale
+from .tree_frame import (EDGE_COLOUR, MAX_NODES, _short, highlighted_path, legend,
+                         reward_outlier, tree_parts)
+
+
+# ---------------------------------------------------------------------- other parts
+
+def _num(v):
+    if isinstance(v, float):
+        return round(v, 6) if math.isfinite(v) else None
+    return v
+
+
+def _grid_parts(trace: dict) -> dict:
+    out = {}
+    which = ["medal"] + (["greedy"] if trace.get("comparison") else [])
+    for gi, w in enumerate(which):
+        g = entropy_grid(trace, w, show_padding=True)
+        out[f"{gi}"] = {"title": g.title, "x": [str(x).replace("<br>", " ") for x in g.slot_labels], "end": answer_end(trace, w),
+                        "rows": len(g.rows)}
+        for ri, (row, mark, y) in enumerate(zip(g.rows, g.marks, g.row_labels)):
+            out[f"{gi}/{ri}"] = {"y": y, "h": [None if v is None else round(v, 3) for v in row],
+                                 "m": mark}
+    return out
+
+
+def _order_part(trace: dict) -> dict:
+    """The unmasking order, one item per slot ([text, step, flags]; flags: 1 committed by
+    the search, 2 tentative -- on the path of a search still running, 4 after the end of
+    the answer, 8 fixed by the task's format), so a step changes only its own slots."""
+    cfg = run_config(trace)
+    out = {"0": {"names": [run_info(trace, "strategy", "")]
+                 + (["greedy"] if trace.get("comparison") else []),
+                 "steps": max(1, cfg.get("steps") or cfg.get("gen_length") or 1)}}
+    for tag, which in (("m", "medal"), ("g", "greedy")):
+        if which == "greedy" and not trace.get("comparison"):
+            continue
+        for st in slot_tokens(trace, which):
+            flags = (1 if st.by_search else 0) | (2 if st.tentative else 0) | \
+                    (4 if st.after_eos else 0) | (8 if st.fixed else 0)
+            out[f"{tag}/{st.slot}"] = [None if st.text is None else visible_token(st.text),
+                                       st.step, flags]
+    return out
+
+
+def _node_card(trace: dict, nid: int, nodes: dict | None = None, kids: dict | None = None,
+               texts_memo: dict | None = None) -> dict:
+    """What never changes about a node once it exists: its sequence and action set.
+    (``nodes``, ``kids``, ``texts_memo``: shared by the cards of one position, so a card
+    costs its own node, not a walk of the tree.)"""
+    nodes = nodes_by_id(trace) if nodes is None else nodes
+    rows = action_table(trace, nid, nodes, kids)
+    n = nodes[nid]
+    texts = {f["slot"]: f["text"] for f in run_info(trace, "fixed_slots") or []}
+    texts.update(_slot_texts(nodes, nid, texts_memo))
+    own = n["action"]["slot"] if n.get("action") else None
+    # per slot: [text, how] -- how: 2 this node's action, 1 committed, 0 masked (text: the
+    # simulation's fill, or "" before it)
+    cells = []
+    for i, masked in enumerate(n.get("masked") or []):
+        if masked:
+            cells.append([_completion_text(n, i) if n.get("completion_ids") else "", 0])
+        else:
+            cells.append([visible_token(texts.get(i, "?")), 2 if i == own else 1])
+    return {"id": nid, "label": f"node {nid} · {action_label(n)} · depth {n['depth']}",
+            "parent": n.get("parent"), "depth": n["depth"], "made": n.get("created_iteration"),
+            "cells": cells, "sequence": n.get("sequence", ""),
+            "actions": [{k: _num(r[k]) for k in ("rank", "slot", "token", "p", "H", "margin",
+                                                 "s (recomputed)", "child")} for r in rows]}
+
+
+def stats_parts(t: dict, info: dict, memo: dict) -> dict:
+    """Every node's figures at this position (``memo``: shared across the positions of
+    one run, keyed by what the figures depend on)."""
+    nodes = nodes_by_id(t)
+    c = float(run_config(t).get("c", 0.1))
+    last: dict[int, tuple] = {}
+    for it in t.get("iterations") or []:
+        for level in it["selection"]["levels"]:
+            for row in level:
+                last[row["node"]] = (it["iteration"], row)
+    win, cands = info.get("winner"), set(info.get("candidates") or ())
+    out = {}
+    for nid, n in nodes.items():
+        parent = nodes.get(n.get("parent"))
+        lr = last.get(nid)
+        key = (nid, n["N"], n["W"], n["Q"], parent["N"] if parent else None, n.get("r_ig"),
+               nid == win, nid in cands, n.get("exhausted"), n.get("created_iteration"),
+               None if lr is None else (lr[0], lr[1]["N"], lr[1]["Q"], lr[1]["parent_N"],
+                                        lr[1]["chosen"]))
+        hit = memo.get(key)
+        if hit is None:
+            hit = memo[key] = _node_stats(t, n, parent, nodes, c, lr, win, cands)
+        out[str(nid)] = hit
+    return out
+
+
+def _node_stats(t, n, parent, nodes, c, last, win, cands) -> dict:
+    nid = n["id"]
+    card = ucb_card(n, parent, c, last)
+    r = None
+    if n.get("r_ig") is not None and parent is not None and n.get("action"):
+        slot = n["action"]["slot"]
+        before = sum(h for h, m in zip(parent["entropy"], parent["masked"])
+                     if m and h is not None)
+        after = sum(n["entropy"][j] or 0.0 for j, m in enumerate(parent["masked"])
+                    if m and j != slot)
+        r = (before, after, entropy_drop(before, after))
+    flag = reward_outlier(t, nid, nodes)
+    badges = []
+    if nid == win:
+        badges.append("★ the winning candidate")
+    elif nid in cands:
+        badges.append("a candidate")
+    if n.get("parent") is None:
+        badges.append("the root")
+    else:
+        badges.append(f"made in iteration {n.get('created_iteration')}")
+    if n.get("exhausted"):
+        badges.append("exhausted (nothing left to expand below it)")
+    ls = card.get("last selection")
+    return {"N": n["N"], "W": _num(n["W"]), "Q": _num(n["Q"]),
+            "UCB": _num(card["ucb"]) if card.get("ucb") is not None else None,
+            "r_IG": _num(n.get("r_ig")), "depth": n["depth"], "badges": "; ".join(badges),
+            # the UCB and r_IG worked through (the viewer writes the sentences)
+            "pN": card["parent_N"], "c": c,
+            "last": None if ls is None else [ls["iteration"], ls["N"], _num(ls["Q"]),
+                                             ls["parent_N"], ls["chosen"]],
+            "rig": None if r is None else [_num(r[0]), _num(r[1]), _num(r[2])],
+            "outlier": flag["text"] if flag else ""}
+
+
+def _candidates_part(trace: dict) -> dict | None:
+    rows = candidate_rows(trace)
+    if not rows:
+        return None
+    out = []
+    for r in rows:
+        row = r.as_table_row()
+        out.append({k: (_num(v) if not isinstance(v, str) else v) for k, v in row.items()}
+                   | {"_winner": bool(r.winner), "_ig": _num(r.cumulative_ig), "_q": _num(r.q)})
+    report = candidate_report(trace) or {}
+    return {"rows": out, "winners": winners_by(trace), "tie": near_tie(trace) or "",
+            "why": report.get("why") or "", "slots": _winner_against_runner_up(rows, trace)}
+
+
+def _winner_against_runner_up(rows, trace: dict, most: int = 40) -> dict | None:
+    """The winner and the runner-up (the other candidate with the highest cumulative IG)
+    slot by slot (:func:`medal.diff.compare_candidates`): the slots whose token differs
+    or whose remaining entropy moves the gain, each slot's part of the IG difference."""
+    from ..diff import compare_candidates
+
+    win = next((r for r in rows if r.winner), None)
+    others = [r for r in rows if not r.winner and r.cumulative_ig is not None]
+    if win is None or not others:
+        return None
+    runner = max(others, key=lambda r: r.cumulative_ig)
+    rep = compare_candidates(trace, win.node, runner.node)
+    shown = [r for r in rep["slots"] if r["token_differs"] or abs(r["ig_contribution"]) >= 5e-4]
+
+    def tok(side):
+        return "[mask]" if side["token"] is None else (
+            side["text"] if side["text"] is not None else f"#{side['token']}")
+
+    table = [{"slot": r["slot"], f"node {win.node} (winner)": tok(r["a"]),
+              "H winner": _num(r["a"]["entropy"]), f"node {runner.node}": tok(r["b"]),
+              "H runner-up": _num(r["b"]["entropy"]), "IG part": _num(r["ig_contribution"]),
+              "share": _num(r["share"])} for r in shown[:most]]
+    return {"a": win.node, "b": runner.node, "ig": [_num(v) for v in rep["ig"]],
+            "difference": _num(rep["ig_difference"]), "differing": rep["differing_slots"],
+            "rows": table, "more": max(0, len(shown) - most)}
+
+
+def _summary(trace: dict):
+    try:
+        rows = order_summary(trace)
+    except Exception:  # a trace too short for a summary
+        return None
+    return [{k: _num(v) if not isinstance(v, str) else v for k, v in r.items()} for r in rows]
+
+
+def _focus_node(t: dict, path: list[int]) -> int | None:
+    if path:
+        return path[-1]
+    nodes = nodes_by_id(t)
+    return (t.get("tree") or {}).get("root") if nodes else None
+
+
+def frame_parts(trace: dict, index: int, *, max_nodes: int = MAX_NODES,
+                memo: dict | None = None, timeline: list | None = None):
+    """Every part of the frame at position ``index`` (full, before sharing), and the ids
+    of the tree's nodes there. ``timeline``: ``positions(trace)`` when the caller has it
+    (computing it per frame made a trace's frames quadratic in its positions)."""
+    timeline = positions(trace) if timeline is None else timeline
+    pos = timeline[index]
+    memo = {} if memo is None else memo
+    t = trace_at(trace, index, timeline, cache=memo.setdefault("trace_at", {}))
+    ph = current_phase(t)
+    frac, caption = progress(t)
+    if "q_scale" not in memo:
+        memo["q_scale"] = q_scale(trace)
+    scale = memo["q_scale"] if (t.get("iterations") and (
+        t["iterations"][0].get("simulation"))) else None
+    # past the search the tree is final (trace_at's cached tree): its nodes, tree parts,
+    # figures and cards are the same at every such position with the same winner, so
+    # they are built once, not once a position (a decode step costs its own slots)
+    tree_obj = t.get("tree")
+    final = tree_obj is not None and tree_obj is memo["trace_at"].get("final_tree")
+    same = memo.get("final_parts") if final else None
+    post_key = (id(tree_obj), (t.get("search") or {}).get("winner"),
+                len((t.get("search") or {}).get("candidates") or ()), scale)
+    if same is not None and same[0] == post_key:
+        nodes, tn, te, info, stats, cards = same[1:]
+    else:
+        nodes = nodes_by_id(t)
+        # N's size scale: the next power of two above the root's N at this position (a
+        # live run and its replay agree, and it changes a handful of times in a run)
+        root = nodes.get((tree_obj or {}).get("root"))
+        n_scale = 2 ** math.ceil(math.log2(max(8, root["N"]))) if root else None
+        if "layout" not in memo:
+            memo["layout"] = layout(trace)
+            memo["kids"] = _child_rows(trace, memo["layout"])
+        tn, te, info = tree_parts(t, pos.kind, max_nodes, scale, n_scale=n_scale,
+                                  xy=memo["layout"], memo=memo.setdefault("tree", {}))
+        if pos.kind == "selection" and info.get("path"):
+            # where the expansion will draw the leaf's children (the finished run's
+            # layout): the view makes room for them now rather than moving at the next step
+            info["room"] = memo["kids"].get(info["path"][-1])
+        stats = stats_parts(t, info, memo.setdefault("stats", {}))
+        cards = card_parts(t, memo.setdefault("cards", {}))
+        if final and pos.kind not in ("selection", "expansion", "simulation"):
+            memo["final_parts"] = (post_key, nodes, tn, te, info, stats, cards)
+    focus = _focus_node(t, info.get("path") or [])
+    result = t.get("result") or {}
+    answer = None
+    if result:
+        answer = {"text": str(result.get("answer")), "verified": result.get("verified")}
+    head = {"kind": pos.kind, "label": label_at(trace, pos), "phase": ph.key, "title": ph.title,
+            "iteration": ph.iteration, "explanation": explanation(t, ph.key),
+            "detail": ph.detail, "progress": 1.0 if pos.kind == "finished" else round(frac, 4),
+            "caption": caption, "iteration_end": pos.kind in ITERATION_ENDS,
+            "mcts": ph.key in MCTS_PHASES,
+            "focus": focus, "partial": nodes[focus]["sequence"] if focus in nodes else None,
+            "answer": answer, "tree": info}
+    parts = {"h": {"0": head}, "n": tn, "e": te, "s": stats, "a": cards,
+             "g": _grid_parts(t),
+             "o": _order_part(t),
+            "v": {"task": task_view_html(t) or "",
+                   "cands": _candidates_part(t), "legend": legend(scale, info),
+                   "summary": _summary(t) if pos.kind == "finished" else None,
+                   "step": _step_part(trace, t, pos)}}
+    return parts, list(nodes)
+
+
+def _step_part(trace: dict, t: dict, pos) -> dict | None:
+    """A decoding step as the field's demos show one (issue 28 #6): which slots it
+    unmasked, and every eligible slot's p, margin and score -- for MEDAL's phase C, a
+    baseline's decoding and the greedy comparison. ``row``: the order strip's row that
+    holds this decode's answer ("m" the run's, "g" greedy's; None for another candidate's
+    completion, which no strip holds)."""
+    if pos.kind not in ("decode", "compare"):
+        return None
+    from ..viz.common import main_phase
+    try:
+        rec = (trace["decode"] if pos.kind == "decode" else trace["comparison"]["steps"])[pos.index]
+    except (KeyError, IndexError, TypeError):
+        return None
+    el = rec.get("eligible") or {}
+    rows = []
+    for k, slot in enumerate(el.get("slots") or []):
+        def at(name, k=k):
+            v = (el.get(name) or [None] * (k + 1))
+            return _num(v[k]) if k < len(v) else None
+        rows.append({"slot": slot, "p": at("p"), "margin": at("margin"), "score": at("score"),
+                     "now": slot in rec["slots"]})
+    row = "g" if pos.kind == "compare" else ("m" if rec["phase"] == main_phase(t) else None)
+    return {"label": label_at(trace, pos), "step": rec["step"], "row": row,
+            "slots": list(rec["slots"]),
+            "texts": [visible_token(x) for x in rec.get("token_texts") or []],
+            "eligible": rows}
+
+
+def _child_rows(trace: dict, xy: dict) -> dict:
+    """Per node with children: [x of the first, x of the last, y] of its children."""
+    out: dict = {}
+    for n in (trace.get("tree") or {}).get("nodes") or []:
+        p, at = n.get("parent"), xy.get(n["id"])
+        if p is None or at is None:
+            continue
+        row = out.get(p)
+        out[p] = [at[0], at[0], at[1]] if row is None else \
+            [min(row[0], at[0]), max(row[1], at[0]), at[1]]
+    return out
+
+
+def explanation(t: dict, key: str) -> str:
+    """The phase's explanation, with this run's L_c and C where the text names them."""
+    from ..viz.phases import PHASES
+    text = PHASES[key][1]
+    cfg = run_config(t)
+    if key == "backpropagation":
+        text = (text.replace("L_c committed", f"L_c = {cfg.get('lc')} committed")
+                .replace("top C by", f"top C = {cfg.get('candidates')} by"))
+    return text
+
+
+def card_parts(t: dict, memo: dict) -> dict:
+    """Each node's card as it stands at this position: it changes once, when the node is
+    expanded (its action table then names the child each action made)."""
+    nodes = nodes_by_id(t)
+    kids: dict[int, list[int]] = {}
+    for n in nodes.values():
+        if n.get("parent") is not None:
+            kids.setdefault(n["parent"], []).append(n["id"])
+    texts: dict = {}   # per position: the tree's actions are fixed, but not its nodes
+    out = {}
+    for nid in nodes:
+        key = (nid, nid in kids)
+        card = memo.get(key)
+        if card is None:
+            card = memo[key] = _node_card(t, nid, nodes, kids, texts)
+        out[str(nid)] = card
+    return out
+
+
+def meta(trace: dict) -> dict:
+    cfg = run_config(trace)
+    model = run_info(trace, "model") or {}
+    return {"strategy": run_info(trace, "strategy", ""), "prompt": run_info(trace, "prompt", ""),
+            "model": model.get("name", ""), "task": _task_name(trace),
+            "config": {k: v for k, v in cfg.items() if not isinstance(v, (dict, list))},
+            "lc": cfg.get("lc"), "C": cfg.get("candidates"), "c": cfg.get("c"),
+            "tree": _tree_shape(trace)}
+
+
+def _tree_shape(trace: dict) -> dict | None:
+    """The run's tree in figures (:func:`medal.viz.tree.tree_stats`, from its networkx
+    graph), for the tree bar; None without a tree."""
+    if not (trace.get("tree") or {}).get("nodes"):
+        return None
+    from ..viz.tree import tree_stats
+    st = tree_stats(trace)
+    return {k: st[k] for k in ("nodes", "depth", "expanded", "leaves", "unvisited")} | {
+        "branching": round(st["branching"], 2),
+        "visits": [r["visits"] for r in st["per_level"]],
+        "per_level": [r["nodes"] for r in st["per_level"]]}
+
+
+def _task_name(trace: dict) -> str:
+    try:
+        return task_of_trace(trace) or ""
+    except Exception:
+        return ""

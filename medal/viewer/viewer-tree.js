@@ -1,0 +1,481 @@
+/* MEDAL Explorer's viewer, part 2 of 4 (the tree: vis-network, folding, framing, the view's glides, go to node, legend): medal/viewer/html_page.py joins
+ * viewer-core.js, viewer-tree.js, viewer-views.js and viewer-compare.js, in that order,
+ * into one script; this file is not a script of its own. */
+  /* ---- the tree */
+  Viewer.prototype.resetTree = function () {
+    if (this.pan) { try { cancelAnimationFrame(this.pan.raf); } catch (e) { /* none */ } }
+    this.pan = null; this.panning = false; this.lastDrawn = undefined;
+    if (this.network) { this.network.destroy(); this.network = null; }
+    this.gliding = null; this.opened = new Set();
+    this.nodes = null; this.edges = null;
+    this.shownTree = {n: new Map(), e: new Map()};
+    this.tips = {}; this.notes = {};
+    this.el.treeBox.textContent = "";
+    this.el.treeBox.removeAttribute("data-drawn");
+  };
+
+  Viewer.prototype.ensureNetwork = function () {
+    if (this.network) return;
+    var self = this;
+    this.nodes = new vis.DataSet([]); this.edges = new vis.DataSet([]);
+    var opts = JSON.parse(JSON.stringify(this.store.options || {}));
+    this.network = new vis.Network(this.el.treeBox, {nodes: this.nodes, edges: this.edges}, opts);
+    this.network.on("click", function (p) {
+      var id = p.nodes && p.nodes.length ? p.nodes[0] : null;
+      if (typeof id === "number") { self.selected = id; self.setTab("inspector"); }
+      else if (typeof id === "string" && id.indexOf("fold-") === 0) {     // open a folded group
+        self.opened.add(Number(id.slice(5)));
+        if (self.store && self.store.states.length) self.drawTree(self.pos);
+      }
+    });
+    this.network.on("showPopup", function (id) { self.fillTip(id); });
+    this.network.on("afterDrawing", function () {
+      if (self.framedPending !== null) {     // framed before this drawing (drawTree)
+        self.framedAt = self.framedPending;
+        self.root.dataset.framed = String(self.framedPending);
+        self.framedPending = null;
+      }
+      var f = self.toFrame;
+      if (f && self.tab === "tree" && self.el.treeBox.clientWidth > 0) {
+        self.toFrame = null;
+        self.frame(f.info, f.force);
+        self.framedAt = f.pos;
+        self.root.dataset.framed = String(f.pos);
+        self.whenFramed(f.pos);
+      }
+      self.el.treeBox.setAttribute("data-drawn", String(self.pos));
+      globalThis.__medalTreeDrawn = {pos: self.pos, t: performance.now()};
+    });
+    globalThis.__medalTreeNetwork = this.network;
+    globalThis.__medalTreeBox = this.el.treeBox;
+    this.framed = false;
+    this.framedPending = null;
+  };
+
+  // One drawing for everything a step changed: vis-network draws on its next animation
+  // frame once for any number of requests (DataSet updates, a view moved). A step used to
+  // draw synchronously and again on the next frame for the updates, and a third time
+  // after framing (issue 18: step p90 <= 50 ms at 300 nodes).
+  // A framing that glides is framed (framedAt) when the glide ends.
+  Viewer.prototype.whenFramed = function (pos) {
+    var self = this, g = this.pan;
+    if (!g) return;
+    this.framedPending = null;
+    if (this.framedAt === pos) this.framedAt = null;
+    g.done = function () { self.framedAt = pos; self.root.dataset.framed = String(pos); };
+  };
+  Viewer.prototype.requestDraw = function () {
+    var em = this.network && this.network.body && this.network.body.emitter;
+    if (em) em.emit("_requestRedraw"); else if (this.network) this.network.redraw();
+  };
+
+  Viewer.prototype.drawTree = function (i, fresh) {
+    var s = this.store, st = s.states[i];
+    if (!st.n.size) {
+      if (this.network) this.resetTree();
+      this.el.treeBox.classList.add("mv-notree");
+      this.el.treeBox.textContent = "No search tree at this position (or for this strategy).";
+      this.el.legend.textContent = "";
+      return;
+    }
+    if (!this.network) { this.el.treeBox.textContent = ""; this.el.treeBox.classList.remove("mv-notree"); this.ensureNetwork(); }
+    var pool = s.pool, self = this;
+    // vis-network draws the whole canvas synchronously after every DataSet change (its
+    // "startSimulation" with physics off): up to four drawings a step. Held back while
+    // the step's changes go in, then drawn once (requestDraw).
+    var em = this.network.body && this.network.body.emitter;
+    if (em) em.emit("_blockRedraw");
+    var changed = [], moved = [];
+    this.settle();
+    try {
+    var view = this.folded(i, st);
+    this.foldCount = view.count;
+    ["n", "e"].forEach(function (part) {
+      var shown = self.shownTree[part], want = view[part], ds = part === "n" ? self.nodes : self.edges;
+      var gone = [], upd = [];
+      // (a folded group's own items are not in the pool: their "index" is a signature)
+      var itemOf = function (idx, k) { return typeof idx === "string" ? view.synth[k] : pool[idx]; };
+      shown.forEach(function (idx, k) { if (!want.has(k)) gone.push(typeof idx === "string" ? k : pool[idx].id); });
+      want.forEach(function (idx, k) {
+        if (shown.get(k) !== idx) {
+          var src = itemOf(idx, k), item = Object.assign({}, src);     // every style field: see Python
+          if (part === "n") {
+            item.title = self.tipFor(item.id); delete item.note; self.notes[item.id] = src.note;
+            if (self.showNQ && typeof item.id === "number") {
+              var fig = s.get(i, "s", String(item.id));
+              if (fig) item.label += "\nN" + fig.N + " Q" + (fig.N > 0 ? fmt(fig.Q, 2) : "—");   // 9 characters: siblings 104 px apart
+            }
+            var was = ds.get(item.id);
+            if (was && (was.x !== item.x || was.y !== item.y)) moved.push([item.id, was.x, was.y, item.x, item.y]);
+          }
+          upd.push(item);
+        }
+      });
+      if (gone.length) ds.remove(gone);
+      if (upd.length) ds.update(upd);
+      if (part === "n") changed = upd;
+      self.shownTree[part] = want;
+    });
+    this.freshBoxes(changed);
+    if (moved.length) this.glide(moved);
+    } finally { if (em) em.emit("_allowRedraw"); }
+    var hd = s.get(i, "h", "0");
+    // one step forwards or back glides the view to its new place; a jump (the slider,
+    // Start, a node's link) moves it at once
+    this.stepped = this.lastDrawn !== undefined && Math.abs(i - this.lastDrawn) === 1;
+    this.lastDrawn = i;
+    this.drawLegend(s.get(i, "v", "legend"));
+    var force = !this.framed || fresh || (this.toFrame && this.toFrame.force);
+    this.toFrame = {info: hd.tree || {}, force: force, pos: i};
+    this.framed = true;
+    if (this.tab === "tree" && this.el.treeBox.clientWidth > 0) {
+      // framed now, before the drawing: frame() measures each node's box from its data
+      // (nodeBox), which the DataSets already hold; the tree is then drawn once
+      var f = this.toFrame; this.toFrame = null;
+      this.frame(f.info, f.force);
+      this.framedPending = f.pos;
+      this.whenFramed(f.pos);
+      this.requestDraw();
+    } else {
+      this.network.redraw();    // off screen or not sized yet: framed after the drawing
+    }
+  };
+
+  // vis-network draws a node only when its stored box overlaps the view, and it stores a
+  // node's box only when it draws it (or passes over it off screen): a node just added
+  // has the empty box at the origin, one just moved or relabelled its old box. Such nodes
+  // were left undrawn after a step (issue 28: 17 of 149 positions of the longer search,
+  // the winner's star among them) until something else redrew the canvas. Every node a
+  // step added or changed gets its box measured before the step's one drawing.
+  Viewer.prototype.freshBoxes = function (items) {
+    var net = this.network, body = net && net.body;
+    if (!items.length || !body || !net.canvas || !net.canvas.getContext) return;
+    var ctx = net.canvas.getContext();
+    for (var k = 0; k < items.length; k++) {
+      var bn = body.nodes[items[k].id];
+      if (!bn || !bn.shape) continue;
+      try { bn.resize(ctx); bn.updateBoundingBox(ctx, bn.selected); } catch (e) { /* a later vis-network: drawn on its next redraw */ }
+    }
+  };
+
+  // In a live run the tidy layout is of the tree so far: a node may move as the tree
+  // grows (a replay lays out the finished tree once; nothing moves). A moved node glides
+  // from its old place to its new one in GLIDE_MS rather than jumping (issue 28 #3).
+  var GLIDE_MS = 300;
+  Viewer.prototype.glide = function (moved) {
+    var self = this, body = this.network.body, t0 = performance.now();
+    this.gliding = moved;
+    moved.forEach(function (m) { var bn = body.nodes[m[0]]; if (bn) { bn.x = m[1]; bn.y = m[2]; } });
+    function tick() {
+      if (self.gliding !== moved || !self.network) return;
+      var t = Math.min(1, (performance.now() - t0) / GLIDE_MS), e = t * t * (3 - 2 * t);
+      moved.forEach(function (m) {
+        var bn = body.nodes[m[0]];
+        if (bn) { bn.x = m[1] + (m[3] - m[1]) * e; bn.y = m[2] + (m[4] - m[2]) * e; }
+      });
+      if (t < 1) { self.network.redraw(); requestAnimationFrame(tick); }
+      else { self.gliding = null; self.requestDraw(); }
+    }
+    requestAnimationFrame(tick);
+  };
+  // a glide under way ends at once, its nodes where the data has them (a new step)
+  Viewer.prototype.settle = function () {
+    var g = this.gliding, body = this.network && this.network.body;
+    this.gliding = null;
+    if (!g || !body) return;
+    g.forEach(function (m) { var bn = body.nodes[m[0]]; if (bn) { bn.x = m[3]; bn.y = m[4]; } });
+  };
+
+  // Folding (issue 28 #7): above FOLD_ABOVE drawn nodes (or always, with the tree bar's
+  // checkbox), the low-visit leaves (N <= FOLD_N) of a node -- two or more, none on the
+  // path, new, a candidate, the winner, weighed by a selection or selected -- are drawn as
+  // one "+k" box where they would be; a click on it opens them for the rest of the run.
+  var FOLD_ABOVE = 300, FOLD_N = 1;
+  Viewer.prototype.folded = function (i, st) {
+    var s = this.store, pool = s.pool, self = this, plain = {n: st.n, e: st.e, synth: {}, count: 0};
+    var total = 0;
+    st.n.forEach(function (idx) { if (typeof pool[idx].id === "number") total += 1; });
+    if (!(this.foldAll ? total > 0 : total > FOLD_ABOVE)) return plain;
+    var info = (s.get(i, "h", "0") || {}).tree || {};
+    var keep = new Set([].concat(info.path || [], info.new || [], info.candidates || [], info.ucb || [],
+                                 info.winner !== null && info.winner !== undefined ? [info.winner] : [],
+                                 this.selected !== null && this.selected !== undefined ? [this.selected] : []));
+    var kids = new Set(), parentOf = new Map();
+    st.e.forEach(function (idx) {
+      var e = pool[idx];
+      kids.add(e.from);
+      if (typeof e.to === "number") parentOf.set(e.to, e.from);
+    });
+    var groups = new Map();
+    st.n.forEach(function (idx, k) {
+      var n = pool[idx];
+      if (typeof n.id !== "number" || keep.has(n.id) || kids.has(n.id)) return;
+      var p = parentOf.get(n.id), f = s.get(i, "s", k);
+      if (p === undefined || self.opened.has(p) || !f || f.N > FOLD_N) return;
+      if (!groups.has(p)) groups.set(p, []);
+      groups.get(p).push(n);
+    });
+    var N = new Map(st.n), E = new Map(st.e), synth = {}, count = 0;
+    groups.forEach(function (list, p) {
+      if (list.length < 2) return;
+      var lo = Infinity, hi = -Infinity;
+      list.forEach(function (n) { N.delete(String(n.id)); E.delete(p + "-" + n.id); lo = Math.min(lo, n.x); hi = Math.max(hi, n.x); });
+      count += list.length;
+      // at a folded child's own place (free: nodes are 104 px apart), the one nearest the
+      // middle of the group -- a kept sibling may sit in the middle
+      var mid = (lo + hi) / 2, x = list[0].x;
+      list.forEach(function (n) { if (Math.abs(n.x - mid) < Math.abs(x - mid)) x = n.x; });
+      var id = "fold-" + p, eid = id + "-e", y = list[0].y, grey = "#8a8a8a";
+      synth[id] = {id: id, label: "+" + list.length, x: x, y: y, shape: "box", size: 10,
+                   note: list.length + " children of node #" + p + " with N <= " + FOLD_N + " folded (#" + list.map(function (n) { return n.id; }).join(", #") + "); click to open them",
+                   color: {background: "#f2f2f2", border: grey, highlight: {background: "#f2f2f2", border: "#000000"}, hover: {background: "#f2f2f2", border: "#000000"}},
+                   borderWidth: 1.5, borderWidthSelected: 2.5, shapeProperties: {borderDashes: [4, 3]},
+                   font: {size: 15, background: "rgba(255,255,255,0)", color: "#444444"}};
+      synth[eid] = {id: eid, from: p, to: id, width: 1, dashes: true,
+                    color: {color: grey, highlight: grey, hover: grey, inherit: false, opacity: 1.0},
+                    arrows: {to: {enabled: true, scaleFactor: 0.45}}};
+      N.set(id, "F" + list.length + "@" + x);
+      E.set(eid, "F" + p);
+    });
+    return {n: N, e: E, synth: synth, count: count};
+  };
+
+  // One tooltip element per node, written when it opens, from the figures shown now.
+  Viewer.prototype.tipFor = function (id) {
+    var t = this.tips[id];
+    if (!t) { t = this.tips[id] = document.createElement("div"); t.className = "mv-nodetip"; }
+    return t;
+  };
+  Viewer.prototype.fillTip = function (id) {
+    var t = this.tips[id], s = this.store;
+    if (!t || !s) return;
+    var st = s.get(this.pos, "s", String(id)), card = s.get(this.pos, "a", String(id)), lines = [];
+    if (card) lines.push(card.label);
+    if (st) {
+      lines.push("N = " + st.N + " · W = " + fmt(st.W) + " · Q = " + fmt(st.Q));
+      lines.push("UCB = " + fmt(st.UCB) + " · r_IG = " + fmt(st.r_IG));
+      if (typeof st.r_IG === "number" && st.r_IG < 0) lines.push(NEG_RIG);
+      if (st.badges) lines.push(st.badges);
+      if (st.outlier) lines.push("⚠ " + st.outlier);
+    }
+    if (card) lines.push(card.sequence);
+    if (this.notes[id]) lines.push(this.notes[id]);
+    t.textContent = lines.join("\n");
+  };
+
+  Viewer.prototype.box = function () {
+    var b = this.el.treeBox;
+    return {w: b.clientWidth || 800, h: b.clientHeight || 500};
+  };
+  // A node's box (node and label) from its own data: vis-network updates a box only when
+  // it draws the node, and it does not draw nodes outside the view, so its boxes of
+  // off-screen nodes can be stale (a label that grew a line since).
+  Viewer.prototype.nodeBox = function (id) {
+    var n = this.nodes.get(id);
+    if (!n) return null;
+    var lines = String(n.label || "").split("\n"), f = (n.font && n.font.size) || 16;
+    var w = 0;
+    lines.forEach(function (ln) { w = Math.max(w, Array.from(ln).length); });
+    var half = Math.max(n.size || 10, (w * 0.62 * f + 8) / 2);
+    return {left: n.x - half, right: n.x + half, top: n.y - (n.size || 10) - 2,
+            bottom: n.y + (n.size || 10) + 4 + lines.length * f * 1.2};
+  };
+  Viewer.prototype.bounds = function (ids) {
+    var l = Infinity, r = -Infinity, t = Infinity, b = -Infinity, self = this;
+    ids.forEach(function (id) {
+      var bb = self.nodeBox(id);
+      if (!bb) return;
+      l = Math.min(l, bb.left); r = Math.max(r, bb.right); t = Math.min(t, bb.top); b = Math.max(b, bb.bottom);
+    });
+    return l === Infinity ? null : {left: l, right: r, top: t, bottom: b};
+  };
+  Viewer.prototype.visibleAll = function (bb) {
+    var net = this.network, box = this.box();
+    var a = net.canvasToDOM({x: bb.left, y: bb.top}), z = net.canvasToDOM({x: bb.right, y: bb.bottom});
+    return a.x >= -1 && a.y >= -1 && z.x <= box.w + 1 && z.y <= box.h + 1;
+  };
+  Viewer.prototype.moveTo = function (bb, minScale) {
+    var box = this.box(), pad = 24;
+    var k = Math.min((box.w - pad) / Math.max(1, bb.right - bb.left), (box.h - pad) / Math.max(1, bb.bottom - bb.top), MAX_SCALE);
+    if (minScale !== undefined) k = Math.max(k, minScale);
+    var cy = (bb.top + bb.bottom) / 2;
+    // a small tree sits at the top of the box (its labels on the first screen), not centred
+    if ((bb.bottom - bb.top) * k < box.h - pad) cy = bb.top + (box.h / 2 - pad) / k;
+    this.viewTo((bb.left + bb.right) / 2, cy, k);
+    return k;
+  };
+  // The view to (x, y) at scale k. Stepping by one position (frame() without force), a move is a
+  // short glide (PAN_MS, eased in and out) rather than a jump, so the eye follows the path to its new
+  // place (issue 28 #3); a new step, Fit, Go to node or a tab change ends a glide at its
+  // target first. ``panning`` is true while one is under way.
+  var PAN_MS = [180, 480];      // a glide's time: 180 ms, longer for a longer way (8 px a ms), 480 at most
+  Viewer.prototype.viewTo = function (x, y, k) {
+    var net = this.network, self = this;
+    this.endPan();
+    var c = net.getViewPosition(), k0 = net.getScale();
+    var far = Math.hypot(x - c.x, y - c.y) * k;
+    if (!this.panNext || (far < 2 && Math.abs(k / k0 - 1) < 1e-3) || typeof requestAnimationFrame !== "function") {
+      net.moveTo({position: {x: x, y: y}, scale: k, animation: false});
+      return;
+    }
+    var ms = Math.min(PAN_MS[1], Math.max(PAN_MS[0], 120 + far / 8));
+    var t0 = null, g = this.pan = {x: x, y: y, k: k, raf: 0, done: null};
+    this.panning = true;
+    function tick(now) {
+      if (self.pan !== g) return;
+      if (t0 === null) t0 = now;
+      var u = Math.min(1, (now - t0) / ms), e = u < 0.5 ? 2 * u * u : 1 - Math.pow(-2 * u + 2, 2) / 2;
+      net.moveTo({position: {x: c.x + (x - c.x) * e, y: c.y + (y - c.y) * e}, scale: k0 + (k - k0) * e, animation: false});
+      if (u < 1) { g.raf = requestAnimationFrame(tick); return; }
+      self.pan = null; self.panning = false;
+      if (g.done) g.done();
+    }
+    g.raf = requestAnimationFrame(tick);
+  };
+  // A glide under way ends at its target now.
+  Viewer.prototype.endPan = function () {
+    var g = this.pan;
+    if (!g) return;
+    this.pan = null; this.panning = false;
+    try { cancelAnimationFrame(g.raf); } catch (e) { /* none */ }
+    this.network.moveTo({position: {x: g.x, y: g.y}, scale: g.k, animation: false});
+    if (g.done) g.done();
+  };
+  // Stepping frames what matters now: the path, the new children, the candidates and the
+  // winner. The view moves only when one of them is outside it.
+  Viewer.prototype.frame = function (info, force) {
+    if (!this.network) return;
+    this.endPan();
+    this.panNext = !force && this.stepped;
+    try { this.frameNow(info, force); } finally { this.panNext = false; }
+  };
+  Viewer.prototype.frameNow = function (info, force) {
+    var drawn = this.nodes, have = function (id) { return drawn.get(id) !== null; };
+    var win = info.winner !== null && info.winner !== undefined ? [info.winner] : [];
+    // what to frame, most first: everything that matters now; without the candidates and
+    // the siblings weighed by a selection; the newest node of the path and its children
+    var leaf = (info.path || []).length ? info.path[info.path.length - 1] : null;
+    var sets = [[].concat(info.path || [], info.new || [], info.candidates || [], win, info.ucb || []),
+                [].concat(info.path || [], info.new || [], info.candidates || [], win),
+                [].concat(info.path || [], info.new || [], win),
+                [].concat((info.path || []).slice(-1), info.new || [], win),
+                // a parent far from its new children (the layout never moves a node): the
+                // children, the event of this phase
+                (info.new && info.new.length ? info.new : (info.path || []).slice(-1)).concat(win)];
+    var box = this.box(), chosen = null, boxes = [];
+    // a tidy tree of the finished run spreads a node's children as wide as their subtrees
+    // will grow: when they do not fit at a readable scale, the parent and its children
+    // nearest to it, as many as fit
+    if (leaf !== null && have(leaf) && info.new && info.new.length) sets.push(this.nearest(leaf, info.new.filter(have), box));
+    var k0 = this.network.getScale(), keep = !force && k0 >= MIN_SCALE - 1e-6 && k0 <= MAX_SCALE + 1e-6;
+    function fitsAt(bb, k) {
+      return (bb.right - bb.left) * k <= box.w - 24 && (bb.bottom - bb.top) * k <= box.h - 24;
+    }
+    for (var k = 0; k < sets.length; k++) {
+      var ids = sets[k].filter(have);
+      if (!ids.length) continue;
+      var bb = this.bounds(ids);
+      if (!bb) continue;
+      // a selection ends at a leaf that the expansion next draws children under: room for
+      // them now (where it fits), so the view need not move again at the expansion
+      if (info.room && leaf !== null && ids.indexOf(leaf) >= 0) {
+        var wide = {left: Math.min(bb.left, info.room[0] - ROOM_X), right: Math.max(bb.right, info.room[1] + ROOM_X),
+                    top: bb.top, bottom: Math.max(bb.bottom, info.room[2] + ROOM_Y)};
+        if (!force && this.visibleAll(wide)) return;
+        if (keep && fitsAt(wide, k0)) { this.panTo(wide, k0); return; }
+      }
+      if (!force && this.visibleAll(bb)) return;       // already in view: the view holds still
+      // stepping: the scale holds and the view moves no further than it must (issue 28 #3:
+      // it used to re-centre and re-zoom, 41 moves of over 300 px on the longer search)
+      if (keep && fitsAt(bb, k0)) { this.panTo(bb, k0); return; }
+      if (keep && fitsAt(bb, MIN_SCALE)) {      // zoomed out only as far as it must
+        var kf = Math.min((box.w - 24) / Math.max(1, bb.right - bb.left), (box.h - 24) / Math.max(1, bb.bottom - bb.top));
+        this.panTo(bb, Math.max(MIN_SCALE, Math.min(k0, kf))); return;
+      }
+      boxes.push(bb);
+    }
+    for (k = 0; k < boxes.length; k++) { chosen = boxes[k]; if (fitsAt(chosen, MIN_SCALE)) break; }
+    if (!chosen) { chosen = this.bounds([info.root].filter(have)); if (!chosen) return; }
+    this.moveTo(chosen, MIN_SCALE);
+  };
+  // ``from`` and the nearest of ``ids`` (by x) that fit with it in the box at MIN_SCALE
+  Viewer.prototype.nearest = function (from, ids, box) {
+    var self = this, x0 = this.nodes.get(from).x, out = [from];
+    ids = ids.slice().sort(function (a, b) { return Math.abs(self.nodes.get(a).x - x0) - Math.abs(self.nodes.get(b).x - x0) || a - b; });
+    for (var k = 0; k < ids.length; k++) {
+      var bb = this.bounds(out.concat([ids[k]]));
+      if ((bb.right - bb.left) * MIN_SCALE > box.w - 24 || (bb.bottom - bb.top) * MIN_SCALE > box.h - 24) break;
+      out.push(ids[k]);
+    }
+    return out;
+  };
+  // The least move that brings ``bb`` inside the box at scale ``k`` (12 px clear of its
+  // edges); ``bb`` wider than the box: its left part (the root's side) shown.
+  Viewer.prototype.panTo = function (bb, k) {
+    var box = this.box(), m = 12 / k, c = this.network.getViewPosition();
+    var hw = box.w / 2 / k, hh = box.h / 2 / k, x = c.x, y = c.y;
+    if (bb.right + m > x + hw) x = bb.right + m - hw;
+    if (bb.left - m < x - hw) x = bb.left - m + hw;
+    if (bb.bottom + m > y + hh) y = bb.bottom + m - hh;
+    if (bb.top - m < y - hh) y = bb.top - m + hh;
+    this.viewTo(x, y, k);
+  };
+  // The node with this id framed (centred, at a readable scale) and outlined; a node not
+  // in the tree at this position, or hidden by the node cap, is said so.
+  Viewer.prototype.gotoNode = function (text) {
+    var E = this.el, id = parseInt(String(text).replace(/^\s*#/, ""), 10);
+    E.gotoMsg.textContent = "";
+    if (!isFinite(id)) { E.gotoMsg.textContent = "a node number, e.g. 12"; return false; }
+    var st = this.store ? this.store.get(this.pos, "s", String(id)) : undefined;
+    if (!this.network || !this.nodes || !this.nodes.get(id)) {
+      E.gotoMsg.textContent = st ? "node #" + id + " is hidden at this position (fewer visits; see the legend)"
+                                 : "node #" + id + " is not in the tree at this position";
+      return false;
+    }
+    this.endPan();
+    var n = this.nodes.get(id), k = Math.max(MIN_SCALE, Math.min(MAX_SCALE, this.network.getScale()));
+    this.selected = id;
+    this.network.moveTo({position: {x: n.x, y: n.y + 40}, scale: k, animation: false});
+    this.outline(id);
+    this.drawn = {};
+    E.gotoMsg.textContent = "node #" + id + (st ? ": N = " + st.N + ", Q = " + fmt(st.Q) : "");
+    this.requestDraw();
+    return true;
+  };
+  Viewer.prototype.fitAll = function () {
+    if (!this.network) return;
+    var bb = this.bounds(this.nodes.getIds());
+    if (bb) this.moveTo(bb);       // whole tree, at whatever scale it needs
+  };
+
+  Viewer.prototype.drawLegend = function (lg) {
+    var L = this.el.legend; L.textContent = "";
+    if (!lg) return;
+    function key(el) { var k = h("span", "mv-k"); k.append.apply(k, el); L.appendChild(k); }
+    if (lg.q) {
+      var grad = h("span", "mv-grad"); grad.style.background = "linear-gradient(90deg," + lg.stops.join(",") + ")";
+      key([h("span", "", "Q " + fmt(lg.q[0], 3) + " "), grad, h("span", "", " " + fmt(lg.q[1], 3) + " (this run's range; beyond it: end colour, ⇡/⇣)")]);
+    } else key([h("span", "", "colour: Q (from iteration 1's simulation on)")]);
+    function sw(colour, glyph, text, cls) { var g = h("span", cls || "", glyph); g.style.color = colour; key([g, h("span", "", " " + text)]); }
+    sw(lg.colours.unvisited, "●", "unvisited"); key([h("span", "", "size: N")]);
+    sw(lg.colours.path, "━", "current path"); sw(lg.colours.winner, "━", "winner's path");
+    var d = h("span", "mv-dashed", "  "); d.style.borderColor = lg.colours["new"]; key([d, h("span", "", " new in this phase (dashed)")]);
+    sw(lg.colours.candidate, "◆", "candidate"); sw(lg.colours.winner, "★", "winner");
+    var sel = h("span", "mv-selbox", "  "); key([sel, h("span", "", " selected (inspector)")]);
+    key([h("span", "", "#id: node id; UCB shown during a selection")]);
+    key([h("span", "", "r=: a new child's reward r_IG (during a simulation; below 0: the other slots less certain after its token)")]);
+    key([h("span", "", "⚠ r_IG outlier (tiny parent entropy)")]);
+    var hid = h("span", "", "+k"); hid.style.color = "#777"; key([hid, h("span", "", " k nodes hidden below (fewer visits), dashed edge")]);
+    if (this.showNQ) key([h("span", "", "N12 Q0.42 under a label: its visits N and mean reward Q")]);
+    if (lg.clipped) key([h("b", "", "⇡⇣ " + lg.clipped + " node" + (lg.clipped > 1 ? "s" : "") + " with Q outside the scale (clipped)")]);
+    if (lg.hidden) key([h("b", "", lg.hidden + " nodes hidden (showing " + (lg.total - lg.hidden) + " of " + lg.total + ")")]);
+    if (this.foldCount) key([h("b", "", "+k boxes: " + this.foldCount + " low-visit leaves folded (click a box to open it)")]);
+    var ts = this.store && this.store.meta && this.store.meta.tree;
+    if (ts) {
+      var shape = h("span", "mv-k mv-shape", "the run's tree: " + ts.nodes + " nodes, depth " + ts.depth + ", "
+        + ts.expanded + " expanded (" + ts.branching + " children each on average); nodes per depth "
+        + ts.per_level.join(" · ") + "; visits per depth " + ts.visits.join(" · "));
+      L.appendChild(shape);
+    }
+  };
+

@@ -1,0 +1,99 @@
+"""A LLaDA-sized trace in the viewer (issue 28): 256 answer slots and ~1,000 tree nodes, from
+a tiny random-weight LLaDA (tests/llada_sized.py), in the HTML export at 1024x768 with
+every request blocked.
+
+* It loads, and at a sample of positions the tree is right (viewer_checks.check: the
+  node cap and the folds count every node not drawn) and every node in the box is painted
+  in its colour (the canvas's pixels);
+* the Entropy heatmap and the Unmasking order strip are readable at 256 slots: every
+  slot's cell at least 12 px wide and tall, all inside the panel (the heatmap wraps into
+  bands; before, 256 cells of 16 px made an SVG 4,246 px wide in a 1,000 px column).
+
+Stepping time at this size is the viewer benchmark's figure (scripts/bench_viewer.py
+--llada), never a timed test.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
+from test_browser import ARTIFACTS, browser  # noqa: E402,F401
+from test_viewer import FULL_SWEEP, open_export  # noqa: E402
+from viewer_checks import check, undrawn  # noqa: E402
+from test_viewer import drawn  # noqa: E402
+
+from medal.timeline import positions  # noqa: E402
+
+#: positions looked at in the suite (every one under MEDAL_FULL_SWEEP=1)
+SAMPLE = 16
+
+
+@pytest.fixture(scope="module")
+def llada_trace(tmp_path_factory):
+    from llada_sized import SLOTS, llada_sized_trace
+    trace = llada_sized_trace(tmp_path_factory.mktemp("llada-sized"))
+    assert trace["run"]["config"]["gen_length"] == SLOTS
+    assert 900 <= len(trace["tree"]["nodes"]) <= 1100
+    return trace
+
+
+@pytest.fixture(scope="module")
+def page(browser, llada_trace, tmp_path_factory):
+    ctx, pg, blocked, errors = open_export(browser, llada_trace,
+                                           tmp_path_factory.mktemp("llada-page"), "1024x768")
+    yield pg
+    ctx.close()
+    assert blocked == [] and errors == []
+
+
+def test_llada_sized_tree_drawn_at_a_sample_of_positions(page, llada_trace):
+    n = len(positions(llada_trace))
+    step = 1 if FULL_SWEEP else max(1, n // SAMPLE)
+    bad, looked = [], 0
+    for i in sorted(set(range(0, n, step)) | {n - 1}):
+        r = undrawn(page, i)
+        check(llada_trace, i, drawn(page), "llada-sized")
+        looked += r["n"]
+        if r["miss"]:
+            bad.append((i, r["miss"][:5]))
+    assert looked > 0 and bad == [], f"nodes not painted: {bad[:6]}"
+    # the tree is larger than the cap: some nodes are counted, not drawn, at the end
+    assert page.evaluate("medalViewer.nodes.getIds().filter(i => typeof i === 'number').length") <= 400
+
+
+CELLS = """(sel) => { const panel = [...document.querySelectorAll('.mv-panel')].find(
+    p => p.style.display !== 'none' && p.getClientRects().length); const P = panel.getBoundingClientRect();
+  return [...document.querySelectorAll(sel)].filter(e => e.getClientRects().length).map(e => {
+    const r = e.getBoundingClientRect(); return {slot: e.dataset.slot ?? null, w: r.width, h: r.height,
+      left: r.left, right: r.right, panelLeft: P.left, panelRight: P.right}; }); }"""
+
+
+def _readable(cells, where):
+    small = [c for c in cells if c["w"] < 12 or c["h"] < 12]
+    outside = [c for c in cells if c["left"] < c["panelLeft"] - 1 or c["right"] > c["panelRight"] + 1]
+    assert small == [], f"{where}: {len(small)} cells under 12 px, e.g. {small[:3]}"
+    assert outside == [], f"{where}: {len(outside)} cells outside the panel, e.g. {outside[:3]}"
+
+
+def test_llada_sized_heatmap_and_order_readable_at_1024(page, llada_trace):
+    from llada_sized import SLOTS
+    n = len(positions(llada_trace))
+    page.evaluate(f"medalViewer.go({n - 1})")
+    page.click("button.mv-tab:has-text('Entropy')")
+    page.locator(".mv-panel[data-tab=entropy] input[type=checkbox]").check()   # all 256
+    page.wait_for_timeout(300)
+    cells = page.evaluate(CELLS, "svg.mv-heat rect")
+    grids = 2 if llada_trace.get("comparison") else 1
+    # every slot of every row of both grids (MEDAL's, greedy's), each a cell
+    assert len(cells) % SLOTS == 0 and len(cells) >= SLOTS * grids, len(cells)
+    page.screenshot(path=str(ARTIFACTS / "e2e-llada-sized-entropy-1024x768.png"), full_page=True)
+    _readable(cells, "entropy heatmap")
+    page.click("button.mv-tab:has-text('Unmasking order')")
+    page.wait_for_timeout(200)
+    toks = page.evaluate(CELLS, ".mv-orow .mv-ocells .mv-tok")
+    assert len(toks) == SLOTS * grids
+    _readable(toks, "unmasking order")
+    page.screenshot(path=str(ARTIFACTS / "e2e-llada-sized-order-1024x768.png"))
