@@ -30,6 +30,7 @@ from tqdm.auto import tqdm
 from ._version import __version__
 from .config import GenerationConfig
 from .engine import ALIASES, STRATEGIES, Run
+from .config import MAX_LOCK_STEP
 from .errors import InputError
 from .provenance import record as repro_record
 from .runner import ForwardRequest, forward_together
@@ -57,9 +58,6 @@ def parse_strategies(text: str) -> list[str]:
     return names
 
 
-#: the most runs one lock-step may hold (the joint model call is split into calls of at
-#: most medal.runner.MAX_JOINT_SEQUENCES sequences anyway)
-MAX_LOCK_STEP = 256
 
 
 class LockStep:

@@ -120,6 +120,11 @@ STRATEGY_NAMES = ("medal", "medal-no-mcts", "medal-no-decomposition", "medal-mar
 STRATEGY_ALIASES = {"low-confidence": "greedy", "phase-c": "medal-no-mcts"}
 
 
+#: the most runs ``medal bench --lock-step`` advances together (the joint model call is
+#: split into calls of at most medal.runner.MAX_JOINT_SEQUENCES sequences anyway)
+MAX_LOCK_STEP = 256
+
+
 #: Named search modes (``--search NAME``): settings applied on top of the defaults, each
 #: only where the user left that setting at its default.
 #:

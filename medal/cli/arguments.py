@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..config import MAX_LOCK_STEP
 from .checks import MAX_PROBLEMS, TRAIN_RANGES, Parser
 from .run_commands import (bench_command, generate_command, lm_eval_command,
                            lm_eval_tasks_command, serve_command, train_command)
@@ -73,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="advance N runs together, their forwards in one model call "
                         "(mctx-style batched search; the same records as one at a time "
                         "where the network's rows do not depend on their batch: the "
-                        "built-in models on a CPU); 1: one at a time")
+                        "built-in models on a CPU); 1: one at a time; range "
+                        f"1..{MAX_LOCK_STEP}")
     b.add_argument("--profile", action="store_true",
                    help="instead: MEDAL and greedy on each problem, MEDAL's search time split "
                         "into network, scoring and tree bookkeeping, sequences against greedy "

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import sys
 
+from ..config import MAX_LOCK_STEP
 from ..errors import InputError
 from .checks import (MAX_PROBLEMS, TRAIN_RANGES, check_output, check_problem,
                      check_problems_file, check_range)
@@ -77,6 +78,7 @@ def bench_command(args) -> int:
         for v in values:
             config_from_args(args, **{name: v})  # each value within the engine's range
     check_range("n", args.n, 1, MAX_PROBLEMS)
+    check_range("lock_step", args.lock_step, 1, MAX_LOCK_STEP, "--lock-step")
     if args.problems:
         check_problems_file(args.problems)
     out = Path(args.out)

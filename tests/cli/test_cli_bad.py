@@ -57,6 +57,7 @@ BAD = [
     ("samples 1000000", ["bench", "--n", "2", "--samples", "1000000"], "samples"),
     ("n 1e9", ["bench", "--n", "1e9"], "--n"),
     ("parts without profile", ["bench", "--n", "2", "--parts"], "--parts"),
+    ("lock-step 0", ["bench", "--n", "2", "--lock-step", "0"], "--lock-step"),
     ("n 10**9", ["bench", "--n", str(10 ** 9)], "--n"),
     ("k2 1000000", ["bench", "--n", "2", "--k2", "1000000"], "k2"),
     ("2000 strategies", ["bench", "--n", "2", "--strategies", ",".join(["medal"] * 2000)],
