@@ -67,7 +67,6 @@ def sources() -> dict[str, str]:
 
 def source_trace(sid: str) -> dict | None:
     if sid.startswith("example:"):
-        from ..viz.examples import load_example
         ex = _examples().get(sid.split(":", 1)[1])
         return None if ex is None else _example_trace(ex.name)
     if sid == "upload":
