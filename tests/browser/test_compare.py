@@ -16,6 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_browser import (ARTIFACTS, CHROMIUM_ARGS, browser, expect,  # noqa: E402,F401
                           offline_session, server, wait_idle)
 
+from viewer_checks import open_offline  # noqa: E402
+
 import medal  # noqa: E402
 from medal.config import GenerationConfig  # noqa: E402
 from medal.engine import Run  # noqa: E402
@@ -41,23 +43,8 @@ def pair():
 
 
 def open_page(browser, path):
-    ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
-    blocked = []
-
-    def route(r):
-        if r.request.url.startswith(("file:", "data:", "blob:")):
-            r.continue_()
-        else:
-            blocked.append(r.request.url)
-            r.abort()
-    ctx.route("**/*", route)
-    pg = ctx.new_page()
-    errors = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    pg.goto(Path(path).as_uri())
-    pg.wait_for_function("window.medalCompare && window.medalCompare.views.length === 2",
-                         timeout=60_000)
-    return ctx, pg, blocked, errors
+    return open_offline(browser, path, {"width": 1440, "height": 1000},
+                        "window.medalCompare && window.medalCompare.views.length === 2")
 
 
 STATE = """() => { const c = window.medalCompare; return {row: c.row, rows: c.n(),

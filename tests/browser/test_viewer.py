@@ -34,7 +34,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_browser import (ARTIFACTS, CHROMIUM_ARGS, browser, expect,  # noqa: E402,F401
                           offline_session, server)
-from viewer_checks import MOVES, READ, check, expected, undrawn  # noqa: E402
+from viewer_checks import MOVES, READ, check, expected, open_offline, undrawn  # noqa: E402
 
 from medal.config import GenerationConfig  # noqa: E402
 from medal.engine import Run  # noqa: E402
@@ -70,24 +70,8 @@ def traces(deep):
 
 
 def open_export(browser, trace, tmp_path, size="1440x900"):
-    path = write_html(trace, tmp_path / "run.html")
-    ctx = browser.new_context(viewport=SIZES[size])
-    blocked = []
-
-    def route(r):
-        if r.request.url.startswith(("file:", "data:", "blob:")):
-            r.continue_()
-        else:
-            blocked.append(r.request.url)
-            r.abort()
-
-    ctx.route("**/*", route)
-    pg = ctx.new_page()
-    errors = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    pg.goto(path.as_uri())
-    pg.wait_for_function("window.medalViewer && globalThis.__medalTreeDrawn", timeout=60_000)
-    return ctx, pg, blocked, errors
+    return open_offline(browser, write_html(trace, tmp_path / "run.html"), SIZES[size],
+                        "window.medalViewer && globalThis.__medalTreeDrawn")
 
 
 def drawn(pg, viewer="medalViewer"):

@@ -139,3 +139,28 @@ MOVES = """(n) => new Promise(done => {
         one(); };
       requestAnimationFrame(sample); }
     setTimeout(one, 500); })"""
+
+
+def open_offline(browser, path, viewport: dict, ready: str):
+    """A saved page (an export, a comparison) opened from its file with every request off
+    the machine blocked and counted; waits until ``ready`` (a JS expression) holds.
+    Returns (context, page, blocked URLs, page errors)."""
+    from pathlib import Path
+    ctx = browser.new_context(viewport=viewport)
+    blocked = []
+
+    def route(r):
+        if r.request.url.startswith(("file:", "data:", "blob:")):
+            r.continue_()
+        else:
+            blocked.append(r.request.url)
+            r.abort()
+
+    ctx.route("**/*", route)
+    pg = ctx.new_page()
+    errors = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.goto(Path(path).as_uri())
+    pg.wait_for_function(ready, timeout=60_000)
+    return ctx, pg, blocked, errors
+
