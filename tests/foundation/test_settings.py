@@ -83,7 +83,8 @@ def test_every_flag_reaches_its_field():
 
 
 def test_the_app_offers_every_setting_as_declared():
-    assert controller.PARAMETERS == SETTINGS
+    """The Run page draws one widget per setting with its default (AppTest:
+    tests/app/test_run_page_views.py); here: what Streamlit's number inputs need."""
     for p in controller.PARAMETERS:
         if p.kind == "float":
             assert isinstance(p.min_value, float), p.name   # Streamlit wants one numeric type
