@@ -278,6 +278,8 @@ def random_check(args) -> dict:
         runs = fig["runs"] = {}
         peak_extra = 0
         for label, strategy, extra, kv in RANDOM_RUNS:
+            if args.only and label not in args.only:
+                continue
             # a run's forwards at most: one a slot (greedy), K2-wide search steps besides
             guess = (L + used["lc"] * 2) * fig["forward_ms_batch5"] / 1000
             elapsed = time.perf_counter() - started
@@ -309,10 +311,98 @@ def random_check(args) -> dict:
             for label in runs:
                 if label != "greedy" and runs[label].get("seconds"):
                     runs[label]["x_greedy_wall_time"] = runs[label]["seconds"] / greedy
+        if args.lock_step > 1:
+            fig["lock_step"] = guarded(lambda: lock_step_check(
+                model, task, GenerationConfig(**used, max_iterations=args.max_iterations, seed=0),
+                args.lock_step, args.budget_seconds - (time.perf_counter() - started)))
         del model
         if device.type == "cuda":
             torch.cuda.empty_cache()
+    if args.builtin_lock_step:
+        out["builtin_lock_step"] = guarded(lambda: builtin_lock_step(
+            args.builtin_lock_step, device, args.builtin_problems))
     out["wall_seconds"] = time.perf_counter() - started
+    return out
+
+
+def guarded(fn) -> dict:
+    """A part of the check that fails reports its error in the JSON; the rest still runs."""
+    try:
+        return fn()
+    except Exception as exc:  # noqa: BLE001 -- one JSON, whatever one part did
+        import traceback
+        log(traceback.format_exc())
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def lock_step_check(model, task, config: GenerationConfig, width: int, seconds_left: float) -> dict:
+    """MEDAL on ``width`` problems whose prompts have the same length (lock-step joins
+    equal-length forwards only), one at a time and then in lock-step: the wall time of
+    each, the model calls, and whether the answers agree (on a GPU a row's last bit may
+    depend on the batch, docs/SPEED.md, so they may not)."""
+    from medal.bench import LockStep
+    from medal.engine import Run
+
+    def runs(problems):
+        return [Run(model, task="countdown", problem=p, strategy="medal", config=config)
+                for p in problems]
+    by_length: dict[int, list] = {}
+    for p in task.generate(64, seed=20_000):
+        n = Run(model, task="countdown", problem=p, strategy="medal",
+                config=config).runner.prompt.shape[0]
+        by_length.setdefault(n, []).append(p)
+    problems = max(by_length.values(), key=len)[:width]
+    out = {"width": len(problems), "strategy": "medal", "prompt_tokens":
+           next(n for n, ps in by_length.items() if ps[:width] == problems)}
+    rows = {}
+    for mode, w in (("one_at_a_time", 1), ("lock_step", len(problems))):
+        stepper = LockStep(w)
+        t0 = time.perf_counter()
+        done = list(stepper.run(runs(problems)))
+        wall = time.perf_counter() - t0
+        rows[mode] = {"wall_seconds": wall, "runs_per_second": len(done) / wall,
+                      "model_calls": stepper.model_calls, "sequences": stepper.sequences,
+                      "answers": sorted(r.result.text for r in done)}
+        log(f"lock-step check, {mode}: {len(done)} MEDAL runs in {wall:.1f} s, "
+            f"{stepper.model_calls} model calls")
+        if wall * 2 > seconds_left:
+            break
+    out.update(rows)
+    if "lock_step" in rows:
+        out["speedup"] = rows["one_at_a_time"]["wall_seconds"] / rows["lock_step"]["wall_seconds"]
+        out["same_answers"] = rows["one_at_a_time"]["answers"] == rows["lock_step"]["answers"]
+    for row in rows.values():
+        row.pop("answers")
+    return out
+
+
+def builtin_lock_step(widths: list[int], device: torch.device, n_problems: int) -> dict:
+    """`medal bench --device DEVICE --lock-step W` on the built-in models (medal and
+    greedy on held-out problems) at each width: runs per second, model calls, and whether
+    the records equal width 1's (answers and forwards)."""
+    from medal.bench import bench
+    out = {}
+    for task_name in ("countdown", "sudoku"):
+        model = load_model(f"builtin:{task_name}", device=device.type)
+        problems = get_task(task_name).generate(n_problems, seed=10_000)
+        config = GenerationConfig(seed=0)
+        bench(model, task_name, problems[:2], ["medal", "greedy"], config, progress=False,
+              lock_step=max(widths))      # warm-up: imports, kernels, the allocator
+        rows, first = {}, None
+        for w in widths:
+            speed = {}
+            records = bench(model, task_name, problems, ["medal", "greedy"], config,
+                            progress=False, lock_step=w, throughput=speed)
+            key = [(r["text"], r["forwards"]) for r in records]
+            first = first if first is not None else key
+            rows[str(w)] = {**speed, "same_records_as_first": key == first,
+                            "accuracy": sum(bool(r["verified"]) for r in records) / len(records)}
+            log(f"builtin {task_name} on {device}, lock-step {w}: {len(records)} runs in "
+                f"{speed['wall_seconds']:.2f} s ({len(records) / speed['wall_seconds']:.1f}/s)")
+        base = rows[str(widths[0])]["wall_seconds"]
+        for row in rows.values():
+            row["speedup_vs_first"] = base / row["wall_seconds"]
+        out[task_name] = {"device": str(device), "problems": n_problems, "widths": rows}
     return out
 
 
@@ -326,6 +416,17 @@ def main(argv=None) -> int:
                              "CONFIG) and print one JSON; repeat for both")
     parser.add_argument("--budget-seconds", type=float, default=420.0,
                         help="--random: skip what would run past this (default 7 minutes)")
+    parser.add_argument("--only", type=lambda t: [x for x in t.split(",") if x], default=None,
+                        help="--random: run only these of its runs (comma list of labels: "
+                             + ", ".join(r[0] for r in RANDOM_RUNS) + ")")
+    parser.add_argument("--lock-step", type=int, default=1, metavar="N",
+                        help="--random: also time N MEDAL runs one at a time and in lock-step")
+    parser.add_argument("--builtin-lock-step", type=lambda t: [int(x) for x in t.split(",")],
+                        default=None, metavar="W1,W2,...",
+                        help="--random: also bench the built-in models on the device at these "
+                             "lock-step widths (the first is the baseline, e.g. 1,16,64)")
+    parser.add_argument("--builtin-problems", type=int, default=30,
+                        help="--builtin-lock-step: problems a task (x medal, greedy)")
     parser.add_argument("--trust-remote-code", action="store_true")
     parser.add_argument("--implementation", choices=["native", "remote"], default=None,
                         help="LLaDA/Dream: MEDAL's native code (default) or the checkpoint's")

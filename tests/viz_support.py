@@ -86,3 +86,83 @@ def app_test(path, *, source: str | None = "live", timeout: float = 120):
     if source is not None:
         at.query_params["source"] = source
     return at
+
+
+# ---- shared by test modules in several folders (a test module imports helpers from here,
+# never from another folder's test module: run alone, that folder is not on sys.path)
+
+class Press:
+    """A press of one of the viewer's controls that reach the server (issue 18: the viewer
+    steps computed positions in the browser and asks the page only to grow a live run):
+    what the component's ``request`` trigger hands the page."""
+
+    OPS = {"Next phase": "step", "Next iteration": "iteration", "Run to end": "end",
+           "Stop": "stop", "Reset": "reset", "Play": "step"}
+
+    def __init__(self, at, label):
+        self.at, self.op = at, self.OPS[label]
+
+    def click(self):
+        from medal.timeline import positions
+        run = self.at.session_state["run"] if "run" in self.at.session_state else None
+        have = len(positions(run.trace)) if run is not None else 0
+        seq = (self.at.session_state["_seq"] if "_seq" in self.at.session_state else 0) + 1
+        self.at.session_state["_seq"] = seq
+        self.at.session_state["pending_request"] = {"op": self.op, "want": have + 1,
+                                                    "seq": seq, "from": have - 1}
+        return self.at
+
+
+def upload(at, name: str, content: bytes):
+    at.radio(key="w_source").set_value("Uploaded trace").run()
+    at.file_uploader(key="w_upload").set_value((name, content, "application/json")).run()
+    assert not at.exception
+    return at
+
+
+def export_data(html: str) -> dict:
+    """The frames an exported page carries (gzipped JSON inside it)."""
+    import base64
+    import gzip
+    import json
+    import re
+    m = re.search(r'<script id="medal-data" type="application/gzip;base64">(.*?)</script>',
+                  html, re.S)
+    return json.loads(gzip.decompress(base64.b64decode(m.group(1))))
+
+
+def render_everything(trace: dict) -> None:
+    """Every view function the pages call, on the trace and on replay positions, and the
+    viewer's frames at every position."""
+    import json
+
+    from medal import viz
+    from medal.trace import dumps
+    from medal.viz import inspector, teaching
+    n_iter = viz.iteration_count(trace)
+    for k in sorted({0, n_iter // 2, n_iter}):
+        t = viz.trace_at_iteration(trace, k)
+        for cap in (3, 300):
+            viz.tree_view(t, cap)
+        viz.entropy_grid(t)
+        viz.order_summary(t)
+        info = viz.current_phase(t)
+        viz.phase_cycle_html(info.key)
+        viz.progress(t)
+        ids = inspector.node_ids(t)
+        for nid in ids[:4] + ids[-2:]:
+            inspector.node_label(t, nid)
+            inspector.node_badges(t, nid)
+            inspector.sequence_html(t, nid)
+            inspector.node_stats(t, nid)
+            inspector.ucb_breakdown(t, nid)
+            inspector.reward_breakdown(t, nid)
+            inspector.action_table(t, nid)
+        inspector.candidate_report(t)
+        for name in ("score_example", "action_set_example", "ucb_example",
+                     "information_gain_example", "candidate_example", "phase_c_example"):
+            getattr(teaching, name)(t)
+    from medal.viewer import bundle
+    json.dumps(bundle(trace))       # what the app, the export and a notebook draw
+    json.dumps(trace, allow_nan=False).encode("utf-8")   # the download
+    dumps(trace)

@@ -47,8 +47,8 @@ def __getattr__(name: str) -> Any:
 def load_model(spec: str, **options) -> "DiffusionLM":
     """Load a model from its spec; raises :class:`ModelLoadError` with the fix on failure.
 
-    Options (for ``transformers`` models; the built-in models run on the CPU and ignore
-    them): ``trust_remote_code`` (bool), ``device`` (auto/cpu/cuda), ``dtype``
+    Options (for ``transformers`` models; the built-in models take ``device`` only, and
+    ``auto`` keeps them on the CPU): ``trust_remote_code`` (bool), ``device`` (auto/cpu/cuda), ``dtype``
     (auto/float32/bfloat16/float16), ``revision``, ``chat_template`` (None: use the
     tokenizer's if it has one), ``implementation`` (native/remote; None: native, or
     ``MEDAL_IMPLEMENTATION``), ``mask_id`` (override), ``memory_check`` (False: skip the
@@ -66,7 +66,7 @@ def load_model(spec: str, **options) -> "DiffusionLM":
         raise InputError(f"--kv-cache {kv_cache}: the KV cache is for the native LLaDA and "
                          f"Dream code, not {spec or 'this model'}; leave it off")
     if spec.startswith("builtin:"):
-        return BuiltinModel.load(spec.split(":", 1)[1])
+        return BuiltinModel.load(spec.split(":", 1)[1], device=options.get("device"))
     if is_hf_spec(spec):
         model = load_hf_model(spec, **options)
         if kv_cache is not None:

@@ -32,7 +32,10 @@ class BuiltinModel(DiffusionLM):
         self.device = torch.device("cpu")
 
     @classmethod
-    def load(cls, task: str) -> "BuiltinModel":
+    def load(cls, task: str, device: str | None = None) -> "BuiltinModel":
+        """The shipped model of ``task``. ``device``: None or ``auto`` keep it on the CPU
+        (a model this small runs faster there than a GPU launches its kernels), ``cuda``
+        puts it on the GPU (for lock-step benches, docs/SPEED.md)."""
         # a plain name of a folder in assets/, never a path (builtin:/etc, builtin:../..)
         safe = bool(task) and task.replace("-", "").replace("_", "").isalnum() and task.isascii()
         directory = ASSETS / task if safe else None
@@ -40,7 +43,12 @@ class BuiltinModel(DiffusionLM):
             known = ", ".join(f"builtin:{n}" for n in builtin_names()) or "none shipped"
             raise ModelLoadError(f"no built-in model for task {task!r} (available: {known})")
         net, meta = load_checkpoint(directory)
-        return cls(net, meta, f"builtin:{task}")
+        model = cls(net, meta, f"builtin:{task}")
+        if device not in (None, "auto", "cpu"):
+            from .hf.spec import choose_device     # the one check (and message) for CUDA
+            model.device = choose_device(device)
+            model.net.to(model.device)
+        return model
 
     @property
     def vocab_size(self) -> int:

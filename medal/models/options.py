@@ -25,7 +25,8 @@ def add_model_arguments(parser) -> None:
                    help="allow LLaDA/LLaDA-MoE/Dream checkpoints to run the Python code they ship "
                         "(also: MEDAL_TRUST_REMOTE_CODE=1); read it first, pin --revision")
     g.add_argument("--device", choices=DEVICES, default="auto",
-                   help="where the model runs (auto: CUDA if present, else CPU)")
+                   help="where the model runs (auto: CUDA if present, else CPU; the built-in "
+                        "models stay on the CPU unless cuda is named)")
     g.add_argument("--dtype", choices=DTYPE_CHOICES, default="auto",
                    help="weights precision (auto: bfloat16 on a GPU, float32 on the CPU)")
     g.add_argument("--revision", default=None,

@@ -161,7 +161,7 @@ def test_a_forced_action_outside_the_action_set_searches_below_it(parents):
 
 
 def test_forked_traces_pass_the_gate_and_replay(parents, tmp_path):
-    from test_trace_fuzz import render_everything
+    from viz_support import render_everything
     from medal.viz.export import export_html
     parent = parents["sudoku"]
     step = parent["decode"][2]

@@ -49,6 +49,32 @@ def test_dry_run_on_the_cpu_prints_one_json(tmp_path):
         assert fig["peak_bytes"] >= fig["weights_bytes"]
 
 
+def test_dry_run_of_the_lock_step_parts(tmp_path):
+    """--lock-step N (N MEDAL runs on full-size random weights, one at a time and in
+    lock-step) and --builtin-lock-step (the built-in models' bench on the device at
+    several widths), dry-run on the CPU, where lock-step is exact: same answers."""
+    proc = subprocess.run(
+        [sys.executable, "-c", BLOCKED, "--random", f"llada={REAL / 'llada' / 'config.json'}",
+         "--device", "cpu", "--dtype", "float32", "--gen-length", "4", "--steps", "4",
+         "--block-length", "4", "--lc", "1", "--candidates", "2", "--seconds", "0.01",
+         "--only", "greedy,medal", "--lock-step", "3", "--builtin-lock-step", "1,3",
+         "--builtin-problems", "2"],
+        capture_output=True, text=True, timeout=900, cwd=tmp_path,
+        env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    figures = json.loads(proc.stdout)
+    llada = figures["models"]["llada"]
+    assert set(llada["runs"]) == {"greedy", "medal"}            # --only
+    lock = llada["lock_step"]
+    assert lock["width"] == 3 and lock["same_answers"] is True and lock["speedup"] > 0
+    assert lock["lock_step"]["model_calls"] < lock["one_at_a_time"]["model_calls"]
+    assert lock["lock_step"]["sequences"] == lock["one_at_a_time"]["sequences"]
+    for task in ("countdown", "sudoku"):
+        widths = figures["builtin_lock_step"][task]["widths"]
+        assert set(widths) == {"1", "3"} and widths["3"]["same_records_as_first"] is True
+        assert widths["3"]["model_calls"] < widths["1"]["model_calls"] == widths["1"]["forwards"]
+
+
 PEAK_CHILD = """
 import sys, torch
 sys.path.insert(0, sys.argv[1])

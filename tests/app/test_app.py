@@ -10,12 +10,12 @@ import pytest
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-import medal.trace  # noqa: E402
 from medal.trace import dumps  # noqa: E402
 
 from medal.viz.phases import current_phase  # noqa: E402
 from medal.timeline import positions  # noqa: E402
-from viz_support import RANDOM_SPEC, app_test, make_trace, patch_load_model  # noqa: E402
+from viz_support import (RANDOM_SPEC, Press, app_test, make_trace,  # noqa: E402
+                         patch_load_model, upload)
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 TIMEOUT = 120
@@ -45,27 +45,6 @@ def configure(at, **params):
                       if w.key == f"w_{name}")
         widget.set_value(value)
     return at
-
-
-class Press:
-    """A press of one of the viewer's controls that reach the server (issue 18: the viewer
-    steps computed positions in the browser and asks the page only to grow a live run):
-    what the component's ``request`` trigger hands the page."""
-
-    OPS = {"Next phase": "step", "Next iteration": "iteration", "Run to end": "end",
-           "Stop": "stop", "Reset": "reset", "Play": "step"}
-
-    def __init__(self, at, label):
-        self.at, self.op = at, self.OPS[label]
-
-    def click(self):
-        run = self.at.session_state["run"] if "run" in self.at.session_state else None
-        have = len(positions(run.trace)) if run is not None else 0
-        seq = (self.at.session_state["_seq"] if "_seq" in self.at.session_state else 0) + 1
-        self.at.session_state["_seq"] = seq
-        self.at.session_state["pending_request"] = {"op": self.op, "want": have + 1,
-                                                    "seq": seq, "from": have - 1}
-        return self.at
 
 
 def button(at, label):
@@ -224,13 +203,6 @@ def test_remote_code_is_the_operators_setting(monkeypatch):
     at.selectbox(key="w_model").set_value(RANDOM_SPEC + "-trusted").run()
     button(at, "Next phase").click().run()
     assert calls[-1] == (RANDOM_SPEC + "-trusted", {"trust_remote_code": True})
-
-
-def upload(at, name: str, content: bytes):
-    at.radio(key="w_source").set_value("Uploaded trace").run()
-    at.file_uploader(key="w_upload").set_value((name, content, "application/json")).run()
-    assert not at.exception
-    return at
 
 
 @pytest.mark.parametrize("content, message", [

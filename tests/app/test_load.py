@@ -50,7 +50,7 @@ def at_the_limits(at: AppTest) -> AppTest:
 def button(at, label):
     """A press of one of the viewer's controls that reach the server (the viewer steps in
     the browser and asks the page only to grow a live run): as tests/app/test_app.py sends it."""
-    from test_app import Press
+    from viz_support import Press
     return Press(at, label)
 
 

@@ -166,7 +166,7 @@ def test_page_refuses_a_run_beyond_the_operators_limit(monkeypatch):
     at = app_test(ROOT / "app.py").run()
     at.selectbox(key="w_model").set_value(RANDOM_SPEC)
     at.number_input(key="w_max_iterations").set_value(12)
-    from test_app import Press   # the viewer's Next phase, as the page receives it
+    from viz_support import Press   # the viewer's Next phase, as the page receives it
     Press(at, "Next phase").click().run()
     assert not at.exception
     assert any("limit of 5" in e.value for e in at.error)

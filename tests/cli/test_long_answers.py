@@ -77,8 +77,8 @@ def test_the_viewer_and_export_draw_the_long_answer(traces, tmp_path):
     assert answer in json.dumps(frames.bundle(), ensure_ascii=False)
     out = tmp_path / "long.html"
     assert cli.main(["export", str(traces["llada"]), str(out)]) == 0
-    from test_export import _data      # the page's frames (gzipped JSON inside it)
-    assert answer in json.dumps(_data(out.read_text(encoding="utf-8")), ensure_ascii=False)
+    from viz_support import export_data      # the page's frames (gzipped JSON inside it)
+    assert answer in json.dumps(export_data(out.read_text(encoding="utf-8")), ensure_ascii=False)
 
 
 def test_diff_and_repro_take_long_answers(traces, checkpoints, capsys):
@@ -108,7 +108,7 @@ def test_lm_eval_trace_dir_holds_long_answers(checkpoints, tmp_path):
 
 def test_the_app_uploads_and_runs_a_long_answer(traces, checkpoints, monkeypatch):
     pytest.importorskip("streamlit")
-    from test_app import Press, upload
+    from viz_support import Press, upload
     from viz_support import app_test
     spec = f"llada:{checkpoints['llada']}"
     monkeypatch.setenv("MEDAL_MODELS", spec)

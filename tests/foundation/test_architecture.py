@@ -128,6 +128,26 @@ def test_the_tests_are_laid_out_like_the_code():
         assert path.parent.parent == root and path.parent.name in allowed, path
 
 
+def test_a_test_module_imports_test_modules_of_its_own_folder_only():
+    """pytest puts a test file's own folder on sys.path, not its neighbours': a test that
+    imports another folder's test module passes in the whole suite (that folder was
+    collected first) and fails when its folder runs alone, as CI's transformers 5 lane
+    runs tests/cli/test_long_answers.py. What several folders share lives in a helper
+    module at tests/'s top (viz_support, scripted, ...)."""
+    root = Path(__file__).resolve().parents[1]
+    wrong = []
+    for path in sorted(root.rglob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level
+                     else [])
+            for name in names:
+                top = name.split(".")[0]
+                if top.startswith("test_") and not (path.parent / f"{top}.py").exists():
+                    wrong.append(f"{path.relative_to(root)}:{node.lineno} imports {name}")
+    assert not wrong, wrong
+
+
 def test_the_command_lines_help_imports_no_torch():
     """``medal --help`` (and every command's parser) answers without torch, the engine or
     transformers: a command imports what it runs when it runs."""

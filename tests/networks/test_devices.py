@@ -268,3 +268,40 @@ def test_only_answer_rows_reach_the_output_layer(hf_dirs):
         rows = 7 if model.shifted_logits else 6
         assert seen == [(2, rows, model.vocab_size)], family
         assert out.shape == (2, 6, model.vocab_size)
+
+
+def test_lock_step_bench_on_the_accelerator_builtin():
+    """`medal bench --device cuda --lock-step N` (the GPU check's lock-step figures): the
+    joint forwards of several runs on the accelerator give what the CPU gives."""
+    from medal.bench import bench
+    from medal.tasks import get_task
+    task = get_task("countdown")
+    problems = task.generate(3, seed=10_000)
+    cfg = GenerationConfig(seed=0, lc=2, candidates=2, max_iterations=12)
+
+    def answers(model):
+        rows = bench(model, "countdown", problems, ["medal", "greedy"], cfg, lock_step=4)
+        return [(r["index"], r["strategy"], r["text"], r["forwards"], r["sequence_forwards"])
+                for r in rows]
+    model = builtin_random()
+    on_cpu = answers(model)
+    with on_fake_accelerator(model) as mode:
+        on_device = answers(model)
+    assert mode.operations > 1000
+    _check_copies(mode, model.vocab_size)
+    assert on_device == on_cpu
+
+
+def test_a_builtin_model_goes_where_it_is_told():
+    """``--device``: auto and cpu keep a built-in model on the CPU (faster there); cuda
+    puts it on the GPU, or says what to do where there is none."""
+    from medal.errors import ModelLoadError
+    for device in (None, "auto", "cpu"):
+        model = load_model("builtin:sudoku", device=device)
+        assert model.device.type == "cpu" and next(model.net.parameters()).device.type == "cpu"
+    if torch.cuda.is_available():
+        model = load_model("builtin:sudoku", device="cuda")
+        assert next(model.net.parameters()).device.type == "cuda"
+    else:
+        with pytest.raises(ModelLoadError, match="--device cpu"):
+            load_model("builtin:sudoku", device="cuda")

@@ -24,8 +24,7 @@ from medal.errors import TraceError
 from medal.trace import MAX_TRACE_BYTES, dumps, loads_trace
 from medal.trace.gate.parse import Invalid
 from medal.trace.gate.schema import compile_schema, compile_pred, load_schema
-from medal import viz
-from medal.viz import inspector, teaching
+from viz_support import render_everything
 
 ROOT = Path(__file__).resolve().parents[2]
 # per fuzz test; the suite runs the same 150 each time (derandomized); MEDAL_FUZZ_EXAMPLES=N
@@ -73,38 +72,6 @@ def time_limit(seconds: int):
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
-
-
-def render_everything(trace: dict) -> None:
-    """Every view function the pages call, on the trace and on replay positions, and the
-    viewer's frames at every position."""
-    n_iter = viz.iteration_count(trace)
-    for k in sorted({0, n_iter // 2, n_iter}):
-        t = viz.trace_at_iteration(trace, k)
-        for cap in (3, 300):
-            viz.tree_view(t, cap)
-        viz.entropy_grid(t)
-        viz.order_summary(t)
-        info = viz.current_phase(t)
-        viz.phase_cycle_html(info.key)
-        viz.progress(t)
-        ids = inspector.node_ids(t)
-        for nid in ids[:4] + ids[-2:]:
-            inspector.node_label(t, nid)
-            inspector.node_badges(t, nid)
-            inspector.sequence_html(t, nid)
-            inspector.node_stats(t, nid)
-            inspector.ucb_breakdown(t, nid)
-            inspector.reward_breakdown(t, nid)
-            inspector.action_table(t, nid)
-        inspector.candidate_report(t)
-        for name in ("score_example", "action_set_example", "ucb_example",
-                     "information_gain_example", "candidate_example", "phase_c_example"):
-            getattr(teaching, name)(t)
-    from medal.viewer import bundle
-    json.dumps(bundle(trace))       # what the app, the export and a notebook draw
-    json.dumps(trace, allow_nan=False).encode("utf-8")   # the download
-    dumps(trace)
 
 
 def gate_then_render(text) -> str:

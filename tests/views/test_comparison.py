@@ -176,7 +176,7 @@ def test_app_compares_the_live_run_with_an_uploaded_trace(monkeypatch):
     from pathlib import Path
 
     from medal.trace import dumps
-    from test_app import Press   # the viewer's controls, as the page receives them
+    from viz_support import Press   # the viewer's controls, as the page receives them
     from viz_support import app_test
     root = Path(__file__).resolve().parents[2]
     at = app_test(root / "app.py", timeout=300).run()

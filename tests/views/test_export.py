@@ -20,7 +20,7 @@ from medal.models import load_model
 from medal.trace import dumps, loads_trace, write_trace
 from medal.viz import export
 from medal.timeline import positions
-from viz_support import states
+from viz_support import export_data, states
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,12 +31,6 @@ def trace():
               trace=True, compare_greedy=True, config=GenerationConfig(seed=3))
     run.finish()
     return loads_trace(dumps(run.trace))
-
-
-def _data(html: str) -> dict:
-    m = re.search(r'<script id="medal-data" type="application/gzip;base64">(.*?)</script>',
-                  html, re.S)
-    return json.loads(gzip.decompress(base64.b64decode(m.group(1))))
 
 
 def test_a_frame_per_timeline_position(trace):
@@ -93,7 +87,7 @@ def test_export_is_self_contained(trace):
     from medal.viewer import viewer_js
     assert viewer_js()[:2000] in html            # the package's own viewer, inlined
     assert "Plotly" not in html                  # no plotly.js (was 4.6 MB of 6.6)
-    data = _data(html)
+    data = export_data(html)
     assert len(data["frames"]) == len(positions(trace))
     last = states(data)[-1]
     assert last["v"]["cands"] and last["v"]["task"]
@@ -122,7 +116,7 @@ def test_every_trace_string_is_escaped(trace):
     assert "alert(1)</script>" not in html and "<img src=x" not in html
     # the page's own script elements are the only ones
     assert html.count("</script>") == 4
-    data = _data(html)      # and the data still holds the text, intact, for textContent
+    data = export_data(html)      # and the data still holds the text, intact, for textContent
     assert data["meta"]["prompt"] == bad
     # the only HTML the viewer takes as HTML (the task view) is escaped
     for st in states(data):
@@ -134,7 +128,7 @@ def test_baseline_trace_exports():
               strategy="greedy", trace=True)
     run.finish()
     html = export.export_html(run.trace)
-    data = _data(html)
+    data = export_data(html)
     assert all(not st.get("n") for st in states(data))
     assert len(data["frames"]) == 1 + len(run.trace["decode"]) + 1   # started, steps, finished
 
