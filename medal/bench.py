@@ -73,10 +73,11 @@ class LockStep:
     :attr:`model_calls` counts the model calls made (joint ones once), :attr:`sequences`
     the sequences they covered, :attr:`requests` the runs' forwards they served."""
 
-    def __init__(self, width: int = 1):
+    def __init__(self, width: int = 1, joint_scoring: bool | None = None):
         if not 1 <= width <= MAX_LOCK_STEP:
             raise InputError(f"lock-step width must be 1..{MAX_LOCK_STEP}, got {width}")
         self.width = width
+        self.joint_scoring = joint_scoring   # forward_together's (None: off on the CPU)
         self.model_calls = 0
         self.sequences = 0
         self.requests = 0
@@ -106,7 +107,8 @@ class LockStep:
             active = [run for run, _ in waiting]
             if waiting:
                 requests = [r for _, r in waiting]
-                self.model_calls += forward_together(requests)
+                self.model_calls += forward_together(requests,
+                                                     joint_scoring=self.joint_scoring)
                 self.sequences += sum(len(r) for r in requests)
                 self.requests += len(requests)
                 for run, r in waiting:
@@ -279,14 +281,15 @@ def format_table(summary: dict) -> str:
 
 def bench(model, task_name: str, problems: list, strategies: list[str],
           config: GenerationConfig, shard: tuple[int, int] = (0, 1), progress: bool = True,
-          lock_step: int = 1, throughput: dict | None = None) -> list[dict]:
+          lock_step: int = 1, throughput: dict | None = None,
+          joint_scoring: bool | None = None) -> list[dict]:
     """Run every strategy on this shard's problems; problem i uses seed ``config.seed + i``.
     ``lock_step``: that many runs advance together (:class:`LockStep`); the records are
     the same. ``throughput``: filled with the wall time, runs and model calls."""
     task = get_task(task_name)
     rank, world = shard
     jobs = [(i, s) for i in range(rank, len(problems), world) for s in strategies]
-    stepper = LockStep(lock_step)
+    stepper = LockStep(lock_step, joint_scoring)
     runs = (Run(model, task=task, problem=problems[i], strategy=s,
                 config=replace(config, seed=config.seed + i)) for i, s in jobs)
     slot = {}    # a run's place in jobs

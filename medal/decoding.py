@@ -265,21 +265,25 @@ def decode(runner: ModelRunner, state: DecodeState, cfg, rule: str, phase: str,
         p_tok = (ev.top_probs * hit).sum(1)
         margin = ev.margin
         cl = candidates.tolist()
-        eligible_figures = {"slots": cl, "p": [float(p_tok[i]) for i in cl],
-                            "margin": [float(margin[i]) for i in cl],
-                            "score": [float(conf[i]) for i in cl],
-                            "entropy": [float(ev.entropy[i]) for i in cl]}
-        row = [float(h) if m else None for h, m in zip(ev.entropy.tolist(), masked.tolist())]
+        # as Python lists once (a tensor indexed slot by slot makes a tensor per slot)
+        p_l, margin_l, conf_l, entropy_l = (t.tolist() for t in (p_tok, margin, conf,
+                                                                  ev.entropy))
+        eligible_figures = {"slots": cl, "p": [p_l[i] for i in cl],
+                            "margin": [margin_l[i] for i in cl],
+                            "score": [conf_l[i] for i in cl],
+                            "entropy": [entropy_l[i] for i in cl]}
+        row = [float(h) if m else None for h, m in zip(entropy_l, masked.tolist())]
         state.entropy_rows.append(row)
         state.answer = state.answer.clone()
         state.answer[pick] = tokens[pick]
-        for s in pick.tolist():
+        picked, picked_tokens = pick.tolist(), tokens[pick].tolist()
+        for s in picked:
             state.order[s] = state.step
         state.steps_in_block[block] = used + 1
-        yield DecodeStep(phase=phase, step=state.step, block=block, slots=pick.tolist(),
-                         tokens=tokens[pick].tolist(),
-                         token_texts=[token_text(t) for t in tokens[pick].tolist()],
-                         scores=[float(conf[s]) for s in pick.tolist()], entropy=row,
+        yield DecodeStep(phase=phase, step=state.step, block=block, slots=picked,
+                         tokens=picked_tokens,
+                         token_texts=[token_text(t) for t in picked_tokens],
+                         scores=[conf_l[s] for s in picked], entropy=row,
                          answer=runner.model.decode_masked(state.answer),
                          forwards=runner.forwards - before[0],
                          sequences=runner.sequences - before[1],

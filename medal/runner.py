@@ -157,9 +157,13 @@ class ForwardRequest:
     the last ``answer_length`` positions' logits. A scheduler that runs it sets
     :attr:`logits` (``[B, answer_length, V]`` on the model's device, this request's rows of
     a larger call), :attr:`seconds` (its share of that call's time) and, where the model
-    reports fewer (a KV cache), :attr:`token_passes`."""
+    reports fewer (a KV cache), :attr:`token_passes`. Where the call's logits were scored
+    together (on an accelerator, :func:`forward_together`), :attr:`scored` holds this
+    request's rows of the figures (entropy, top probabilities, top tokens; on the CPU) and
+    :attr:`scoring_seconds` its share of that scoring; else None and 0."""
 
-    __slots__ = ("runner", "ids", "answer_length", "logits", "seconds", "token_passes")
+    __slots__ = ("runner", "ids", "answer_length", "logits", "seconds", "token_passes",
+                 "scored", "scoring_seconds")
     kind = "forward_request"   # not an event: :meth:`medal.engine.Run.step` hands it back
 
     def __init__(self, runner: "ModelRunner", ids: torch.Tensor, answer_length: int):
@@ -169,6 +173,8 @@ class ForwardRequest:
         self.logits: torch.Tensor | None = None
         self.seconds = 0.0
         self.token_passes = ids.numel()  # what the network processed for it (medal.cost)
+        self.scored: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None
+        self.scoring_seconds = 0.0
 
     @property
     def model(self) -> DiffusionLM:
@@ -328,21 +334,25 @@ class ModelRunner:
         answers = ids[:, ids.shape[1] - L:]  # our own copy: the caller may change theirs
         t0 = time.perf_counter()
         pending, self._pending = self._pending, None
-        passes = None
+        passes = scored = None
         if pending is not None and torch.equal(pending.ids, ids):
             # lock-step: a scheduler ran these ids with other runners' (their rows of its
             # call are these ids' logits); its share of that call's time is ours
-            logits, passes = pending.logits, pending.token_passes
+            logits, passes, scored = pending.logits, pending.token_passes, pending.scored
             t0 -= pending.seconds
         else:
             logits = self.model.logits(ids.to(device), L)
             if device.type == "cuda":
                 torch.cuda.synchronize(device)
         t1 = time.perf_counter()
-        H, top_probs, top_tokens = score_logits(logits, self.model.mask_id, self.top_k,
-                                                  self.suppress)
+        if scored is not None:       # scored with the other runners' rows (an accelerator)
+            H, top_probs, top_tokens = scored
+            t1 -= pending.scoring_seconds
+        else:
+            H, top_probs, top_tokens = score_logits(logits, self.model.mask_id, self.top_k,
+                                                      self.suppress)
+            H, top_probs, top_tokens = H.cpu(), top_probs.cpu(), top_tokens.cpu()
         del logits
-        H, top_probs, top_tokens = H.cpu(), top_probs.cpu(), top_tokens.cpu()
         t2 = time.perf_counter()
         self.model_seconds += t2 - t0
         self.scoring_seconds += t2 - t1
@@ -363,7 +373,8 @@ MAX_JOINT_SEQUENCES = 256
 
 
 def forward_together(requests: list[ForwardRequest],
-                     max_sequences: int = MAX_JOINT_SEQUENCES) -> int:
+                     max_sequences: int = MAX_JOINT_SEQUENCES,
+                     joint_scoring: bool | None = None) -> int:
     """Run several runners' :class:`ForwardRequest` s in as few model calls as they allow
     (lock-step): the requests on one model whose sequences have the same length (prompt +
     answer) go in one call -- in the order given, at most ``max_sequences`` sequences a
@@ -376,26 +387,42 @@ def forward_together(requests: list[ForwardRequest],
     every row of a batch independently and rounds it the same whatever the batch (true of
     the built-in models and the scripted test model on the CPU, checked by
     tests/algorithm/test_lock_step.py; not promised by GPU matrix kernels, which pick their
-    algorithm by shape)."""
+    algorithm by shape).
+
+    ``joint_scoring`` (None: on where the model is not on the CPU): the call's logits are
+    scored once, for every request (softmax, entropy, top-k: :func:`score_logits`), and
+    come back to the CPU in one copy, instead of each runner scoring its rows with its
+    own kernels and copies -- on a GPU those launches and waits, not the arithmetic, are
+    a small model's cost. Only requests that score alike (mask id, top-k, suppressed ids)
+    share. Off on the CPU: there elementwise kernels round a tensor's tail with their
+    scalar formula, so a row's figures could depend on its place in the joint batch
+    (``scores._rowwise_sigmoid`` exists for the same reason); on a GPU each row's softmax,
+    entropy and top-k are computed by the same per-row kernels whatever the rows around it
+    -- not a documented promise, so the GPU check compares the records with one at a
+    time's (``same_records_as_first``)."""
     groups: dict[tuple, list[ForwardRequest]] = {}
     for r in requests:
         groups.setdefault((id(r.model), r.ids.shape[1], r.answer_length), []).append(r)
     calls = 0
     for group in groups.values():
         chunk: list[ForwardRequest] = []
+        size = 0
         for i, r in enumerate(group):
             chunk.append(r)
-            size = sum(len(c) for c in chunk)
+            size += len(r)
             if i + 1 == len(group) or size + len(group[i + 1]) > max_sequences:
-                _forward_chunk(chunk, size)
+                _forward_chunk(chunk, size, joint_scoring)
                 calls += 1
-                chunk = []
+                chunk, size = [], 0
     return calls
 
 
-def _forward_chunk(chunk: list[ForwardRequest], size: int) -> None:
+def _forward_chunk(chunk: list[ForwardRequest], size: int,
+                   joint_scoring: bool | None = None) -> None:
     model = chunk[0].model
     device = model.device
+    if joint_scoring is None:
+        joint_scoring = device.type != "cpu"
     ids = chunk[0].ids if len(chunk) == 1 else torch.cat([r.ids for r in chunk])
     t0 = time.perf_counter()
     logits = model.logits(ids.to(device), chunk[0].answer_length)
@@ -410,3 +437,33 @@ def _forward_chunk(chunk: list[ForwardRequest], size: int) -> None:
         if len(chunk) == 1 and passes:   # a KV cache's count is the call's, so one's own
             r.token_passes = int(passes)
         start += len(r)
+    if joint_scoring and len(chunk) > 1:
+        _score_together(chunk, logits, size)
+
+
+def _score_together(chunk: list[ForwardRequest], logits: torch.Tensor, size: int) -> None:
+    """Score a joint call's logits once for the requests that score alike (see
+    :func:`forward_together`) and hand each its rows of the figures, on the CPU."""
+    kinds: dict[tuple, list[int]] = {}
+    for i, r in enumerate(chunk):
+        kinds.setdefault((r.runner.top_k, r.runner.suppress), []).append(i)
+    starts = [0]
+    for r in chunk:
+        starts.append(starts[-1] + len(r))
+    for (top_k, suppress), members in kinds.items():
+        t0 = time.perf_counter()
+        if len(members) == len(chunk):
+            part = logits
+        else:
+            part = torch.cat([logits[starts[i]:starts[i + 1]] for i in members])
+        H, P, T = score_logits(part, chunk[0].model.mask_id, top_k, suppress)
+        H, P, T = H.cpu(), P.cpu(), T.cpu()
+        rows = sum(len(chunk[i]) for i in members)
+        seconds = time.perf_counter() - t0
+        at = 0
+        for i in members:
+            r, n = chunk[i], len(chunk[i])
+            r.scored = (H[at:at + n], P[at:at + n], T[at:at + n])
+            r.scoring_seconds = seconds * n / rows
+            r.seconds += r.scoring_seconds
+            at += n

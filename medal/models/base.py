@@ -84,7 +84,7 @@ class DiffusionLM(ABC):
         end token (see :attr:`end_ids`)."""
         out = []
         ends = self.end_ids
-        for i in (int(t) for t in ids):
+        for i in (ids.tolist() if hasattr(ids, "tolist") else map(int, ids)):
             if i in ends:
                 break
             out.append(mask if i == self.mask_id else self.token_text(i))

@@ -143,3 +143,44 @@ def test_bench_command_prints_the_throughput(tmp_path, capsys):
     doc = json.loads(out.read_text())
     assert doc["throughput"]["lock_step"] == 3
     assert doc["throughput"]["model_calls"] < doc["throughput"]["forwards"]
+
+
+@pytest.mark.parametrize("suppress", [((), (), ()), ((), (7,), ())])
+def test_joint_scoring_hands_each_request_its_rows(tiny_model, suppress):
+    """On an accelerator a joint call's logits are scored once (forward_together's
+    ``joint_scoring``): each runner gets its own rows' entropy, top tokens and
+    probabilities -- the figures it would score alone (up to the CPU's tail rounding,
+    which is why the CPU scores per runner) -- and runners that suppress other ids are
+    scored apart."""
+    L = 6
+    runners = [ModelRunner(tiny_model, [5] * 4, L, suppress=s) for s in suppress]
+    answers = [torch.full((n, L), tiny_model.mask_id, dtype=torch.long) for n in (2, 3, 1)]
+    for k, a in enumerate(answers):
+        a[:, k] = 10 + k
+        a[-1, L - 1] = 20 + k
+    for r in runners:
+        r.defer = True
+    requests = [next(r.prepare(a)) for r, a in zip(runners, answers)]
+    assert forward_together(requests, joint_scoring=True) == 1
+    assert all(req.scored is not None and req.scoring_seconds > 0 for req in requests)
+    for r, a, req, s in zip(runners, answers, requests, suppress):
+        r._pending = req
+        got = r.evaluate_batch(a)
+        alone = ModelRunner(tiny_model, r.prompt.tolist(), L, suppress=s).evaluate_batch(a)
+        assert torch.equal(got.top_tokens, alone.top_tokens)
+        assert torch.equal(got.masked, alone.masked)
+        for f in ("entropy", "top_probs"):
+            assert torch.allclose(getattr(got, f), getattr(alone, f), rtol=0, atol=1e-6)
+        assert r.forwards == 1 and r.sequences == len(torch.unique(a, dim=0))  # states once
+        assert 0 < r.scoring_seconds <= r.model_seconds
+
+
+def test_the_cpu_scores_per_runner(tiny_model):
+    """joint_scoring's default is off on the CPU (exactness, see forward_together)."""
+    runners = [ModelRunner(tiny_model, [5] * 4, 6) for _ in range(2)]
+    for r in runners:
+        r.defer = True
+    requests = [next(r.prepare(torch.full((2, 6), tiny_model.mask_id, dtype=torch.long)))
+                for r in runners]
+    forward_together(requests)
+    assert all(req.scored is None for req in requests)
