@@ -173,7 +173,13 @@ RANDOM_RUNS = (("greedy", "greedy", {}, None), ("threshold", "threshold", {}, No
                ("greedy+kv_prefix", "greedy", {}, "prefix"),
                ("greedy+kv_dual", "greedy", {}, "dual"),
                ("medal+threshold_phase_c+kv_dual", "medal", {"threshold_phase_c": True},
-                "dual"))
+                "dual"),
+               # MEDAL reads the decomposition prompt, greedy the plain one: which part of
+               # MEDAL's cost is the search, which the longer prompt
+               ("greedy+decomposition", "greedy", {"decompose": True}, None),
+               ("medal-no-decomposition", "medal-no-decomposition", {}, None),
+               ("medal-no-decomposition+threshold_phase_c+kv_dual", "medal-no-decomposition",
+                {"threshold_phase_c": True}, "dual"))
 
 
 def build_random(family: str, config_path: Path, device: torch.device, dtype: torch.dtype,

@@ -40,7 +40,11 @@ def test_dry_run_on_the_cpu_prints_one_json(tmp_path):
         assert fig["forward_ms_batch1"] > 0 and fig["forward_ms_batch5"] > 0
         assert set(fig["runs"]) == {"greedy", "threshold", "medal", "medal+threshold_phase_c",
                                     "greedy+kv_prefix", "greedy+kv_dual",
-                                    "medal+threshold_phase_c+kv_dual"}
+                                    "medal+threshold_phase_c+kv_dual",
+                                    "greedy+decomposition", "medal-no-decomposition",
+                                    "medal-no-decomposition+threshold_phase_c+kv_dual"}
+        assert fig["runs"]["greedy+decomposition"]["tokens_per_sequence"] == \
+            fig["runs"]["medal"]["tokens_per_sequence"] > fig["runs"]["greedy"]["tokens_per_sequence"]
         assert fig["runs"]["greedy+kv_dual"]["token_passes"] < fig["runs"]["greedy"]["token_passes"]
         for label, run in fig["runs"].items():
             assert run["seconds"] > 0 and run["valid_tokens"] <= 4, label
