@@ -10,8 +10,8 @@ minutes for 1,000 nodes, and 22 KB of top-token figures a node); with 4,096 ids 
 search of 1,001 nodes takes ~17 s. The viewer does not see the vocabulary's size: it draws
 slots, nodes and token texts, and those are LLaDA's.
 
-    python tests/llada_sized.py out.json     # write one (packed; ~24 MB, over the gate's
-                                             # 20 MiB upload limit: read it with unpack)
+    python tests/llada_sized.py out.json     # write one (packed-3: ~13 MB, under the
+                                             # gate's 20 MiB upload limit)
 """
 from __future__ import annotations
 

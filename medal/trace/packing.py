@@ -1,4 +1,5 @@
-"""The written forms of a trace: :func:`pack` ("packed-1", "packed-2") and :func:`unpack`."""
+"""The written forms of a trace: :func:`pack` ("packed-1", "packed-2", "packed-3") and
+:func:`unpack`."""
 from __future__ import annotations
 
 from typing import Any
@@ -8,11 +9,15 @@ from .differences import (_apply_string_diff, _Budget, _completion_refs, _comple
 from .limits import DECODED_PER_BYTE, MAX_TRACE_BYTES, top_entries
 
 #: the packed form of a written trace (see :func:`pack`); read back by :func:`unpack`.
-#: "packed-2" is "packed-1" with nodes stored as differences from their parent; both,
-#: and plain traces, are read
-PACKED = "packed-2"
+#: "packed-2" is "packed-1" with nodes stored as differences from their parent;
+#: "packed-3" is "packed-2" with each node's per-slot figures (entropies, top tokens and
+#: their probabilities) as little-endian binary arrays in base64 (a 256-slot node: ~10 KB
+#: instead of ~24). All three, and plain traces, are read
 PACKED_1 = "packed-1"
-PACKED_FORMS = (PACKED_1, PACKED)
+PACKED_2 = "packed-2"
+PACKED_3 = "packed-3"
+PACKED = PACKED_3
+PACKED_FORMS = (PACKED_1, PACKED_2, PACKED_3)
 
 
 def _float32_short(values: list) -> list:
@@ -57,10 +62,56 @@ def _f32(values):
         return values
 
 
+def _b64(values, dtype: str) -> str:
+    """Numbers as a little-endian binary array (``dtype``: numpy's, e.g. "<f4"), base64;
+    ValueError when one does not survive the trip exactly (not a float32, too large)."""
+    import base64
+
+    import numpy as np
+    array = np.asarray(values, dtype=dtype)
+    if array.tolist() != list(values):
+        raise ValueError(f"not {dtype} numbers")
+    return base64.b64encode(array.tobytes()).decode("ascii")
+
+
+def _b64_count(text, itemsize: int) -> int:
+    """How many items a base64 array holds, from its length (nothing decoded)."""
+    if not isinstance(text, str):
+        raise TypeError("a binary array is a base64 string")
+    return (len(text) // 4 * 3 - text[-2:].count("=")) // itemsize
+
+
+_TYPE_NAMES = {"<f4": "float32", "<i4": "int32", "u1": "uint8"}
+
+
+def _unb64(text, dtype: str, count: int | None = None) -> list:
+    import base64
+    import binascii
+
+    import numpy as np
+    if not isinstance(text, str):
+        raise TypeError("a binary array is a base64 string")
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise ValueError(f"a binary array is not base64 ({exc})") from None
+    size = np.dtype(dtype).itemsize
+    if len(raw) % size or (count is not None and len(raw) != count * size):
+        raise ValueError(f"a binary array of {len(raw):,} bytes is not "
+                         f"{'a whole number of' if count is None else f'{count:,}'} "
+                         f"{_TYPE_NAMES[dtype]} items")
+    values = np.frombuffer(raw, dtype=dtype)
+    if values.dtype.kind == "f" and not np.isfinite(values).all():
+        raise ValueError("a binary array of figures holds NaN or infinity")
+    return values.astype(np.float64 if values.dtype.kind == "f" else np.int64).tolist()
+
+
 def _unf32(value):
     if isinstance(value, dict):
+        if set(value) == {"f32b"}:
+            return _unb64(value["f32b"], "<f4")
         if set(value) != {"f32"}:
-            raise ValueError("a packed list of figures is {\"f32\": [...]}")
+            raise ValueError("a packed list of figures is {\"f32\": [...]} or {\"f32b\": base64}")
         return _float32_exact(value["f32"])
     if not isinstance(value, list):
         raise TypeError("figures are a list")
@@ -87,6 +138,8 @@ def _figures_len(value) -> int:
     """How many figures a (packed or plain) list holds, before decoding it."""
     if isinstance(value, dict) and isinstance(value.get("f32"), list):
         return len(value["f32"])
+    if isinstance(value, dict) and isinstance(value.get("f32b"), str):
+        return _b64_count(value["f32b"], 4)
     return len(value) if isinstance(value, list) else 0
 
 
@@ -130,14 +183,18 @@ class _Limits:
         self.top = top_entries(cfg) if type(k1) is int and k1 > 0 else None
 
 
-def _packed_node(node: dict, texts: dict) -> dict:
+def _packed_node(node: dict, texts: dict, binary: bool = False) -> dict:
     """One node with its per-slot lists packed: ``masked`` as a string of 0/1, ``entropy``
     for the masked slots only, ``top`` as {slot: [[tokens...], [p...]]} with the token
-    texts in the trace's one table; float32 figures in float32's digits."""
+    texts in the trace's one table; float32 figures in float32's digits. ``binary``
+    (packed-3): ``entropy`` as {"f32b": base64} and ``top`` as {"bin": [slots, counts,
+    tokens, probabilities]} (base64 arrays of int32, uint8, int32 and float32) where
+    every figure fits; else as packed-2."""
     masked = node["masked"]
     out = dict(node)
     out["masked"] = "".join("1" if m else "0" for m in masked)
-    out["entropy"] = _f32([h for h, m in zip(node["entropy"], masked) if m])
+    entropy = [h for h, m in zip(node["entropy"], masked) if m]
+    out["entropy"] = _f32(entropy)
     top = {}
     for slot, entries in enumerate(node["top"]):
         if entries is not None:
@@ -145,6 +202,53 @@ def _packed_node(node: dict, texts: dict) -> dict:
             for e in entries:
                 texts[str(e["token"])] = e["text"]
     out["top"] = top
+    if binary:
+        try:
+            out["entropy"] = {"f32b": _b64(entropy, "<f4")}
+        except (ValueError, TypeError, OverflowError):
+            pass
+        try:
+            slots = [s for s, e in enumerate(node["top"]) if e is not None]
+            rows = [node["top"][s] for s in slots]
+            out["top"] = {"bin": [_b64(slots, "<i4"), _b64([len(r) for r in rows], "u1"),
+                                  _b64([e["token"] for r in rows for e in r], "<i4"),
+                                  _b64([e["p"] for r in rows for e in r], "<f4")]}
+        except (ValueError, TypeError, OverflowError):
+            pass
+    return out
+
+
+def _unpacked_binary_top(top: dict, n_slots: int, budget: "_Budget | None", where: str,
+                         most: int | None) -> list[tuple[str, list, list]]:
+    """packed-3's {"bin": [slots, counts, tokens, probabilities]} -> [(slot, tokens,
+    probabilities)], every array's length checked (from its base64 length) before it is
+    decoded."""
+    part = top["bin"]
+    if set(top) != {"bin"} or not isinstance(part, list) or len(part) != 4:
+        raise ValueError(f"{where}/top: a binary top is {{\"bin\": [slots, counts, tokens, p]}}")
+    n = _b64_count(part[0], 4)
+    if n > n_slots:
+        raise _OverBound(f"{where}/top: {n:,} slots with top tokens; the answer has {n_slots}")
+    if _b64_count(part[1], 1) != n:
+        raise ValueError(f"{where}/top: {_b64_count(part[1], 1):,} counts for {n:,} slots")
+    counts = _unb64(part[1], "u1", n)
+    if most is not None and counts and max(counts) > most:
+        raise _OverBound(f"{where}/top: {max(counts):,} top tokens for one slot; the run "
+                         f"records at most {most} (K1, at least 3)")
+    total = sum(counts)
+    for name, text in (("tokens", part[2]), ("probabilities", part[3])):
+        if _b64_count(text, 4) != total:   # checked from the length, before decoding
+            raise _OverBound(f"{where}/top: {_b64_count(text, 4):,} {name} for the "
+                             f"{total:,} top entries its counts give")
+    if budget is not None:
+        budget.spend(TOP_ENTRY_COST * total, where)
+    slots = _unb64(part[0], "<i4", n)
+    tokens = _unb64(part[2], "<i4", total)
+    probs = _unb64(part[3], "<f4", total)
+    out, at = [], 0
+    for slot, c in zip(slots, counts):
+        out.append((str(slot) if slot >= 0 else "-", tokens[at:at + c], probs[at:at + c]))
+        at += c
     return out
 
 
@@ -175,7 +279,14 @@ def _unpacked_node(node: dict, texts: dict, budget: "_Budget | None" = None,
     if not isinstance(node["top"], dict):
         raise TypeError("top is malformed (an object of slot: [tokens, probabilities])")
     most = limits.top if limits is not None else None
-    for slot, (tokens, probs) in node["top"].items():
+    binary = "bin" in node["top"]
+    if binary:     # its entries counted in the budget before they were decoded
+        entries = _unpacked_binary_top(node["top"], len(masked), budget, where, most)
+        if len({slot for slot, _, _ in entries}) != len(entries):
+            raise ValueError(f"{where}/top names a slot twice")
+    else:
+        entries = [(slot, *pair) for slot, pair in node["top"].items()]
+    for slot, tokens, probs in entries:
         # bounded before anything is built: K1 entries a slot, each a dict in memory
         if not isinstance(tokens, list):
             raise TypeError(f"{where}/top/{slot[:20]}: tokens are a list")
@@ -185,7 +296,7 @@ def _unpacked_node(node: dict, texts: dict, budget: "_Budget | None" = None,
         if most is not None and len(tokens) > most:
             raise _OverBound(f"{where}/top/{slot[:20]}: {len(tokens):,} top tokens for one "
                              f"slot; the run records at most {most} (K1, at least 3)")
-        if budget is not None:
+        if budget is not None and not binary:
             budget.spend(TOP_ENTRY_COST * len(tokens), where)
         probs = _unf32(probs)
         if len(tokens) != len(probs):
@@ -216,7 +327,7 @@ def _unpacked_steps(steps: list, v2: bool, budget: _Budget, where: str,
     return out
 
 
-def pack(trace: dict, diff: bool = True) -> dict:
+def pack(trace: dict, diff: bool = True, binary: bool = True) -> dict:
     """The compact written form of a plain trace. "packed-1" (``diff=False``): per node,
     ``masked`` as a 0/1 string, ``entropy`` of the masked slots only and ``top`` as
     packed lists, with each token's text once in ``token_texts``, and the float32
@@ -225,6 +336,8 @@ def pack(trace: dict, diff: bool = True) -> dict:
     from its parent's (:mod:`.differences`), its action as an index into the parent's
     action set; a simulation's completions as the ids of the nodes
     that hold them; a decode step's answer as a difference from the previous step's.
+    "packed-3" (the default; ``binary=False``: packed-2) writes each node's entropies, top
+    tokens and probabilities as binary arrays (see :func:`_packed_node`).
     :func:`unpack` gives the trace back, exactly; a trace it would not give back exactly
     stays as it is."""
     if "tree" not in trace:
@@ -238,7 +351,7 @@ def pack(trace: dict, diff: bool = True) -> dict:
         return trace
     texts: dict = {}
     try:
-        packed_nodes = [_packed_node(n, texts) for n in nodes]
+        packed_nodes = [_packed_node(n, texts, binary=diff and binary) for n in nodes]
         if diff:
             packed_nodes = [
                 _diffed_node(n, packed_nodes[n["parent"]])
@@ -246,7 +359,8 @@ def pack(trace: dict, diff: bool = True) -> dict:
                 for i, n in enumerate(packed_nodes)]
     except (KeyError, TypeError, ValueError):
         return trace
-    out = {**trace, "encoding": PACKED if diff else PACKED_1, "token_texts": texts,
+    encoding = (PACKED_3 if binary else PACKED_2) if diff else PACKED_1
+    out = {**trace, "encoding": encoding, "token_texts": texts,
            "tree": None if tree is None else {**tree, "nodes": packed_nodes}}
     try:
         if diff and isinstance(trace.get("iterations"), list):
@@ -275,13 +389,13 @@ def pack_v1(trace: dict) -> dict:
 
 
 def unpack(data: Any, max_bytes: int | None = MAX_TRACE_BYTES) -> Any:
-    """A trace in a packed form (:func:`pack`: "packed-1" or "packed-2") -> the trace;
+    """A trace in a packed form (:func:`pack`: "packed-1", "packed-2", "packed-3") -> the trace;
     anything else unchanged. Malformed packing raises ValueError/KeyError/TypeError/
     IndexError. What differences may decode to is bounded by ``max_bytes`` (the size
     limit; :data:`DECODED_PER_BYTE` per byte; None: unbounded, for traces being written)."""
     if not isinstance(data, dict) or data.get("encoding") not in PACKED_FORMS:
         return data
-    v2 = data["encoding"] == PACKED
+    v2 = data["encoding"] in (PACKED_2, PACKED_3)     # nodes as differences
     budget = _Budget(None if max_bytes is None else DECODED_PER_BYTE * max_bytes)
     limits = _Limits(data) if max_bytes is not None else None
     texts = data["token_texts"]

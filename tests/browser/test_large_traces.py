@@ -97,3 +97,17 @@ def test_llada_sized_heatmap_and_order_readable_at_1024(page, llada_trace):
     assert len(toks) == SLOTS * grids
     _readable(toks, "unmasking order")
     page.screenshot(path=str(ARTIFACTS / "e2e-llada-sized-order-1024x768.png"))
+
+
+def test_llada_sized_trace_is_written_under_the_upload_limit(llada_trace, tmp_path):
+    """A 1,001-node search at 256 slots, written as a user's --trace or the app's
+    download (packed-3: each node's per-slot figures as binary arrays), fits the upload
+    gate's default limit and reads back exactly. In packed-2 it was 26 MB, over the
+    20 MiB limit: a real LLaDA search of this size could not be uploaded."""
+    import json
+
+    from medal.trace import MAX_TRACE_BYTES, dumps, load_trace, pack, write_trace
+    size = write_trace(llada_trace, tmp_path / "llada.json")
+    assert size < MAX_TRACE_BYTES
+    assert size < 0.6 * len(json.dumps(pack(llada_trace, binary=False)))
+    assert load_trace(tmp_path / "llada.json") == json.loads(dumps(llada_trace))

@@ -62,7 +62,7 @@ def test_a_packed_top_bomb_is_refused_before_it_is_decoded(base):
     """packed-2: the entries of one slot are two flat lists; 400,000 of them must be
     refused without building 400,000 dicts (the campaign's 4.1 M took 2 GB)."""
     import tracemalloc
-    packed = pack(base)
+    packed = pack(base, binary=False)
     node = packed["tree"]["nodes"][0]
     slot = next(iter(node["top"]))
     tokens, probs = node["top"][slot]
@@ -269,3 +269,35 @@ def test_a_text_difference_is_budgeted_in_the_bytes_python_holds():
     with pytest.raises(ValueError, match="decodes to more than 3,999 bytes"):
         _apply_string_diff("\U0001F600" + "a" * 999, {"diff": [500, 400, "b" * 100]}, "x",
                            budget)
+
+
+def test_a_binary_top_bomb_is_refused_before_it_is_decoded(base):
+    """packed-3: a node's top tokens are base64 arrays; a million of them (a 5.3 MB string)
+    are refused from the arrays' lengths, before any is decoded."""
+    import tracemalloc
+    packed = pack(base)
+    assert packed["encoding"] == "packed-3"
+    node = packed["tree"]["nodes"][0]
+    slots, counts, tokens, probs = node["top"]["bin"]
+    node["top"]["bin"][2] = "AAAA" * (4_000_000 // 3)      # a million int32 tokens, 5.3 MB
+    from medal.trace import validate_trace
+    from medal.trace.gate.parse import parse
+    data = parse(json.dumps(packed))
+    tracemalloc.start()
+    try:
+        with pytest.raises(TraceError, match="tree/nodes/0/top: 999,999 tokens for the 84 top entries"):
+            validate_trace(data)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 30 * 2 ** 20, f"decoding took {peak / 2**20:.0f} MiB before refusing"
+
+
+def test_binary_top_with_more_slots_than_the_answer_is_refused(base):
+    packed = pack(base)
+    node = packed["tree"]["nodes"][0]
+    import base64
+    node["top"]["bin"][0] = base64.b64encode(bytes(4 * 5000)).decode()
+    node["top"]["bin"][1] = base64.b64encode(bytes([3]) * 5000).decode()
+    with pytest.raises(TraceError, match="5,000 slots with top tokens; the answer has 28"):
+        loads_trace(json.dumps(packed))

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from medal.errors import TraceError
-from medal.trace import MAX_TRACE_BYTES, dumps, loads_trace
+from medal.trace import MAX_TRACE_BYTES, dumps, loads_trace, pack
 from medal.trace.gate.parse import Invalid
 from medal.trace.gate.schema import compile_schema, compile_pred, load_schema
 from viz_support import render_everything
@@ -321,9 +321,11 @@ def test_fuzz_byte_mutations_of_real_traces(real_traces, cut, junk, drop):
 
 @pytest.fixture(scope="module")
 def packed_traces(real_traces):
-    """The real traces in the written form (packed-2), and one plain."""
+    """The real traces in the written form (packed-3: binary per-slot figures), MEDAL's
+    also in packed-2 (still read), and one plain."""
     out = _Quiet({k + "-packed": dumps(json.loads(v), packed=True)
                   for k, v in real_traces.items()})
+    out["medal-packed2"] = json.dumps(pack(json.loads(real_traces["medal"]), binary=False))
     out["medal"] = real_traces["medal"]
     return out
 
@@ -343,6 +345,12 @@ def _grow(data, path, times: int):
         if isinstance(value, dict) and isinstance(value.get("f32"), list) and value["f32"]:
             value["f32"] = value["f32"] * times
             return data
+        if isinstance(value, dict) and isinstance(value.get("f32b"), str) and value["f32b"]:
+            value["f32b"] = value["f32b"].rstrip("=") * times    # a binary array, longer
+            return data
+        if isinstance(value, str) and len(path) >= 2 and path[-2] == "bin":
+            parent[path[-1]] = value.rstrip("=") * times
+            return data
         path.pop()
     return data
 
@@ -353,13 +361,14 @@ def _grow(data, path, times: int):
 @given(mutations=st.lists(mutation, min_size=0, max_size=2),
        grow=st.integers(min_value=0, max_value=10 ** 9),
        times=st.sampled_from([2, 30, 2000]),
-       which=st.sampled_from(["medal-packed", "bst5-packed", "medal"]))
+       which=st.sampled_from(["medal-packed", "medal-packed2", "bst5-packed", "medal"]))
 def test_fuzz_packed_traces_and_grown_lists(packed_traces, mutations, grow, times, which):
-    """Issue 31: packed-2 traces (differences, packed top entries and figures) mutated,
-    and one list grown far beyond the run's settings: refused with a TraceError or
-    rendered, never an exception or a hang."""
+    """Issue 31: packed traces (differences, packed top entries and figures; packed-3's
+    binary arrays) mutated, and one list or array grown far beyond the run's settings:
+    refused with a TraceError or rendered, never an exception or a hang."""
     data = json.loads(packed_traces[which])
-    assert which == "medal" or data.get("encoding") == "packed-2"
+    assert data.get("encoding") == {"medal": None, "medal-packed2": "packed-2"}.get(
+        which, "packed-3")
     for pick, op, value in mutations:
         paths = _paths(data)
         data = _apply(data, paths[pick % len(paths)], op, value)

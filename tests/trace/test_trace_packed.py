@@ -15,7 +15,7 @@ from medal.engine import Run
 from medal.errors import TraceError
 from medal.trace.limits import MAX_ANY_STRING
 from medal.models.builtin import BuiltinModel
-from medal.trace import (PACKED, PACKED_1, dumps, load_trace, loads_trace, pack_v1,
+from medal.trace import (PACKED, PACKED_1, PACKED_FORMS, dumps, load_trace, loads_trace, pack_v1,
                          write_trace)
 from medal.viz.examples import list_examples, load_example
 
@@ -88,14 +88,15 @@ def test_older_forms_still_load(traces, form):
 
 
 def test_shipped_packed1_examples_load():
-    """The examples written before packed-2 (packed-1) still load; newer ones are packed-2."""
+    """The examples written before packed-2 (packed-1) still load; newer ones are packed-2
+    or packed-3."""
     encodings = {}
     for example in list_examples():
         raw = json.loads(example.path.read_text())
         encodings[example.name] = raw["encoding"]
-        assert raw["encoding"] in (PACKED_1, PACKED)
+        assert raw["encoding"] in PACKED_FORMS
         trace = load_example(example)
-        # written again, as packed-2, it reads back the same
+        # written again, as packed-3, it reads back the same
         assert _exact(loads_trace(dumps(trace, packed=True))) == _exact(trace)
     assert sum(e == PACKED_1 for e in encodings.values()) >= 5, encodings
 

@@ -37,7 +37,7 @@ def test_packed_trace_reads_back_as_the_plain_one(live_trace, tmp_path):
 
 
 def test_float32_figures_take_float32_digits(live_trace):
-    packed = json.loads(dumps(live_trace, packed=True))
+    packed = trace_module.pack(json.loads(dumps(live_trace)), binary=False)     # packed-2
     node = next(n for n in packed["tree"]["nodes"] if n["top"])
     tokens, probs = next(iter(node["top"].values()))
     figures = probs["f32"] + node["entropy"]["f32"] + packed["decode"][0]["entropy"]["f32"]
@@ -53,7 +53,7 @@ def test_float32_figures_take_float32_digits(live_trace):
     (lambda n, t: n.update(entropy={"f32": [0.5], "x": 1}), "f32"),
 ])
 def test_malformed_packing_is_a_trace_error(live_trace, damage, what):
-    packed = json.loads(dumps(live_trace, packed=True))
+    packed = trace_module.pack(json.loads(dumps(live_trace)), binary=False)     # packed-2
     node = next(n for n in packed["tree"]["nodes"] if n["top"])
     damage(node, packed["token_texts"])
     with pytest.raises(TraceError, match=what):
@@ -112,3 +112,39 @@ def test_paper_settings_nodes_pack_small(tmp_path):
     assert loads_trace(text) == plain
     # 1,001 nodes at this rate, with the iterations' records, fit well under the limit
     assert 1001 * per_node(packed) < 0.5 * trace_module.MAX_TRACE_BYTES
+
+
+def test_packed3_writes_a_nodes_figures_as_binary_arrays_exactly(live_trace):
+    """packed-3 (the written form): each node's entropies and top tokens/probabilities
+    are base64 arrays of int32/uint8/float32 -- smaller than packed-2's digits and read
+    back bit for bit."""
+    plain = json.loads(dumps(live_trace))
+    text = dumps(live_trace, packed=True)
+    packed = json.loads(text)
+    assert packed["encoding"] == PACKED == "packed-3"
+    node = next(n for n in packed["tree"]["nodes"] if n["top"])
+    assert set(node["top"]) == {"bin"} and set(node["entropy"]) == {"f32b"}
+    assert loads_trace(text) == plain
+    packed2 = json.dumps(trace_module.pack(plain, binary=False))
+    assert len(text) < 0.8 * len(packed2)
+
+
+@pytest.mark.parametrize("damage, what", [
+    (lambda n: n["entropy"].update(f32b=n["entropy"]["f32b"][:-8]), "27 entropies for 28"),
+    (lambda n: n["entropy"].update(f32b="AAAAAAA="), "5 bytes is not a whole number of float32"),
+    (lambda n: n["entropy"].update(f32b="@@@@"), "not base64"),
+    (lambda n: n["entropy"].update(f32b="AADAfw=="), "NaN"),          # float32 NaN
+    (lambda n: n["top"]["bin"].pop(), "bin"),
+    (lambda n: n["top"]["bin"].__setitem__(3, n["top"]["bin"][3][:-8]), "probabilities"),
+    (lambda n: n["top"]["bin"].__setitem__(2, 5), "base64 string"),
+    (lambda n: n["top"]["bin"].__setitem__(1, "/////w=="), "4 counts for"),
+    (lambda n: n["top"]["bin"].__setitem__(
+        1, __import__("base64").b64encode(bytes([200]) * sum(map(bool, n["top"]["bin"][0]))
+                                          ).decode()), "top tokens for one slot|counts for"),
+])
+def test_malformed_binary_packing_is_a_trace_error(live_trace, damage, what):
+    packed = json.loads(dumps(live_trace, packed=True))
+    node = next(n for n in packed["tree"]["nodes"] if n["top"] and n["entropy"])
+    damage(node)
+    with pytest.raises(TraceError, match=what):
+        loads_trace(json.dumps(packed))
