@@ -32,7 +32,6 @@ from medal.engine import STRATEGIES, Run
 from medal.models import load_model
 from medal.models.builtin import BuiltinModel
 from medal.models.tiny import CharTokenizer, TinyConfig, TinyDLM
-from medal.runner import TOP_K
 
 ACCELERATOR = torch.device("meta")
 PROBLEM = {"numbers": [4, 18, 13], "target": 20}

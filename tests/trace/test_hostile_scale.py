@@ -61,25 +61,31 @@ def test_top_entries_per_slot_are_bounded_by_k1(base):
 def test_a_packed_top_bomb_is_refused_before_it_is_decoded(base):
     """packed-2: the entries of one slot are two flat lists; 400,000 of them must be
     refused without building 400,000 dicts (the campaign's 4.1 M took 2 GB)."""
-    import tracemalloc
     packed = pack(base, binary=False)
     node = packed["tree"]["nodes"][0]
     slot = next(iter(node["top"]))
     tokens, probs = node["top"][slot]
     n = 400_000
     node["top"][slot] = [[tokens[0]] * n, {"f32": [probs["f32"][0]] * n}]
-    text = json.dumps(packed)
-    from medal.trace.gate.parse import parse
-    data = parse(text)
+    _refused_within(packed, "400,000 top tokens for one slot", 20 * 2 ** 20)
+
+
+def _refused_within(packed: dict, message: str, most_bytes: int) -> None:
+    """The gate refuses ``packed`` with ``message`` after parsing, allocating at most
+    ``most_bytes`` on the way (traced by tracemalloc)."""
+    import tracemalloc
+
     from medal.trace import validate_trace
+    from medal.trace.gate.parse import parse
+    data = parse(json.dumps(packed))
     tracemalloc.start()
     try:
-        with pytest.raises(TraceError, match="400,000 top tokens for one slot"):
+        with pytest.raises(TraceError, match=message):
             validate_trace(data)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak < 20 * 2 ** 20, f"decoding took {peak / 2**20:.0f} MiB before refusing"
+    assert peak < most_bytes, f"decoding took {peak / 2**20:.0f} MiB before refusing"
 
 
 def test_decode_scores_are_one_per_unmasked_slot(base):
@@ -274,23 +280,12 @@ def test_a_text_difference_is_budgeted_in_the_bytes_python_holds():
 def test_a_binary_top_bomb_is_refused_before_it_is_decoded(base):
     """packed-3: a node's top tokens are base64 arrays; a million of them (a 5.3 MB string)
     are refused from the arrays' lengths, before any is decoded."""
-    import tracemalloc
     packed = pack(base)
     assert packed["encoding"] == "packed-3"
     node = packed["tree"]["nodes"][0]
-    slots, counts, tokens, probs = node["top"]["bin"]
     node["top"]["bin"][2] = "AAAA" * (4_000_000 // 3)      # a million int32 tokens, 5.3 MB
-    from medal.trace import validate_trace
-    from medal.trace.gate.parse import parse
-    data = parse(json.dumps(packed))
-    tracemalloc.start()
-    try:
-        with pytest.raises(TraceError, match="tree/nodes/0/top: 999,999 tokens for the 84 top entries"):
-            validate_trace(data)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert peak < 30 * 2 ** 20, f"decoding took {peak / 2**20:.0f} MiB before refusing"
+    _refused_within(packed, "tree/nodes/0/top: 999,999 tokens for the 84 top entries",
+                    30 * 2 ** 20)
 
 
 def test_binary_top_with_more_slots_than_the_answer_is_refused(base):
