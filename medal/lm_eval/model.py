@@ -49,6 +49,25 @@ REPEAT_SEED_STRIDE = 1_000_003
 SEED_MODULUS = 2 ** 32
 
 
+def harness_device(device) -> str:
+    """lm-eval's ``--device`` as a MEDAL load option. lm-eval sends ``cuda:0`` when the
+    user names none (its default, on any machine): ``cuda`` or ``cuda:0`` run on the GPU
+    when torch sees one, else on the CPU with a warning; ``cpu`` and ``auto`` as they are.
+    ``device=`` in --model_args is taken as written (no fallback)."""
+    text = str(device).strip().lower()
+    if text in ("cpu", "auto"):
+        return text
+    if text in ("cuda", "cuda:0"):
+        import torch
+        if torch.cuda.is_available():
+            return "cuda"
+        log.warning("lm-eval's --device %s (its default when none is given), but torch sees "
+                    "no CUDA GPU: running on the CPU (pass --device cpu to silence this)", text)
+        return "cpu"
+    raise InputError(f"--device {str(device)[:40]}: MEDAL runs on cpu, cuda or cuda:0 (set "
+                     "CUDA_VISIBLE_DEVICES to choose another GPU)")
+
+
 class UnsupportedRequestError(InputError, NotImplementedError):
     """A request type a masked diffusion LM cannot answer."""
 
@@ -149,6 +168,8 @@ class MedalLM(LM):
         if not isinstance(arg_dict, dict):
             raise InputError("--model_args are key=value pairs")
         extra = {k: v for k, v in (additional_config or {}).items() if v is not None}
+        if "device" in extra and "device" not in arg_dict:
+            extra["device"] = harness_device(extra["device"])
         merged = {**extra, **arg_dict}
         bad = [k for k in merged if not isinstance(k, str) or not k.isidentifier()]
         if bad:

@@ -157,6 +157,26 @@ def test_model_args_as_lm_eval_parses_them():
     assert MedalLM(model="builtin:countdown", task="text").task.name == "text"
 
 
+def test_lm_evals_default_device_runs_where_there_is_one(caplog):
+    """lm-eval sends --device cuda:0 when the user names none, on any machine (its
+    EvaluatorConfig default): on a machine without a GPU the model runs on the CPU, with a
+    warning; with one, on the GPU. device= in --model_args is taken as written."""
+    from medal.errors import ModelLoadError
+    lm = MedalLM.create_from_arg_string("model=builtin:countdown",
+                                        {"batch_size": 1, "device": "cuda:0"})
+    want = "cuda" if torch.cuda.is_available() else "cpu"
+    assert lm.model.device.type == want
+    if want == "cpu":
+        assert "sees no CUDA GPU" in caplog.text
+        with pytest.raises(ModelLoadError, match="--device cpu"):
+            MedalLM.create_from_arg_string("model=builtin:countdown,device=cuda",
+                                           {"device": "cuda:0"})
+    with pytest.raises(InputError, match="CUDA_VISIBLE_DEVICES"):
+        MedalLM.create_from_arg_string("model=builtin:countdown", {"device": "cuda:1"})
+    assert MedalLM.create_from_arg_string("model=builtin:countdown",
+                                          {"device": "cpu"}).model.device.type == "cpu"
+
+
 class Request:
     """What lm-eval hands generate_until (an Instance's fields it reads)."""
 
