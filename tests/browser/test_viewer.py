@@ -331,7 +331,7 @@ def test_export_go_to_node(browser, tmp_path):
 #: The overview's state, read from its canvas: shown, its corner, where the current node
 #: (the path's last) is on it and the pixel there, the view's box as drawn, and the main
 #: view's centre (vis-network's) with its scale.
-OVERVIEW = """() => { const v = medalViewer, cv = v.el.mini, m = v.miniMap, net = v.network;
+OVERVIEW = """() => { const v = window.medalViewer || globalThis.__medalViewer, cv = v.el.mini, m = v.miniMap, net = v.network;
   if (getComputedStyle(cv).display === 'none') return {shown: false};
   const info = v.store.get(v.pos, 'h', '0').tree, cur = info.path[info.path.length - 1];
   const n = v.nodes.get(cur), at = [m.p + (n.x - m.l) * m.sx, m.p + (n.y - m.t) * m.sy];
@@ -1047,6 +1047,28 @@ def test_app_opens_on_an_example_to_step_through(browser, server, size):
     pg.wait_for_timeout(1_000)
     expect(tip).to_be_hidden()
     pg.wait_for_function("__medalViewer.pos === 4", timeout=10_000)
+    ctx.close()
+    assert offline.blocked == []
+
+
+def test_app_overview_moves_the_view(browser, server):
+    """Issue 28 #7 in the app (the same viewer as the export): zoomed in on the landing
+    example's tree, the overview shows, the current node painted on it in its colour, and a
+    click on it centres the main view there."""
+    ctx, pg, offline = offline_session(browser, server, SIZES["1440x900"], query="")
+    pg.wait_for_function("__medalViewer.store && globalThis.__medalTreeDrawn && "
+                         "__medalViewer.framedAt === __medalViewer.n() - 1", timeout=60_000)
+    pg.evaluate("""() => { const v = __medalViewer, n = v.nodes.get(v.store.get(v.pos, 'h', '0').tree.path[0]);
+      v.network.moveTo({position: {x: n.x, y: n.y}, scale: 3}); }""")
+    pg.wait_for_function("__medalViewer.root.dataset.overview === 'shown'", timeout=5_000)
+    o = pg.evaluate(OVERVIEW)
+    assert o["shown"] and _near(o["px"], o["colour"]), o
+    left, top, w, h = o["rect"]
+    want = pg.evaluate(f"__medalViewer.miniToTree({w * 0.8}, {h * 0.5})")
+    pg.mouse.click(left + w * 0.8, top + h * 0.5)
+    pg.wait_for_timeout(100)
+    got = pg.evaluate(OVERVIEW)["centre"]
+    assert abs(got["x"] - want["x"]) < 2 and abs(got["y"] - want["y"]) < 2, (got, want)
     ctx.close()
     assert offline.blocked == []
 
