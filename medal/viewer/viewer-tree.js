@@ -128,6 +128,7 @@
     // one step forwards or back glides the view to its new place; a jump (the slider,
     // Start, a node's link) moves it at once
     this.stepped = this.lastDrawn !== undefined && Math.abs(i - this.lastDrawn) === 1;
+    this.forwards = this.stepped && i > this.lastDrawn;
     this.lastDrawn = i;
     this.drawLegend(s.get(i, "v", "legend"));
     var force = !this.framed || fresh || (this.toFrame && this.toFrame.force);
@@ -412,7 +413,7 @@
   var AHEAD = 48;               // positions looked at, at most (~12 iterations)
   Viewer.prototype.ahead = function (bb, k) {
     var s = this.store, i = this.pos, box = this.box(), self = this, out = bb;
-    if (!s || !this.panNext) return bb;
+    if (!s || !this.panNext || !this.forwards) return bb;      // stepping forwards only
     var fits = function (b) { return (b.right - b.left) * k <= box.w - 24 && (b.bottom - b.top) * k <= box.h - 24; };
     for (var j = i + 1; j < Math.min(s.states.length, i + 1 + AHEAD); j++) {
       var hd = s.get(j, "h", "0"), t = (hd && hd.tree) || {}, path = t.path || [];
