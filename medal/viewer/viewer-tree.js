@@ -499,8 +499,8 @@
    * copied with the view's box at every drawing of the tree (miniFrame: a glide's frames
    * too); hidden while the whole tree is in view, where it would add nothing. Its x and y
    * have scales of their own (a search tree is many times wider than deep), each at
-   * most MINI.stretch times the other. */
-  var MINI = {w: 220, h: 104, small: [160, 80], pad: 5, stretch: 16, gap: 6};
+   * most MINI.stretch times the other: levels stay apart. */
+  var MINI = {w: 220, h: 104, small: [160, 80], pad: 5, stretch: 40, gap: 6};
   Viewer.prototype.miniTree = function () {
     this.miniDirty = false;
     var net = this.network, body = net && net.body, s = this.store;
@@ -624,7 +624,8 @@
     if (vh && tb.bottom > vh) { score.br += 1e6; score.bl += 1e6; }
     if (tb.top < 0) { score.tr += 1e6; score.tl += 1e6; }
     var at = this.miniAt || "tr";
-    if (score[at] > 0) corners.forEach(function (c) { if (score[c] < score[at]) at = c; });
+    // never away from under the pointer (a click or drag on it moves the view)
+    if (score[at] > 0 && !this.miniHover) corners.forEach(function (c) { if (score[c] < score[at]) at = c; });
     this.miniAt = at;
     var cv = this.el.mini;
     cv.style.top = at[0] === "t" ? MINI.gap + "px" : "auto";
@@ -655,7 +656,14 @@
       go(e);
     });
     cv.addEventListener("pointermove", function (e) { if (drag === e.pointerId) go(e); });
-    var up = function (e) { if (drag === e.pointerId) drag = null; };
+    cv.addEventListener("pointerenter", function () { self.miniHover = true; });
+    cv.addEventListener("pointerleave", function () { self.miniHover = drag !== null; });
+    var up = function (e) {
+      if (drag !== e.pointerId) return;
+      drag = null;
+      var r = cv.getBoundingClientRect();
+      self.miniHover = e.clientX >= r.left && e.clientX <= r.right && e.clientY >= r.top && e.clientY <= r.bottom;
+    };
     cv.addEventListener("pointerup", up); cv.addEventListener("pointercancel", up);
   };
 
