@@ -272,8 +272,19 @@
       ACTIVE = self; self.foldAll = E.foldBox.checked; self.opened = new Set();
       if (self.store && self.store.states.length) self.drawTree(self.pos);
     };
-    E.legend = h("div", "mv-legend"); E.treeBar.append(E.fit, E.goto, E.nq, E.fold, E.legend);
-    E.panels.tree.append(E.nodeLine, E.treeBox, E.treeBar);
+    // the overview (issue 28 #7: a minimap in a corner of the tree's box; viewer-tree.js)
+    E.treeWrap = h("div", "mv-treewrap");
+    E.mini = h("canvas", "mv-mini"); E.mini.setAttribute("role", "img");
+    E.mini.setAttribute("aria-label", "Overview of the whole tree: click or drag to move the view");
+    tipped(E.mini, "Overview: every drawn node; the ringed dot is the current node, the red box the view. Click or drag to move the view there.");
+    E.treeWrap.append(E.treeBox, E.mini);
+    E.miniOn = h("label", "mv-check mv-mini-on"); E.miniOnBox = h("input"); E.miniOnBox.type = "checkbox";
+    E.miniOnBox.checked = true;
+    E.miniOn.append(E.miniOnBox, h("span", "", " overview"));
+    E.miniOnBox.onchange = function () { ACTIVE = self; self.miniFrame(); };
+    this.miniEvents();
+    E.legend = h("div", "mv-legend"); E.treeBar.append(E.fit, E.goto, E.nq, E.fold, E.miniOn, E.legend);
+    E.panels.tree.append(E.nodeLine, E.treeWrap, E.treeBar);
     var top = h("div", "mv-top");
     top.append(E.problem, E.controls, E.slider, E.progress, E.phase, E.expl, E.detail);
     r.append(top, E.tabs);

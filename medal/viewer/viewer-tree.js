@@ -12,6 +12,7 @@
     this.tips = {}; this.notes = {};
     this.el.treeBox.textContent = "";
     this.el.treeBox.removeAttribute("data-drawn");
+    this.miniMap = null; this.miniFrame();
   };
 
   Viewer.prototype.ensureNetwork = function () {
@@ -44,6 +45,8 @@
         self.whenFramed(f.pos);
       }
       self.el.treeBox.setAttribute("data-drawn", String(self.pos));
+      if (self.miniDirty) self.miniTree();
+      self.miniFrame();
       globalThis.__medalTreeDrawn = {pos: self.pos, t: performance.now()};
     });
     globalThis.__medalTreeNetwork = this.network;
@@ -75,6 +78,7 @@
       if (this.network) this.resetTree();
       this.el.treeBox.classList.add("mv-notree");
       this.el.treeBox.textContent = "No search tree at this position (or for this strategy).";
+      this.miniMap = null; this.miniFrame();
       this.el.legend.textContent = "";
       return;
     }
@@ -117,12 +121,14 @@
       self.shownTree[part] = want;
     });
     this.freshBoxes(changed);
+    this.miniDirty = true;
     if (moved.length) this.glide(moved);
     } finally { if (em) em.emit("_allowRedraw"); }
     var hd = s.get(i, "h", "0");
     // one step forwards or back glides the view to its new place; a jump (the slider,
     // Start, a node's link) moves it at once
     this.stepped = this.lastDrawn !== undefined && Math.abs(i - this.lastDrawn) === 1;
+    this.forwards = this.stepped && i > this.lastDrawn;
     this.lastDrawn = i;
     this.drawLegend(s.get(i, "v", "legend"));
     var force = !this.framed || fresh || (this.toFrame && this.toFrame.force);
@@ -173,6 +179,7 @@
         var bn = body.nodes[m[0]];
         if (bn) { bn.x = m[1] + (m[3] - m[1]) * e; bn.y = m[2] + (m[4] - m[2]) * e; }
       });
+      self.miniDirty = true;
       if (t < 1) { self.network.redraw(); requestAnimationFrame(tick); }
       else { self.gliding = null; self.requestDraw(); }
     }
@@ -270,8 +277,8 @@
   // A node's box (node and label) from its own data: vis-network updates a box only when
   // it draws the node, and it does not draw nodes outside the view, so its boxes of
   // off-screen nodes can be stale (a label that grew a line since).
-  Viewer.prototype.nodeBox = function (id) {
-    var n = this.nodes.get(id);
+  Viewer.prototype.nodeBox = function (id, item) {
+    var n = item || this.nodes.get(id);
     if (!n) return null;
     var lines = String(n.label || "").split("\n"), f = (n.font && n.font.size) || 16;
     var w = 0;
@@ -382,12 +389,12 @@
         var wide = {left: Math.min(bb.left, info.room[0] - ROOM_X), right: Math.max(bb.right, info.room[1] + ROOM_X),
                     top: bb.top, bottom: Math.max(bb.bottom, info.room[2] + ROOM_Y)};
         if (!force && this.visibleAll(wide)) return;
-        if (keep && fitsAt(wide, k0)) { this.panTo(wide, k0); return; }
+        if (keep && fitsAt(wide, k0)) { this.panTo(this.ahead(wide, k0), k0); return; }
       }
       if (!force && this.visibleAll(bb)) return;       // already in view: the view holds still
       // stepping: the scale holds and the view moves no further than it must (issue 28 #3:
       // it used to re-centre and re-zoom, 41 moves of over 300 px on the longer search)
-      if (keep && fitsAt(bb, k0)) { this.panTo(bb, k0); return; }
+      if (keep && fitsAt(bb, k0)) { this.panTo(this.ahead(bb, k0), k0); return; }
       if (keep && fitsAt(bb, MIN_SCALE)) {      // zoomed out only as far as it must
         var kf = Math.min((box.w - 24) / Math.max(1, bb.right - bb.left), (box.h - 24) / Math.max(1, bb.bottom - bb.top));
         this.panTo(bb, Math.max(MIN_SCALE, Math.min(k0, kf))); return;
@@ -397,6 +404,35 @@
     for (k = 0; k < boxes.length; k++) { chosen = boxes[k]; if (fitsAt(chosen, MIN_SCALE)) break; }
     if (!chosen) { chosen = this.bounds([info.root].filter(have)); if (!chosen) return; }
     this.moveTo(chosen, MIN_SCALE);
+  };
+  // Looking ahead (a replay, or a live run's positions already made): ``bb`` grown by what
+  // the next positions will frame -- each selection's leaf and the room for its children,
+  // each expansion's new children, the winner -- in order, for as long as the whole still
+  // fits in the box at scale ``k``. The view then moves once to where it can hold still
+  // for those positions, rather than once an iteration (issue 28 #3).
+  var AHEAD = 48;               // positions looked at, at most (~12 iterations)
+  Viewer.prototype.ahead = function (bb, k) {
+    var s = this.store, i = this.pos, box = this.box(), self = this, out = bb;
+    if (!s || !this.panNext || !this.forwards) return bb;      // stepping forwards only
+    var fits = function (b) { return (b.right - b.left) * k <= box.w - 24 && (b.bottom - b.top) * k <= box.h - 24; };
+    for (var j = i + 1; j < Math.min(s.states.length, i + 1 + AHEAD); j++) {
+      var hd = s.get(j, "h", "0"), t = (hd && hd.tree) || {}, path = t.path || [];
+      if (!path.length) continue;
+      var ids = path.slice(-1).concat(t["new"] || [], t.winner !== null && t.winner !== undefined ? [t.winner] : []);
+      var l = Infinity, r = -Infinity, tp = Infinity, b = -Infinity, miss = false;
+      ids.forEach(function (id) {
+        var bx = self.nodeBox(id, s.get(j, "n", String(id)));
+        if (!bx) { miss = true; return; }
+        l = Math.min(l, bx.left); r = Math.max(r, bx.right); tp = Math.min(tp, bx.top); b = Math.max(b, bx.bottom);
+      });
+      if (miss) break;          // a node this view does not draw (a fold, the node cap)
+      if (t.room) { l = Math.min(l, t.room[0] - ROOM_X); r = Math.max(r, t.room[1] + ROOM_X); b = Math.max(b, t.room[2] + ROOM_Y); }
+      var grown = {left: Math.min(out.left, l), right: Math.max(out.right, r),
+                   top: Math.min(out.top, tp), bottom: Math.max(out.bottom, b)};
+      if (!fits(grown)) break;
+      out = grown;
+    }
+    return out;
   };
   // ``from`` and the nearest of ``ids`` (by x) that fit with it in the box at MIN_SCALE
   Viewer.prototype.nearest = function (from, ids, box) {
@@ -409,15 +445,23 @@
     }
     return out;
   };
-  // The least move that brings ``bb`` inside the box at scale ``k`` (12 px clear of its
-  // edges); ``bb`` wider than the box: its left part (the root's side) shown.
+  // A move that brings ``bb`` inside the box at scale ``k``, at least 12 px clear of its
+  // edges; ``bb`` wider than the box: its left part (the root's side) shown. Hysteresis
+  // (issue 28 #3): the view holds still while what it frames is inside it (frameNow), and
+  // when it must move, it moves along each axis where ``bb`` is out until ``bb`` sits in
+  // the middle (COMFORT: the margin, as a share of the box, at most) rather than at the
+  // edge it came in by -- the next positions' nodes, on either side, are then more often
+  // in view (with ``ahead``: 100 -> 88 moves in 437 steps of the large example at 1440x900).
+  var COMFORT = 0.5;
   Viewer.prototype.panTo = function (bb, k) {
-    var box = this.box(), m = 12 / k, c = this.network.getViewPosition();
+    var box = this.box(), c = this.network.getViewPosition();
     var hw = box.w / 2 / k, hh = box.h / 2 / k, x = c.x, y = c.y;
-    if (bb.right + m > x + hw) x = bb.right + m - hw;
-    if (bb.left - m < x - hw) x = bb.left - m + hw;
-    if (bb.bottom + m > y + hh) y = bb.bottom + m - hh;
-    if (bb.top - m < y - hh) y = bb.top - m + hh;
+    var mx = Math.max(12, Math.min(COMFORT * box.w, (box.w - (bb.right - bb.left) * k) / 2)) / k;
+    var my = Math.max(12, Math.min(COMFORT * box.h, (box.h - (bb.bottom - bb.top) * k) / 2)) / k;
+    if (bb.right + mx > x + hw) x = bb.right + mx - hw;
+    if (bb.left - mx < x - hw) x = bb.left - mx + hw;
+    if (bb.bottom + my > y + hh) y = bb.bottom + my - hh;
+    if (bb.top - my < y - hh) y = bb.top - my + hh;
     this.viewTo(x, y, k);
   };
   // The node with this id framed (centred, at a readable scale) and outlined; a node not
@@ -448,6 +492,181 @@
     if (bb) this.moveTo(bb);       // whole tree, at whatever scale it needs
   };
 
+  /* ---- the overview (issue 28 #7): a small map in a corner of the tree's box with every
+   * drawn node at its place (the '+k' marks as grey specks), the current path in its
+   * colour, the current node ringed and the main view's box in red; a click or a drag on
+   * it moves the view there. Drawn into a canvas of its own once a step (miniTree), and
+   * copied with the view's box at every drawing of the tree (miniFrame: a glide's frames
+   * too); hidden while the whole tree is in view, where it would add nothing. Its x and y
+   * have scales of their own (a search tree is many times wider than deep), each at
+   * most MINI.stretch times the other: levels stay apart. */
+  var MINI = {w: 220, h: 104, small: [160, 80], pad: 5, stretch: 40, gap: 6};
+  Viewer.prototype.miniTree = function () {
+    this.miniDirty = false;
+    var net = this.network, body = net && net.body, s = this.store;
+    if (!body || !body.nodeIndices || !s || !s.states.length) { this.miniMap = null; return; }
+    var ids = body.nodeIndices, nodes = body.nodes, l = Infinity, r = -Infinity, t = Infinity, b = -Infinity;
+    for (var k = 0; k < ids.length; k++) {
+      var bn = nodes[ids[k]];
+      if (!bn) continue;
+      l = Math.min(l, bn.x); r = Math.max(r, bn.x); t = Math.min(t, bn.y); b = Math.max(b, bn.y);
+    }
+    if (l === Infinity) { this.miniMap = null; return; }
+    var small = this.box().w < 900, W = small ? MINI.small[0] : MINI.w, H = small ? MINI.small[1] : MINI.h, p = MINI.pad;
+    var tw = Math.max(1, r - l), th = Math.max(1, b - t);
+    var sx = (W - 2 * p) / tw, sy = (H - 2 * p) / th, u = Math.min(sx, sy);
+    sx = Math.min(sx, u * MINI.stretch); sy = Math.min(sy, u * MINI.stretch);
+    var cw = Math.max(40, Math.round(tw * sx + 2 * p)), ch = Math.max(24, Math.round(th * sy + 2 * p));
+    var m = {l: l, t: t, sx: sx, sy: sy, p: p, w: cw, h: ch, tree: {l: l - 20, r: r + 20, t: t - 20, b: b + 20},
+             dpr: Math.max(1, Math.min(3, globalThis.devicePixelRatio || 1)), off: (this.miniMap && this.miniMap.off) || document.createElement("canvas")};
+    var X = function (x) { return p + (x - l) * sx; }, Y = function (y) { return p + (y - t) * sy; };
+    var off = m.off;
+    off.width = Math.round(cw * m.dpr); off.height = Math.round(ch * m.dpr);
+    var c = off.getContext("2d");
+    c.setTransform(m.dpr, 0, 0, m.dpr, 0, 0);
+    c.fillStyle = "rgba(255,255,255,0.94)"; c.fillRect(0, 0, cw, ch);
+    // edges: the rest grey, then the path in its colour
+    var eids = body.edgeIndices || [], marked = [], e, o;
+    c.beginPath(); c.strokeStyle = "#c4c4c4"; c.lineWidth = 1;
+    for (k = 0; k < eids.length; k++) {
+      e = body.edges[eids[k]];
+      if (!e || !e.from || !e.to) continue;
+      if ((e.options.width || 1) >= 3) { marked.push(e); continue; }
+      c.moveTo(X(e.from.x), Y(e.from.y)); c.lineTo(X(e.to.x), Y(e.to.y));
+    }
+    c.stroke();
+    marked.forEach(function (e) {
+      c.beginPath(); c.strokeStyle = e.options.color.color; c.lineWidth = 2.5;
+      c.moveTo(X(e.from.x), Y(e.from.y)); c.lineTo(X(e.to.x), Y(e.to.y)); c.stroke();
+    });
+    var info = (s.get(this.pos, "h", "0") || {}).tree || {}, path = info.path || [];
+    var cur = path.length ? path[path.length - 1] : null, special = [];
+    for (k = 0; k < ids.length; k++) {
+      var id = ids[k], n = nodes[id];
+      if (!n) continue;
+      o = n.options;
+      if (typeof id !== "number") { c.fillStyle = "#9a9a9a"; c.fillRect(X(n.x) - 1, Y(n.y) - 1, 2, 2); continue; }
+      if (id === cur || o.shape !== "dot") { special.push(n); continue; }
+      c.fillStyle = o.color.background; c.fillRect(X(n.x) - 1.5, Y(n.y) - 1.5, 3, 3);
+    }
+    // candidates (diamonds), the winner (a star) and the current node last, on top
+    special.forEach(function (n) {
+      var x = X(n.x), y = Y(n.y), o = n.options;
+      if (n.id === cur) return;
+      c.fillStyle = o.color.background; c.strokeStyle = o.color.border; c.lineWidth = 1.5;
+      c.beginPath(); c.moveTo(x, y - 4); c.lineTo(x + 4, y); c.lineTo(x, y + 4); c.lineTo(x - 4, y); c.closePath();
+      c.fill(); c.stroke();
+    });
+    if (cur !== null && nodes[cur]) {
+      var cn = nodes[cur], cx = X(cn.x), cy = Y(cn.y);
+      c.beginPath(); c.arc(cx, cy, 6, 0, 2 * Math.PI); c.fillStyle = cn.options.color.border; c.fill();
+      c.beginPath(); c.arc(cx, cy, 3.5, 0, 2 * Math.PI); c.fillStyle = cn.options.color.background; c.fill();
+      m.cur = [cx, cy];
+    }
+    this.miniMap = m;
+  };
+  // The overview's canvas: the tree (miniTree's) and the view's box, in the corner of the
+  // tree's box that covers the fewest drawn nodes (the key nodes above all); faded while
+  // it still covers one of those.
+  Viewer.prototype.miniFrame = function () {
+    var cv = this.el.mini, m = this.miniMap, net = this.network;
+    var on = !!(m && net && this.el.miniOnBox.checked && this.tab === "tree" && this.el.treeBox.clientWidth > 0);
+    var a, z, box;
+    if (on) {
+      box = this.box();
+      a = net.DOMtoCanvas({x: 0, y: 0}); z = net.DOMtoCanvas({x: box.w, y: box.h});
+      var T = m.tree;
+      on = !(a.x <= T.l && a.y <= T.t && z.x >= T.r && z.y >= T.b);   // the whole tree in view
+    }
+    cv.classList.toggle("mv-mini-shown", on);
+    this.root.dataset.overview = on ? "shown" : "hidden";
+    if (!on) return;
+    var pw = Math.round(m.w * m.dpr), ph = Math.round(m.h * m.dpr);
+    if (cv.width !== pw || cv.height !== ph) {
+      cv.width = pw; cv.height = ph; cv.style.width = m.w + "px"; cv.style.height = m.h + "px";
+    }
+    var c = cv.getContext("2d");
+    c.setTransform(1, 0, 0, 1, 0, 0); c.clearRect(0, 0, pw, ph); c.drawImage(m.off, 0, 0);
+    c.setTransform(m.dpr, 0, 0, m.dpr, 0, 0);
+    var x0 = Math.max(0.75, m.p + (a.x - m.l) * m.sx), y0 = Math.max(0.75, m.p + (a.y - m.t) * m.sy);
+    var x1 = Math.min(m.w - 0.75, m.p + (z.x - m.l) * m.sx), y1 = Math.min(m.h - 0.75, m.p + (z.y - m.t) * m.sy);
+    if (x1 - x0 < 3) { var mx = (x0 + x1) / 2; x0 = mx - 1.5; x1 = mx + 1.5; }
+    if (y1 - y0 < 3) { var my = (y0 + y1) / 2; y0 = my - 1.5; y1 = my + 1.5; }
+    c.fillStyle = "rgba(214,39,40,0.10)"; c.fillRect(x0, y0, x1 - x0, y1 - y0);
+    c.strokeStyle = "#d62728"; c.lineWidth = 1.5; c.strokeRect(x0, y0, x1 - x0, y1 - y0);
+    m.view = [x0, y0, x1, y1];
+    this.miniCorner(box, m);
+  };
+  Viewer.prototype.miniCorner = function (box, m) {
+    var net = this.network, body = net.body, ids = body.nodeIndices, g = MINI.gap + 8;
+    var info = (this.store.get(this.pos, "h", "0") || {}).tree || {};
+    var key = new Set([].concat(info.path || [], info["new"] || [], info.candidates || [],
+                                info.winner !== null && info.winner !== undefined ? [info.winner] : [],
+                                this.selected !== null && this.selected !== undefined ? [this.selected] : []));
+    var corners = ["tr", "tl", "br", "bl"], score = {br: 0, bl: 0, tr: 0, tl: 0}, hot = {br: 0, bl: 0, tr: 0, tl: 0};
+    var w = m.w + g, h = m.h + g;
+    for (var k = 0; k < ids.length; k++) {
+      var n = body.nodes[ids[k]];
+      if (!n) continue;
+      var q = net.canvasToDOM({x: n.x, y: n.y});
+      if (q.x < -20 || q.y < -20 || q.x > box.w + 20 || q.y > box.h + 20) continue;
+      var right = q.x > box.w - w, left = q.x < w, bottom = q.y > box.h - h, top = q.y < h;
+      if (!(right || left) || !(top || bottom)) continue;
+      var wgt = key.has(ids[k]) ? 1000 : 1, hit = key.has(ids[k]) ? 1 : 0;
+      if (right && bottom) { score.br += wgt; hot.br += hit; }
+      if (left && bottom) { score.bl += wgt; hot.bl += hit; }
+      if (right && top) { score.tr += wgt; hot.tr += hit; }
+      if (left && top) { score.tl += wgt; hot.tl += hit; }
+    }
+    // a corner out of the window (the bottom of a box taller than what is left of the
+    // window below it: the export at 1024x768) is the last choice
+    var tb = this.el.treeBox.getBoundingClientRect(), vh = globalThis.innerHeight || 0;
+    if (vh && tb.bottom > vh) { score.br += 1e6; score.bl += 1e6; }
+    if (tb.top < 0) { score.tr += 1e6; score.tl += 1e6; }
+    var at = this.miniAt || "tr";
+    // never away from under the pointer (a click or drag on it moves the view)
+    if (score[at] > 0 && !this.miniHover) corners.forEach(function (c) { if (score[c] < score[at]) at = c; });
+    this.miniAt = at;
+    var cv = this.el.mini;
+    cv.style.top = at[0] === "t" ? MINI.gap + "px" : "auto";
+    cv.style.bottom = at[0] === "b" ? MINI.gap + "px" : "auto";
+    cv.style.left = at[1] === "l" ? MINI.gap + "px" : "auto";
+    cv.style.right = at[1] === "r" ? MINI.gap + "px" : "auto";
+    cv.classList.toggle("mv-mini-under", hot[at] > 0);
+    cv.dataset.corner = at;
+  };
+  // a point of the overview (its CSS px) -> the tree's coordinates
+  Viewer.prototype.miniToTree = function (px, py) {
+    var m = this.miniMap;
+    return {x: m.l + (px - m.p) / m.sx, y: m.t + (py - m.p) / m.sy};
+  };
+  Viewer.prototype.miniEvents = function () {
+    var self = this, cv = this.el.mini, drag = null;
+    function go(e) {
+      if (!self.network || !self.miniMap) return;
+      var r = cv.getBoundingClientRect(), at = self.miniToTree(e.clientX - r.left, e.clientY - r.top);
+      self.endPan();
+      self.network.moveTo({position: at, scale: self.network.getScale(), animation: false});
+    }
+    cv.addEventListener("pointerdown", function (e) {
+      if (e.button !== 0) return;
+      e.preventDefault(); e.stopPropagation();
+      drag = e.pointerId;
+      try { cv.setPointerCapture(e.pointerId); } catch (err) { /* a synthetic event */ }
+      go(e);
+    });
+    cv.addEventListener("pointermove", function (e) { if (drag === e.pointerId) go(e); });
+    cv.addEventListener("pointerenter", function () { self.miniHover = true; });
+    cv.addEventListener("pointerleave", function () { self.miniHover = drag !== null; });
+    var up = function (e) {
+      if (drag !== e.pointerId) return;
+      drag = null;
+      var r = cv.getBoundingClientRect();
+      self.miniHover = e.clientX >= r.left && e.clientX <= r.right && e.clientY >= r.top && e.clientY <= r.bottom;
+    };
+    cv.addEventListener("pointerup", up); cv.addEventListener("pointercancel", up);
+  };
+
   Viewer.prototype.drawLegend = function (lg) {
     var L = this.el.legend; L.textContent = "";
     if (!lg) return;
@@ -466,6 +685,8 @@
     key([h("span", "", "r=: a new child's reward r_IG (during a simulation; below 0: the other slots less certain after its token)")]);
     key([h("span", "", "⚠ r_IG outlier (tiny parent entropy)")]);
     var hid = h("span", "", "+k"); hid.style.color = "#777"; key([hid, h("span", "", " k nodes hidden below (fewer visits), dashed edge")]);
+    var ov = h("span", "mv-ovkey", "▭"); ov.style.color = "#d62728";
+    key([ov, h("span", "", " overview (in a corner while part of the tree is out of view): every drawn node, the current node ringed, the red box is the view; click or drag on it to move the view")]);
     if (this.showNQ) key([h("span", "", "N12 Q0.42 under a label: its visits N and mean reward Q")]);
     if (lg.clipped) key([h("b", "", "⇡⇣ " + lg.clipped + " node" + (lg.clipped > 1 ? "s" : "") + " with Q outside the scale (clipped)")]);
     if (lg.hidden) key([h("b", "", lg.hidden + " nodes hidden (showing " + (lg.total - lg.hidden) + " of " + lg.total + ")")]);

@@ -328,6 +328,117 @@ def test_export_go_to_node(browser, tmp_path):
     assert blocked == [] and errors == []
 
 
+#: The overview's state, read from its canvas: shown, its corner, where the current node
+#: (the path's last) is on it and the pixel there, the view's box as drawn, and the main
+#: view's centre (vis-network's) with its scale.
+OVERVIEW = """() => { const v = window.medalViewer || globalThis.__medalViewer, cv = v.el.mini, m = v.miniMap, net = v.network;
+  if (getComputedStyle(cv).display === 'none') return {shown: false};
+  const info = v.store.get(v.pos, 'h', '0').tree, cur = info.path[info.path.length - 1];
+  const n = v.nodes.get(cur), at = [m.p + (n.x - m.l) * m.sx, m.p + (n.y - m.t) * m.sy];
+  const ctx = cv.getContext('2d'), rx = cv.width / cv.clientWidth, px = [];
+  for (let dx = -1; dx <= 1; dx++) for (let dy = -1; dy <= 1; dy++) {
+    const d = ctx.getImageData(Math.round((at[0] + dx) * rx), Math.round((at[1] + dy) * rx), 1, 1).data;
+    px.push([d[0], d[1], d[2]]); }
+  const r = cv.getBoundingClientRect(), tb = v.el.treeBox.getBoundingClientRect();
+  return {shown: getComputedStyle(cv).display !== 'none', cur: cur, colour: n.color.background,
+    at: at, px: px, view: m.view, centre: net.getViewPosition(), scale: net.getScale(),
+    rect: [r.left, r.top, r.width, r.height], box: [tb.left, tb.top, tb.right, tb.bottom],
+    corner: cv.dataset.corner}; }"""
+
+
+def _near(px, colour, tol=24) -> bool:
+    want = [int(colour[k:k + 2], 16) for k in (1, 3, 5)]
+    return any(max(abs(a - b) for a, b in zip(p, want)) <= tol for p in px)
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_export_overview_shows_the_tree_and_moves_the_view(browser, tmp_path, size):
+    """Issue 28 #7, a minimap read from its pixels: while part of the tree is out of view an
+    overview sits in a corner of the tree's box (inside it, at most 222 x 106 px); the
+    current node is painted on it in its own colour where the node lies; its red box
+    follows the main view when that moves (a step, Go to node); a click on it centres the
+    main view on the clicked place (vis-network's view position) and a drag moves it on.
+    Fit tree (the whole tree in view) hides it. Every request stays blocked."""
+    trace = load_example(next(e for e in EXAMPLES if e.name == "countdown-large-search"))
+    ctx, pg, blocked, errors = open_export(browser, trace, tmp_path, size)
+    n = len(positions(trace))
+    checked = 0
+    for i in (n // 4, n // 2, (3 * n) // 4, n - 1):
+        pg.evaluate(f"medalViewer.go({i})")
+        pg.wait_for_function(f"medalViewer.framedAt === {i} && !medalViewer.panning", timeout=10_000)
+        pg.wait_for_timeout(50)
+        o = pg.evaluate(OVERVIEW)
+        assert o["shown"], f"{size} position {i}: no overview"
+        left, top, w, h = o["rect"]
+        assert w <= 222 and h <= 106 and w >= 60 and h >= 24, o["rect"]
+        assert (left >= o["box"][0] and top >= o["box"][1] and left + w <= o["box"][2]
+                and top + h <= o["box"][3]), (o["rect"], o["box"])
+        assert _near(o["px"], o["colour"]), f"{size} position {i}: node #{o['cur']} {o['colour']} not at {o['at']}: {o['px']}"
+        x0, y0, x1, y1 = o["view"]                 # the current node is in the main view
+        assert x0 - 2 <= o["at"][0] <= x1 + 2 and y0 - 2 <= o["at"][1] <= y1 + 2, (o["at"], o["view"])
+        checked += 1
+    pg.screenshot(path=str(ARTIFACTS / f"e2e-viewer-overview-{size}.png"))
+    # the view's box moves with the main view (Go to node: a node far from the view)
+    before = pg.evaluate(OVERVIEW)
+    far = pg.evaluate("""() => { const v = medalViewer, c = v.network.getViewPosition();
+      let best = null, d = -1; for (const n of v.nodes.get()) { if (typeof n.id !== 'number') continue;
+        const e = Math.abs(n.x - c.x); if (e > d) { d = e; best = n.id; } } return best; }""")
+    pg.fill(".mv-goto-in", f"#{far}")
+    pg.press(".mv-goto-in", "Enter")
+    pg.wait_for_timeout(100)
+    after = pg.evaluate(OVERVIEW)
+    assert abs(after["view"][0] - before["view"][0]) > 5, (before["view"], after["view"])
+    assert abs(after["centre"]["x"] - before["centre"]["x"]) > 200
+    # a click on the overview centres the main view there; a drag moves it on
+    o = after
+    left, top, w, h = o["rect"]
+    for fx in (0.15, 0.85):
+        cx, cy = left + w * fx, top + h * 0.5
+        want = pg.evaluate(f"medalViewer.miniToTree({cx - left}, {cy - top})")
+        pg.mouse.click(cx, cy)
+        pg.wait_for_timeout(100)
+        got = pg.evaluate(OVERVIEW)
+        assert abs(got["centre"]["x"] - want["x"]) < 2 and abs(got["centre"]["y"] - want["y"]) < 2, (got["centre"], want)
+        assert abs(got["scale"] - o["scale"]) < 1e-9           # the scale holds
+        mid = (got["view"][0] + got["view"][2]) / 2
+        assert abs(mid - w * fx) < 6 or got["view"][0] <= 1 or got["view"][2] >= w - 1, (got["view"], w * fx)
+    start = pg.evaluate(f"medalViewer.miniToTree({w * 0.3}, {h * 0.5})")    # where it starts
+    pg.mouse.move(left + w * 0.3, top + h * 0.5)
+    pg.mouse.down()
+    pg.mouse.move(left + w * 0.6, top + h * 0.5, steps=5)
+    pg.mouse.up()
+    end = pg.evaluate(OVERVIEW)["centre"]
+    want = pg.evaluate(f"medalViewer.miniToTree({w * 0.6}, {h * 0.5})")
+    assert abs(end["x"] - want["x"]) < 2 and end["x"] > start["x"] + 100, (start, end, want)
+    # the whole tree in view: no overview
+    pg.click("button.mv-fit")
+    pg.wait_for_timeout(100)
+    assert not pg.evaluate(OVERVIEW)["shown"]
+    assert pg.evaluate("medalViewer.root.dataset.overview") == "hidden"
+    ctx.close()
+    assert checked == 4 and blocked == [] and errors == []
+
+
+def test_export_no_overview_for_a_tree_in_view(browser, tmp_path):
+    """Issue 28 #7: a tree wholly in view (the root alone) gets no overview (it would add
+    nothing); the overview box in the tree bar turns it off where it would show."""
+    trace = load_example(next(e for e in EXAMPLES if e.name == "countdown-longer-search"))
+    ctx, pg, blocked, errors = open_export(browser, trace, tmp_path)
+    pg.evaluate("medalViewer.go(1)")        # the root alone
+    pg.wait_for_function("medalViewer.framedAt === 1 && !medalViewer.panning", timeout=10_000)
+    assert pg.evaluate("medalViewer.root.dataset.overview") == "hidden"
+    assert not pg.locator("canvas.mv-mini").is_visible()
+    last = len(positions(trace)) - 1
+    pg.evaluate(f"medalViewer.go({last})")
+    pg.wait_for_function(f"medalViewer.framedAt === {last} && !medalViewer.panning", timeout=10_000)
+    assert pg.locator("canvas.mv-mini").is_visible()
+    pg.locator(".mv-mini-on input").uncheck()
+    assert not pg.locator("canvas.mv-mini").is_visible()
+    assert "overview" in pg.locator(".mv-legend").inner_text()
+    ctx.close()
+    assert blocked == [] and errors == []
+
+
 def test_export_n_and_q_on_the_canvas_and_a_complete_legend(browser, tmp_path):
     """Issue 28 #6: for a lecture, N and Q can be shown on the canvas (a line under each
     node's label, at the position shown, labels still apart); the legend names every mark
@@ -936,6 +1047,28 @@ def test_app_opens_on_an_example_to_step_through(browser, server, size):
     pg.wait_for_timeout(1_000)
     expect(tip).to_be_hidden()
     pg.wait_for_function("__medalViewer.pos === 4", timeout=10_000)
+    ctx.close()
+    assert offline.blocked == []
+
+
+def test_app_overview_moves_the_view(browser, server):
+    """Issue 28 #7 in the app (the same viewer as the export): zoomed in on the landing
+    example's tree, the overview shows, the current node painted on it in its colour, and a
+    click on it centres the main view there."""
+    ctx, pg, offline = offline_session(browser, server, SIZES["1440x900"], query="")
+    pg.wait_for_function("__medalViewer.store && globalThis.__medalTreeDrawn && "
+                         "__medalViewer.framedAt === __medalViewer.n() - 1", timeout=60_000)
+    pg.evaluate("""() => { const v = __medalViewer, n = v.nodes.get(v.store.get(v.pos, 'h', '0').tree.path[0]);
+      v.network.moveTo({position: {x: n.x, y: n.y}, scale: 3}); }""")
+    pg.wait_for_function("__medalViewer.root.dataset.overview === 'shown'", timeout=5_000)
+    o = pg.evaluate(OVERVIEW)
+    assert o["shown"] and _near(o["px"], o["colour"]), o
+    left, top, w, h = o["rect"]
+    want = pg.evaluate(f"__medalViewer.miniToTree({w * 0.8}, {h * 0.5})")
+    pg.mouse.click(left + w * 0.8, top + h * 0.5)
+    pg.wait_for_timeout(100)
+    got = pg.evaluate(OVERVIEW)["centre"]
+    assert abs(got["x"] - want["x"]) < 2 and abs(got["y"] - want["y"]) < 2, (got, want)
     ctx.close()
     assert offline.blocked == []
 

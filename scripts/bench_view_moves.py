@@ -1,0 +1,114 @@
+"""How often the tree's view moves, and how fast stepping is at LLaDA's size (issue 28): a
+benchmark, not a test; the figures depend on the machine and its load.
+
+    python scripts/bench_view_moves.py [--llada TRACE.json] [--steps 120] [--no-llada]
+
+* view movement: stepping forwards one position at a time through the shipped examples
+  ``countdown-longer-search`` and ``countdown-large-search`` (or --examples), at 1440x900
+  and 1024x768, in the HTML export: the steps that move the view, the moves over 300 px,
+  the zoom changes, screen px in all (viewer_checks.MOVES);
+* step at LLaDA's size: ``viewer.go(i)`` to the second animation frame after it, forwards
+  from a third of the way in, on the 1,001-node trace of tests/llada_sized.py (~20 s to
+  make; --llada reads one written with ``--save``), at both sizes: p50, p90, max.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "browser")]
+from viewer_checks import MOVES  # noqa: E402
+
+SIZES = ((1440, 900), (1024, 768))
+STEPS = """([k, n, start]) => new Promise(done => {
+    const v = medalViewer, out = []; let i = Math.max(0, Math.floor(n * start));
+    v.go(i);
+    function one() {
+      if (out.length >= k || i >= n - 1) { done(out); return; }
+      i += 1; const t = performance.now();
+      v.go(i);
+      requestAnimationFrame(() => requestAnimationFrame(() => {
+        out.push(performance.now() - t); setTimeout(one, 30); }));
+    }
+    setTimeout(one, 300); })"""
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--examples", default="countdown-longer-search,countdown-large-search")
+    ap.add_argument("--llada", default=None, help="a LLaDA-sized trace (JSON) written before")
+    ap.add_argument("--save", default=None, help="write the LLaDA-sized trace made here")
+    ap.add_argument("--no-llada", action="store_true")
+    ap.add_argument("--no-moves", action="store_true")
+    ap.add_argument("--steps", type=int, default=120)
+    args = ap.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    from medal.viz.examples import list_examples, load_example
+    from medal.viz.export import write_html
+    tmp = Path(tempfile.mkdtemp())
+    pages = {}
+    if not args.no_moves:
+        for e in list_examples():
+            if e.name in args.examples.split(","):
+                pages[e.name] = write_html(load_example(e), tmp / f"{e.name}.html")
+    llada = None
+    if not args.no_llada:
+        if args.llada:
+            trace = json.loads(Path(args.llada).read_text())
+        else:
+            from llada_sized import llada_sized_trace
+            trace = llada_sized_trace(tmp / "ckpt")
+            if args.save:
+                Path(args.save).write_text(json.dumps(trace))
+        llada = write_html(trace, tmp / "llada.html")
+    print(f"load average at the start: {os.getloadavg()}")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path="/usr/bin/chromium",
+                              args=["--no-sandbox", "--disable-gpu"])
+        print("| example | size | steps | steps that move the view | moves > 300 px | zooms "
+              "| px in all |\n|---|---|---|---|---|---|---|")
+        for name, path in pages.items():
+            for w, h in SIZES:
+                pg = b.new_page(viewport={"width": w, "height": h})
+                pg.goto(path.as_uri())
+                pg.wait_for_function("window.medalViewer && globalThis.__medalTreeDrawn",
+                                     timeout=120_000)
+                ms = pg.evaluate(MOVES, pg.evaluate("medalViewer.n()"))
+                moved = [m for m in ms if m[0] > 1 or abs(m[1] - 1) > 1e-3]
+                print(f"| {name} | {w}x{h} | {len(ms)} | {len(moved)} | "
+                      f"{sum(m[0] > 300 for m in ms)} | {sum(abs(m[1] - 1) > 1e-3 for m in ms)} "
+                      f"| {sum(m[0] for m in ms):.0f} |", flush=True)
+                pg.close()
+        if llada is not None:
+            print("\n| LLaDA-sized trace, Tree tab | steps | p50 | p90 | max | first paint |\n"
+                  "|---|---|---|---|---|---|")
+            for w, h in SIZES:
+                pg = b.new_page(viewport={"width": w, "height": h})
+                pg.goto(llada.as_uri())
+                pg.wait_for_function("window.medalViewer && globalThis.__medalTreeDrawn",
+                                     timeout=120_000)
+                load = pg.evaluate("globalThis.__medalTreeDrawn.t")
+                n = pg.evaluate("medalViewer.n()")
+                xs = pg.evaluate(STEPS, [args.steps, n, 1 / 3])
+                print(f"| {w}x{h} | {len(xs)} | {statistics.median(xs):.1f} ms | "
+                      f"{pct(xs, 0.9):.1f} ms | {max(xs):.1f} ms | {load:.0f} ms |", flush=True)
+                pg.close()
+        b.close()
+    print(f"load average at the end: {os.getloadavg()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
