@@ -134,18 +134,26 @@ class ActionSets:
     (:meth:`actions`): a search expands one of the K2 children it makes per iteration, and
     reads the others' action sets as objects only when a trace records them."""
 
-    __slots__ = ("pairs", "counts", "_picks", "_sources")
+    __slots__ = ("pairs", "counts", "_picks", "_sources", "_made")
 
     def __init__(self, pairs: np.ndarray | None, counts: list[int],
                  picks: np.ndarray | None = None, sources: tuple = ()):
         self.pairs, self.counts = pairs, counts
         self._picks = picks        # [B, n] indices into each state's (slot, rank) scores
         self._sources = sources    # (scores [B, L*K1], probs [B, L*K1], H [B, L], margin [B, L])
+        self._made: dict[int, list[Action]] = {}   # state b's Action objects, once made
 
     def __len__(self) -> int:
         return len(self.counts)
 
     def actions(self, b: int) -> list[Action]:
+        """State b's actions as :class:`Action` objects (made once, when first asked for)."""
+        made = self._made.get(b)
+        if made is None:
+            made = self._made[b] = self._make(b)
+        return made
+
+    def _make(self, b: int) -> list[Action]:
         n = self.counts[b]
         if not n:
             return []
@@ -159,6 +167,8 @@ class ActionSets:
 
     def slots_tokens(self, b: int) -> tuple[np.ndarray, np.ndarray]:
         """State b's action slots and tokens, ``[counts[b]]`` each (views)."""
+        if self.pairs is None:   # no state has an action
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
         rows = self.pairs[b, :self.counts[b]]
         return rows[:, 0], rows[:, 1]
 
