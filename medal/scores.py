@@ -275,40 +275,50 @@ def entropy_drop(before: float, after: float) -> float:
     return (before - after) / before if before > 0 else 0.0
 
 
+def entropy_totals(H, masked) -> list[float]:
+    """sum_{j in M} H(j) of each of B states: the entropies ``H`` ``[B, L]`` over the
+    slots ``masked`` ``[B, L]`` (CPU tensors or NumPy arrays), the totals every r_IG is
+    made of.
+
+    Each is summed exactly as that state's ``H[masked].sum()`` alone: where every state
+    has the same number n of such slots (a search's siblings, as a rule), their entropies
+    form a contiguous ``[B, n]`` block whose rows torch reduces each as that row alone;
+    otherwise state by state."""
+    H, masked = _array(H), _array(masked)
+    B = len(masked)
+    picked = H[masked]   # row-major, as torch's H[masked]
+    n = picked.size // B if B else 0
+    if B == 1 or (B and picked.size == B * n
+                  and np.count_nonzero(masked, axis=-1).tolist() == [n] * B):
+        return torch.from_numpy(picked).view(B, n).sum(-1).tolist()
+    return [float(torch.from_numpy(h[m]).sum()) for h, m in zip(H, masked)]
+
+
+def information_gains(before: float, afters: list[float]) -> list[float]:
+    """r_IG of the children of one parent (paper eq. info_gain) from their entropy totals
+    (:func:`entropy_totals`): ``before`` the parent's over its masked slots M, ``afters``
+    each child's over its masked slots (M less the slot its action unmasked; with a
+    rollout simulation, of the entropy each slot had when the rollout filled it):
+    ``(before - after) / before`` (:func:`entropy_drop`). Every r_IG of the search is
+    this call."""
+    return [entropy_drop(before, after) for after in afters]
+
+
 def information_gain(parent_entropy: torch.Tensor, parent_masked: torch.Tensor,
                      child_entropy: torch.Tensor, slot: int) -> float:
-    """r_IG for the child made by unmasking ``slot`` (paper eq. info_gain).
-
-    Numerator: the parent's total entropy over its masked slots M minus the child's over
-    M without ``slot``; denominator: the parent's total. 0 when the parent is certain."""
-    before = float(parent_entropy[parent_masked].sum())
-    remaining = parent_masked.clone()
+    """r_IG for the child made by unmasking ``slot``: the parent's total over its masked
+    slots M, the child's over M without ``slot``; 0 when the parent is certain."""
+    remaining = _array(parent_masked).copy()
     remaining[slot] = False
-    after = float(child_entropy[remaining].sum())
-    return entropy_drop(before, after)
-
-
-def information_gains(parent_entropy: torch.Tensor, parent_masked: torch.Tensor,
-                      child_entropies: list[torch.Tensor], slots: list[int]) -> list[float]:
-    """:func:`information_gain` of each child of one parent: the parent's total is taken
-    once; each child's remaining total is summed exactly as there (same order, same
-    float32 rounding)."""
-    before = float(parent_entropy[parent_masked].sum())
-    if not child_entropies:
-        return []
-    remaining = parent_masked.repeat(len(slots), 1)
-    remaining[torch.arange(len(slots)), torch.tensor(slots)] = False
-    out = []
-    for H, keep in zip(child_entropies, remaining.unbind(0)):
-        out.append(entropy_drop(before, float(H[keep].sum())))
-    return out
+    before = entropy_totals(parent_entropy[None], parent_masked[None])[0]
+    return information_gains(before, entropy_totals(child_entropy[None], remaining[None]))[0]
 
 
 def cumulative_information_gain(root_entropy: torch.Tensor, root_masked: torch.Tensor,
                                 node_entropy: torch.Tensor, node_masked: torch.Tensor) -> float:
     """Gain from the root to a node: (sum H_root(M_root) - sum H_node(M_node)) / sum H_root."""
-    before = float(root_entropy[root_masked].sum())
-    return entropy_drop(before, float(node_entropy[node_masked].sum()))
+    return entropy_drop(entropy_totals(root_entropy[None], root_masked[None])[0],
+                        entropy_totals(node_entropy[None], node_masked[None])[0])
 
 
 def ucb(q: float, n_parent: int, n_child: int, c: float) -> float:
@@ -316,16 +326,6 @@ def ucb(q: float, n_parent: int, n_child: int, c: float) -> float:
     if n_child == 0:
         return math.inf
     return q + c * math.sqrt(math.log(max(n_parent, 1)) / n_child)
-
-
-def rollout_information_gain(parent_entropy: torch.Tensor, parent_masked: torch.Tensor,
-                             fill_entropy: torch.Tensor, child_masked: torch.Tensor) -> float:
-    """r_IG with a rollout simulation: the child's remaining slots M' count the entropy
-    each had when the rollout filled it, ``(sum H_parent(M) - sum H_fill(M')) / sum
-    H_parent(M)``. A one-step rollout fills every slot from the child's own forward, so
-    this equals :func:`information_gain` there."""
-    before = float(parent_entropy[parent_masked].sum())
-    return entropy_drop(before, float(fill_entropy[child_masked].sum()))
 
 
 def rollout_path_gain(entropy_rows: list[list[float | None]]) -> float:

@@ -24,8 +24,8 @@ import torch
 from .decoding import eligible_slots_array, rollout
 from .events import Backpropagated, Expanded, RootEvaluated, Selected, Simulated
 from .runner import Evaluation, EvaluationBatch, ModelRunner
-from .scores import (Action, ActionSets, batch_action_sets, entropy_drop, information_gains,
-                     rollout_information_gain, ucb)
+from .scores import (Action, ActionSets, batch_action_sets, entropy_totals, information_gains,
+                     ucb)
 
 
 class Node:
@@ -42,11 +42,11 @@ class Node:
 
     __slots__ = ("id", "parent", "depth", "index", "batch", "row", "sets", "r_ig",
                  "verified", "reward", "completion", "children", "N", "W", "exhausted",
-                 "candidate", "last_ucb", "entropy_total", "n_masked", "_action")
+                 "candidate", "last_ucb", "entropy_total", "_action")
 
     def __init__(self, id: int, parent: "Node | None", depth: int, batch: EvaluationBatch,
                  row: int, sets: ActionSets | None, *, index: int | None = None,
-                 entropy_total: float = 0.0, n_masked: int = 0, exhausted: bool = False,
+                 entropy_total: float = 0.0, exhausted: bool = False,
                  candidate: bool = False):
         self.id = id
         self.parent = parent
@@ -65,9 +65,8 @@ class Node:
         self.exhausted = exhausted
         self.candidate = candidate
         self.last_ucb: float | None = None
-        #: sum of the entropy over the node's masked slots (r_IG's totals), and their number
+        #: the entropy summed over its masked slots: r_IG's total (``entropy_totals``)
         self.entropy_total = entropy_total
-        self.n_masked = n_masked
         self._action: Action | None = None   # made when first read (or forced)
 
     @property
@@ -144,29 +143,14 @@ class MCTS:
 
     # ------------------------------------------------------------------ helpers
     def _make_nodes(self, parent: Node | None, batch: EvaluationBatch) -> list[Node]:
-        """Nodes for evaluated states (the root, or the K2 children of an expansion in
-        the order of the parent's actions): their action sets and entropy totals made in
-        one tensor pass over all of them, not one per state.
-
-        Each child has one masked slot fewer than its parent, so the entropies of the
-        batch's masked slots form a ``[B, n]`` block whose row sums are each state's total,
-        summed exactly as one state's ``H[masked].sum()`` (a row of a contiguous block
-        reduces as that row alone)."""
+        """Nodes for the rows of an evaluated batch (the root, or the K2 children of an
+        expansion in the order of the parent's actions): their action sets and entropy
+        totals each made in one pass over all of them, not one per state."""
         cfg = self.cfg
         B = len(batch)
         depth = 0 if parent is None else parent.depth + 1
-        answer, masked, H, top_tokens, top_probs = batch.arrays
-        masked_H = H[masked]   # row-major, as torch's H[masked]; summed by torch below
-        # the root (B = 1), and children that each unmasked their action's slot: every
-        # state has the same number n of masks, so the totals are one [B, n] row sum
-        n = masked_H.size // B if parent is None else parent.n_masked - 1
-        if masked_H.size == B * n:
-            n_masked = [n] * B
-            totals = torch.from_numpy(masked_H).view(B, n).sum(-1).tolist()
-        else:  # an action that leaves its slot masked (a mask-token action, never chosen
-            # by a real model): state by state
-            n_masked = masked.sum(-1).tolist()
-            totals = [float(h[m].sum()) for h, m in zip(batch.entropy, batch.masked)]
+        _, masked, H, top_tokens, top_probs = batch.arrays
+        totals = entropy_totals(H, masked)
         if depth >= cfg.lc:
             sets, counts = None, [0] * B
         else:
@@ -177,7 +161,6 @@ class MCTS:
                                      eligible, cfg.k1, cfg.k2, cfg.gamma, cfg.scoring,
                                      late_tokens=self.runner.model.end_ids
                                      if cfg.confidence_eos_eot_inf else (),
-                                     counts=n_masked if eligible is masked else None,
                                      min_prob=cfg.min_action_prob)
             counts = sets.counts
         nodes = []
@@ -186,8 +169,7 @@ class MCTS:
         for b in range(B):
             # no action means no eligible slot, or depth L_c reached: a terminal node
             nodes.append(Node(start + b, parent, depth, batch, b, sets,
-                              index=None if parent is None else b,
-                              entropy_total=totals[b], n_masked=n_masked[b],
+                              index=None if parent is None else b, entropy_total=totals[b],
                               exhausted=not counts[b], candidate=candidate))
         self.nodes.extend(nodes)
         return nodes
@@ -251,34 +233,26 @@ class MCTS:
 
         The children's completions come from one tensor pass over all of them (argmax
         fills; a sampled fill draws child by child, so the random stream is as before).
-        r_IG = (H_total(parent) - H_total(child)) / H_total(parent), with the totals over
-        each state's masked slots taken when the states were made: a child's masked slots
-        are its parent's less the action's slot, so this is the paper's formula."""
+        Their rewards are one call of :func:`~medal.scores.information_gains`, whatever
+        the simulation: r_IG = (H_total(leaf) - H_total(child)) / H_total(leaf), each
+        total over the state's masked slots (a child's: its leaf's less the action's
+        slot), of its own entropies, made with the node (:func:`entropy_totals`); with a
+        rollout, the child's is of the entropy each slot had when the rollout filled it."""
         batch = children[0].batch
         assert all(ch.batch is batch and ch.row == b for b, ch in enumerate(children)), \
             "simulate takes an expansion's children: the rows of its batch, in order"
         if self.cfg.simulation == "rollout":
-            parent = leaf.evaluation
-            fills, fill_entropy = self._rollouts(children)
-            completions = fills
-            gains = [rollout_information_gain(parent.entropy, parent.masked, fill_entropy[i],
-                                              ch.evaluation.masked)
-                     for i, ch in enumerate(children)]
+            completions, fill_entropy = self._rollouts(children)
+            afters = entropy_totals(torch.stack(fill_entropy), batch.masked)
         else:
+            afters = [ch.entropy_total for ch in children]
             if self.cfg.simulation == "sample":
                 completions = [ch.evaluation.completion(self.generator, 1.0) for ch in children]
             else:
                 answer, masked, _, top_tokens, _ = batch.arrays
                 completions = torch.from_numpy(
                     np.where(masked, top_tokens[..., 0], answer)).unbind(0)
-            before = leaf.entropy_total
-            if all(ch.n_masked == leaf.n_masked - 1 for ch in children):
-                gains = [entropy_drop(before, ch.entropy_total) for ch in children]
-            else:
-                parent = leaf.evaluation
-                gains = information_gains(parent.entropy, parent.masked,
-                                          [ch.evaluation.entropy for ch in children],
-                                          [ch.action.slot for ch in children])
+        gains = information_gains(leaf.entropy_total, afters)
         return [self._reward(ch, completion, gain)
                 for ch, completion, gain in zip(children, completions, gains)]
 
@@ -461,7 +435,7 @@ class MCTS:
                 child.index = None
                 child.action = forced_action(current, slot, token, self.cfg)
                 self._reward(child, child.evaluation.completion(),
-                             entropy_drop(current.entropy_total, child.entropy_total))
+                             information_gains(current.entropy_total, [child.entropy_total])[0])
                 current.children.append(child)
                 self.backpropagate(current.path(), [child])
                 new.append(child)

@@ -1,5 +1,5 @@
-"""The per-child work of an expansion is batched: one action-set pass over the K2 children,
-not K2; and the batched action sets equal the one-state computation to the bit."""
+"""The per-child work of an expansion is batched: one action-set pass and one reward pass
+over the K2 children, not K2; and the batched action sets equal the one-state computation to the bit."""
 import torch
 
 from medal import scores, search
@@ -19,7 +19,7 @@ def test_one_action_set_pass_and_one_forward_per_expansion(scripted, monkeypatch
     monkeypatch.setattr(search, "batch_action_sets", counting)
     info_calls = []
     monkeypatch.setattr(search, "information_gains",
-                        lambda *a, **k: info_calls.append(1) or scores.information_gains(*a, **k))
+                        lambda *a, **k: info_calls.append(len(a[1])) or scores.information_gains(*a, **k))
     cfg = GenerationConfig(lc=4, candidates=50, max_iterations=6).resolved(6, 3, 6)
     runner = ModelRunner(scripted, scripted.encode_prompt("q"), cfg.gen_length)
     mcts = search.MCTS(runner, cfg)
@@ -33,7 +33,8 @@ def test_one_action_set_pass_and_one_forward_per_expansion(scripted, monkeypatch
     # the root's pass, then one per expansion whose children are below L_c
     assert len(calls) <= 1 + expansions and calls[0] == 1
     assert all(b == 5 for b in calls[1:])
-    assert not info_calls  # rewards from the entropy totals, no per-child pass
+    # every expansion's rewards: one pass over all its children (one r_IG path, no per-child call)
+    assert info_calls == [5] * expansions
     assert runner.forwards == 1 + expansions
 
 
