@@ -44,13 +44,37 @@ def top2_margin(top_probs: torch.Tensor) -> torch.Tensor:
 
 
 def entropy_penalty(H: torch.Tensor) -> torch.Tensor:
-    """phi_ent = exp(-H) in (0, 1]."""
+    """phi_ent = exp(-H) in (0, 1]. torch's CPU exp computes a tensor's tail with its
+    vector formula too, so each element rounds the same wherever it lies: a row of a
+    batch as that row alone (unlike the sigmoid, see :func:`margin_factor`)."""
     return torch.exp(-H)
 
 
+#: rows kept apart in memory: the ``[:, :L]`` view of a ``[rows, L + pad]`` buffer, which
+#: no elementwise kernel merges into one long row (see margin_factor)
+_ROW_PAD = 1
+
+
 def margin_factor(margin: torch.Tensor, gamma: float) -> torch.Tensor:
-    """phi_mar = sigmoid(gamma * margin)."""
-    return torch.sigmoid(gamma * margin)
+    """phi_mar = sigmoid(gamma * margin), each row (last dimension) rounded exactly as
+    ``torch.sigmoid(gamma * row)`` of that row alone.
+
+    The CPU sigmoid takes whole vectors and the tail of a contiguous tensor with its
+    scalar formula, which rounds differently: on a contiguous ``[B, L]`` tensor the rows
+    would run together and an element's last bit would depend on its place in the batch
+    (measured: 2 to 3 of 7 states differ by one float32 step, up to 2.4e-7 relative).
+    Written into rows kept apart in memory, each row is one kernel call of length L, as
+    alone: a search's K2 children, scored together, get the scores each would get alone,
+    as phase C and a fork score one state."""
+    shape = margin.shape
+    if len(shape) < 2 or margin.numel() == shape[-1]:   # one row (or none): as it is
+        return torch.sigmoid(gamma * margin)
+    L = shape[-1]
+    rows = margin if len(shape) == 2 else margin.reshape(-1, L)
+    out = margin.new_empty((rows.shape[0], L + _ROW_PAD))[:, :L]
+    torch.mul(rows, gamma, out=out)
+    out.sigmoid_()
+    return out if len(shape) == 2 else out.view(shape)
 
 
 def confidence_scores(probs: torch.Tensor, H: torch.Tensor, margin: torch.Tensor,
@@ -173,26 +197,6 @@ class ActionSets:
         return rows[:, 0], rows[:, 1]
 
 
-#: [B, L + pad] buffers whose [:, :L] view is a batch of rows that no elementwise kernel
-#: merges into one long row (see _rowwise_sigmoid)
-_ROW_PAD = 1
-
-
-def _rowwise_sigmoid(x: torch.Tensor, gamma: float) -> torch.Tensor:
-    """sigmoid(gamma * x) of each row of ``x`` ``[B, L]``, rounded exactly as
-    ``torch.sigmoid(gamma * row)`` of that row alone.
-
-    The CPU sigmoid takes two vectors at a time and the tail of a row with the scalar
-    formula, which rounds differently: on a contiguous ``[B, L]`` tensor the rows run
-    together and an element's rounding depends on its place in the batch. Written into
-    the ``[:, :L]`` view of a ``[B, L + 1]`` buffer the rows cannot be merged, so each
-    row is one kernel call of length L, as alone."""
-    B, L = x.shape
-    out = torch.empty(B, L + _ROW_PAD, dtype=x.dtype)[:, :L]
-    torch.mul(x, gamma, out=out)
-    return out.sigmoid_()
-
-
 def _array(x) -> np.ndarray:
     """A CPU tensor's NumPy view (or the array itself)."""
     return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
@@ -212,13 +216,13 @@ def batch_action_sets(top_tokens, top_probs, H, eligible, k1: int, k2: int, gamm
     actions when the rest are implausible (at least one stays). See
     ``GenerationConfig.min_action_prob``.
 
-    Every figure equals torch's one-state computation to the bit: the two transcendental
-    steps (exp(-H) and the sigmoid) are torch's, the sigmoid taken row by row as for one
-    state (:func:`_rowwise_sigmoid`, its vectorised and scalar kernels round differently);
-    the rest is exactly rounded float32 arithmetic (a subtraction, products, a quotient),
-    which NumPy rounds as torch does, and a stable sort of each row, which orders exactly
-    as the stable sort of that state alone. It runs in NumPy because a NumPy call on these
-    small arrays costs a fraction of a torch call (this is the search's bookkeeping)."""
+    Every figure equals the one-state computation to the bit: the scores are
+    :func:`confidence_scores` (or :func:`margin_only_scores`) of the whole batch, whose
+    rows each round as that state alone (:func:`margin_factor`); the margin is an exactly
+    rounded float32 subtraction, and a stable sort of each row orders exactly as the
+    stable sort of that state alone. The selection runs in NumPy because a NumPy call on
+    these small arrays costs a fraction of a torch call (this is the search's
+    bookkeeping)."""
     top_tokens, top_probs, H, eligible = (_array(t) for t in (top_tokens, top_probs, H,
                                                               eligible))
     B = top_probs.shape[0]
@@ -231,10 +235,9 @@ def batch_action_sets(top_tokens, top_probs, H, eligible, k1: int, k2: int, gamm
     probs = top_probs[..., :k1]
     if scoring == "margin":
         s = margin_only_scores(probs, margin)
-    else:  # confidence_scores, with the sigmoid row by row: p * exp(-H) * sigmoid(gamma * margin)
-        factor = entropy_penalty(torch.from_numpy(H)) * _rowwise_sigmoid(
-            torch.from_numpy(margin), gamma)
-        s = probs * factor.numpy()[..., None]
+    else:   # each state's rows scored as alone (see margin_factor)
+        s = confidence_scores(*(torch.from_numpy(a) for a in (probs, H, margin)),
+                              gamma).numpy()
     s = np.where(eligible[..., None], s, np.float32(-np.inf)).reshape(B, -1)
     # stable sort on the slot-major flattening keeps ties in (slot, probability rank) order
     order = np.argsort(-s, axis=1, kind="stable")

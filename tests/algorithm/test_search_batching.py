@@ -5,7 +5,8 @@ import torch
 from medal import scores, search
 from medal.config import GenerationConfig
 from medal.runner import ModelRunner
-from medal.scores import _rowwise_sigmoid, batch_action_sets
+from medal.scores import (batch_action_sets, confidence_scores, entropy_penalty,
+                          margin_factor, top2_margin)
 
 
 def test_one_action_set_pass_and_one_forward_per_expansion(scripted, monkeypatch):
@@ -38,12 +39,29 @@ def test_one_action_set_pass_and_one_forward_per_expansion(scripted, monkeypatch
     assert runner.forwards == 1 + expansions
 
 
-def test_rowwise_sigmoid_rounds_as_one_row_alone():
+def test_margin_factor_rounds_each_row_as_one_row_alone():
     torch.manual_seed(0)
     for L in (1, 7, 19, 28, 33, 256):
         x = torch.rand(5, L) * 2 - 1
         alone = torch.stack([torch.sigmoid(5.0 * row) for row in x.unbind(0)])
-        assert torch.equal(_rowwise_sigmoid(x, 5.0), alone)
+        assert torch.equal(margin_factor(x, 5.0), alone)
+        assert torch.equal(margin_factor(x[0], 5.0), alone[0])
+        assert torch.equal(entropy_penalty(x), torch.stack([torch.exp(-row) for row in x]))
+
+
+def test_confidence_scores_of_a_batch_are_each_states_alone():
+    """One formula for one state (phase C, a fork) and for a search's batch: a state's
+    scores do not depend on its place in the batch."""
+    torch.manual_seed(2)
+    for L in (6, 19, 28, 81):
+        probs = torch.softmax(torch.randn(7, L, 40) * 3, -1).topk(8, -1).values
+        H = torch.rand(7, L) * 3
+        margin = top2_margin(probs)
+        batch = confidence_scores(probs, H, margin, 5.0)
+        for b in range(7):
+            assert torch.equal(batch[b], confidence_scores(probs[b], H[b], margin[b], 5.0))
+        assert torch.equal(confidence_scores(probs.view(7, 1, L, 8), H.view(7, 1, L),
+                                             margin.view(7, 1, L), 5.0), batch.view(7, 1, L, 8))
 
 
 def test_batched_action_sets_equal_one_state_at_a_time():
