@@ -82,8 +82,14 @@ def confidence_scores(probs: torch.Tensor, H: torch.Tensor, margin: torch.Tensor
     """Confidence-adjusted score s[i, v] = p(v) * exp(-H_i) * sigmoid(gamma * margin_i).
 
     ``probs`` is ``[..., slots, tokens]`` (all or the top-k tokens of each slot); ``H`` and
-    ``margin`` are ``[..., slots]``."""
-    return probs * (entropy_penalty(H) * margin_factor(margin, gamma)).unsqueeze(-1)
+    ``margin`` are ``[..., slots]``. Each row of a batch (``[B, slots, ...]``) is scored
+    exactly as that row alone (:func:`margin_factor`). Tensors, or NumPy arrays (the
+    search's bookkeeping): the factor is torch's either way, and the product with ``probs``,
+    exactly rounded, is the same in both."""
+    if isinstance(probs, torch.Tensor):
+        return probs * (entropy_penalty(H) * margin_factor(margin, gamma)).unsqueeze(-1)
+    H, margin = torch.from_numpy(H), torch.from_numpy(margin)   # NumPy arrays: the same
+    return probs * (entropy_penalty(H) * margin_factor(margin, gamma)).numpy()[..., None]
 
 
 def margin_only_scores(probs: torch.Tensor, margin: torch.Tensor) -> torch.Tensor:
@@ -236,8 +242,7 @@ def batch_action_sets(top_tokens, top_probs, H, eligible, k1: int, k2: int, gamm
     if scoring == "margin":
         s = margin_only_scores(probs, margin)
     else:   # each state's rows scored as alone (see margin_factor)
-        s = confidence_scores(*(torch.from_numpy(a) for a in (probs, H, margin)),
-                              gamma).numpy()
+        s = confidence_scores(probs, H, margin, gamma)
     s = np.where(eligible[..., None], s, np.float32(-np.inf)).reshape(B, -1)
     # stable sort on the slot-major flattening keeps ties in (slot, probability rank) order
     order = np.argsort(-s, axis=1, kind="stable")
@@ -288,12 +293,10 @@ def entropy_totals(H, masked) -> list[float]:
     form a contiguous ``[B, n]`` block whose rows torch reduces each as that row alone;
     otherwise state by state."""
     H, masked = _array(H), _array(masked)
-    B = len(masked)
-    picked = H[masked]   # row-major, as torch's H[masked]
-    n = picked.size // B if B else 0
-    if B == 1 or (B and picked.size == B * n
-                  and np.count_nonzero(masked, axis=-1).tolist() == [n] * B):
-        return torch.from_numpy(picked).view(B, n).sum(-1).tolist()
+    counts = masked.sum(-1).tolist()
+    if counts and counts.count(counts[0]) == len(counts):
+        picked = H[masked]   # row-major, as torch's H[masked]
+        return torch.from_numpy(picked).view(len(counts), counts[0]).sum(-1).tolist()
     return [float(torch.from_numpy(h[m]).sum()) for h, m in zip(H, masked)]
 
 

@@ -62,6 +62,9 @@ def test_confidence_scores_of_a_batch_are_each_states_alone():
             assert torch.equal(batch[b], confidence_scores(probs[b], H[b], margin[b], 5.0))
         assert torch.equal(confidence_scores(probs.view(7, 1, L, 8), H.view(7, 1, L),
                                              margin.view(7, 1, L), 5.0), batch.view(7, 1, L, 8))
+        # NumPy arrays (the search's bookkeeping): the same scores to the bit
+        assert (confidence_scores(probs.numpy(), H.numpy(), margin.numpy(), 5.0)
+                == batch.numpy()).all()
 
 
 def test_batched_action_sets_equal_one_state_at_a_time():
