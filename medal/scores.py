@@ -44,13 +44,37 @@ def top2_margin(top_probs: torch.Tensor) -> torch.Tensor:
 
 
 def entropy_penalty(H: torch.Tensor) -> torch.Tensor:
-    """phi_ent = exp(-H) in (0, 1]."""
+    """phi_ent = exp(-H) in (0, 1]. torch's CPU exp computes a tensor's tail with its
+    vector formula too, so each element rounds the same wherever it lies: a row of a
+    batch as that row alone (unlike the sigmoid, see :func:`margin_factor`)."""
     return torch.exp(-H)
 
 
+#: rows kept apart in memory: the ``[:, :L]`` view of a ``[rows, L + pad]`` buffer, which
+#: no elementwise kernel merges into one long row (see margin_factor)
+_ROW_PAD = 1
+
+
 def margin_factor(margin: torch.Tensor, gamma: float) -> torch.Tensor:
-    """phi_mar = sigmoid(gamma * margin)."""
-    return torch.sigmoid(gamma * margin)
+    """phi_mar = sigmoid(gamma * margin), each row (last dimension) rounded exactly as
+    ``torch.sigmoid(gamma * row)`` of that row alone.
+
+    The CPU sigmoid takes whole vectors and the tail of a contiguous tensor with its
+    scalar formula, which rounds differently: on a contiguous ``[B, L]`` tensor the rows
+    would run together and an element's last bit would depend on its place in the batch
+    (measured: 2 to 3 of 7 states differ by one float32 step, up to 2.4e-7 relative).
+    Written into rows kept apart in memory, each row is one kernel call of length L, as
+    alone: a search's K2 children, scored together, get the scores each would get alone,
+    as phase C and a fork score one state."""
+    shape = margin.shape
+    if len(shape) < 2 or margin.numel() == shape[-1]:   # one row (or none): as it is
+        return torch.sigmoid(gamma * margin)
+    L = shape[-1]
+    rows = margin if len(shape) == 2 else margin.reshape(-1, L)
+    out = margin.new_empty((rows.shape[0], L + _ROW_PAD))[:, :L]
+    torch.mul(rows, gamma, out=out)
+    out.sigmoid_()
+    return out if len(shape) == 2 else out.view(shape)
 
 
 def confidence_scores(probs: torch.Tensor, H: torch.Tensor, margin: torch.Tensor,
@@ -58,8 +82,14 @@ def confidence_scores(probs: torch.Tensor, H: torch.Tensor, margin: torch.Tensor
     """Confidence-adjusted score s[i, v] = p(v) * exp(-H_i) * sigmoid(gamma * margin_i).
 
     ``probs`` is ``[..., slots, tokens]`` (all or the top-k tokens of each slot); ``H`` and
-    ``margin`` are ``[..., slots]``."""
-    return probs * (entropy_penalty(H) * margin_factor(margin, gamma)).unsqueeze(-1)
+    ``margin`` are ``[..., slots]``. Each row of a batch (``[B, slots, ...]``) is scored
+    exactly as that row alone (:func:`margin_factor`). Tensors, or NumPy arrays (the
+    search's bookkeeping): the factor is torch's either way, and the product with ``probs``,
+    exactly rounded, is the same in both."""
+    if isinstance(probs, torch.Tensor):
+        return probs * (entropy_penalty(H) * margin_factor(margin, gamma)).unsqueeze(-1)
+    H, margin = torch.from_numpy(H), torch.from_numpy(margin)   # NumPy arrays: the same
+    return probs * (entropy_penalty(H) * margin_factor(margin, gamma)).numpy()[..., None]
 
 
 def margin_only_scores(probs: torch.Tensor, margin: torch.Tensor) -> torch.Tensor:
@@ -134,18 +164,26 @@ class ActionSets:
     (:meth:`actions`): a search expands one of the K2 children it makes per iteration, and
     reads the others' action sets as objects only when a trace records them."""
 
-    __slots__ = ("pairs", "counts", "_picks", "_sources")
+    __slots__ = ("pairs", "counts", "_picks", "_sources", "_made")
 
     def __init__(self, pairs: np.ndarray | None, counts: list[int],
                  picks: np.ndarray | None = None, sources: tuple = ()):
         self.pairs, self.counts = pairs, counts
         self._picks = picks        # [B, n] indices into each state's (slot, rank) scores
         self._sources = sources    # (scores [B, L*K1], probs [B, L*K1], H [B, L], margin [B, L])
+        self._made: dict[int, list[Action]] = {}   # state b's Action objects, once made
 
     def __len__(self) -> int:
         return len(self.counts)
 
     def actions(self, b: int) -> list[Action]:
+        """State b's actions as :class:`Action` objects (made once, when first asked for)."""
+        made = self._made.get(b)
+        if made is None:
+            made = self._made[b] = self._make(b)
+        return made
+
+    def _make(self, b: int) -> list[Action]:
         n = self.counts[b]
         if not n:
             return []
@@ -159,28 +197,10 @@ class ActionSets:
 
     def slots_tokens(self, b: int) -> tuple[np.ndarray, np.ndarray]:
         """State b's action slots and tokens, ``[counts[b]]`` each (views)."""
+        if self.pairs is None:   # no state has an action
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
         rows = self.pairs[b, :self.counts[b]]
         return rows[:, 0], rows[:, 1]
-
-
-#: [B, L + pad] buffers whose [:, :L] view is a batch of rows that no elementwise kernel
-#: merges into one long row (see _rowwise_sigmoid)
-_ROW_PAD = 1
-
-
-def _rowwise_sigmoid(x: torch.Tensor, gamma: float) -> torch.Tensor:
-    """sigmoid(gamma * x) of each row of ``x`` ``[B, L]``, rounded exactly as
-    ``torch.sigmoid(gamma * row)`` of that row alone.
-
-    The CPU sigmoid takes two vectors at a time and the tail of a row with the scalar
-    formula, which rounds differently: on a contiguous ``[B, L]`` tensor the rows run
-    together and an element's rounding depends on its place in the batch. Written into
-    the ``[:, :L]`` view of a ``[B, L + 1]`` buffer the rows cannot be merged, so each
-    row is one kernel call of length L, as alone."""
-    B, L = x.shape
-    out = torch.empty(B, L + _ROW_PAD, dtype=x.dtype)[:, :L]
-    torch.mul(x, gamma, out=out)
-    return out.sigmoid_()
 
 
 def _array(x) -> np.ndarray:
@@ -202,13 +222,13 @@ def batch_action_sets(top_tokens, top_probs, H, eligible, k1: int, k2: int, gamm
     actions when the rest are implausible (at least one stays). See
     ``GenerationConfig.min_action_prob``.
 
-    Every figure equals torch's one-state computation to the bit: the two transcendental
-    steps (exp(-H) and the sigmoid) are torch's, the sigmoid taken row by row as for one
-    state (:func:`_rowwise_sigmoid`, its vectorised and scalar kernels round differently);
-    the rest is exactly rounded float32 arithmetic (a subtraction, products, a quotient),
-    which NumPy rounds as torch does, and a stable sort of each row, which orders exactly
-    as the stable sort of that state alone. It runs in NumPy because a NumPy call on these
-    small arrays costs a fraction of a torch call (this is the search's bookkeeping)."""
+    Every figure equals the one-state computation to the bit: the scores are
+    :func:`confidence_scores` (or :func:`margin_only_scores`) of the whole batch, whose
+    rows each round as that state alone (:func:`margin_factor`); the margin is an exactly
+    rounded float32 subtraction, and a stable sort of each row orders exactly as the
+    stable sort of that state alone. The selection runs in NumPy because a NumPy call on
+    these small arrays costs a fraction of a torch call (this is the search's
+    bookkeeping)."""
     top_tokens, top_probs, H, eligible = (_array(t) for t in (top_tokens, top_probs, H,
                                                               eligible))
     B = top_probs.shape[0]
@@ -221,10 +241,8 @@ def batch_action_sets(top_tokens, top_probs, H, eligible, k1: int, k2: int, gamm
     probs = top_probs[..., :k1]
     if scoring == "margin":
         s = margin_only_scores(probs, margin)
-    else:  # confidence_scores, with the sigmoid row by row: p * exp(-H) * sigmoid(gamma * margin)
-        factor = entropy_penalty(torch.from_numpy(H)) * _rowwise_sigmoid(
-            torch.from_numpy(margin), gamma)
-        s = probs * factor.numpy()[..., None]
+    else:   # each state's rows scored as alone (see margin_factor)
+        s = confidence_scores(probs, H, margin, gamma)
     s = np.where(eligible[..., None], s, np.float32(-np.inf)).reshape(B, -1)
     # stable sort on the slot-major flattening keeps ties in (slot, probability rank) order
     order = np.argsort(-s, axis=1, kind="stable")
@@ -265,40 +283,48 @@ def entropy_drop(before: float, after: float) -> float:
     return (before - after) / before if before > 0 else 0.0
 
 
+def entropy_totals(H, masked) -> list[float]:
+    """sum_{j in M} H(j) of each of B states: the entropies ``H`` ``[B, L]`` over the
+    slots ``masked`` ``[B, L]`` (CPU tensors or NumPy arrays), the totals every r_IG is
+    made of.
+
+    Each is summed exactly as that state's ``H[masked].sum()`` alone: where every state
+    has the same number n of such slots (a search's siblings, as a rule), their entropies
+    form a contiguous ``[B, n]`` block whose rows torch reduces each as that row alone;
+    otherwise state by state."""
+    H, masked = _array(H), _array(masked)
+    counts = masked.sum(-1).tolist()
+    if counts and counts.count(counts[0]) == len(counts):
+        picked = H[masked]   # row-major, as torch's H[masked]
+        return torch.from_numpy(picked).view(len(counts), counts[0]).sum(-1).tolist()
+    return [float(torch.from_numpy(h[m]).sum()) for h, m in zip(H, masked)]
+
+
+def information_gains(before: float, afters: list[float]) -> list[float]:
+    """r_IG of the children of one parent (paper eq. info_gain) from their entropy totals
+    (:func:`entropy_totals`): ``before`` the parent's over its masked slots M, ``afters``
+    each child's over its masked slots (M less the slot its action unmasked; with a
+    rollout simulation, of the entropy each slot had when the rollout filled it):
+    ``(before - after) / before`` (:func:`entropy_drop`). Every r_IG of the search is
+    this call."""
+    return [entropy_drop(before, after) for after in afters]
+
+
 def information_gain(parent_entropy: torch.Tensor, parent_masked: torch.Tensor,
                      child_entropy: torch.Tensor, slot: int) -> float:
-    """r_IG for the child made by unmasking ``slot`` (paper eq. info_gain).
-
-    Numerator: the parent's total entropy over its masked slots M minus the child's over
-    M without ``slot``; denominator: the parent's total. 0 when the parent is certain."""
-    before = float(parent_entropy[parent_masked].sum())
-    remaining = parent_masked.clone()
+    """r_IG for the child made by unmasking ``slot``: the parent's total over its masked
+    slots M, the child's over M without ``slot``; 0 when the parent is certain."""
+    remaining = _array(parent_masked).copy()
     remaining[slot] = False
-    after = float(child_entropy[remaining].sum())
-    return entropy_drop(before, after)
-
-
-def information_gains(parent_entropy: torch.Tensor, parent_masked: torch.Tensor,
-                      child_entropies: list[torch.Tensor], slots: list[int]) -> list[float]:
-    """:func:`information_gain` of each child of one parent: the parent's total is taken
-    once; each child's remaining total is summed exactly as there (same order, same
-    float32 rounding)."""
-    before = float(parent_entropy[parent_masked].sum())
-    if not child_entropies:
-        return []
-    remaining = parent_masked.repeat(len(slots), 1)
-    remaining[torch.arange(len(slots)), torch.tensor(slots)] = False
-    out = []
-    for H, keep in zip(child_entropies, remaining.unbind(0)):
-        out.append(entropy_drop(before, float(H[keep].sum())))
-    return out
+    before = entropy_totals(parent_entropy[None], parent_masked[None])[0]
+    return information_gains(before, entropy_totals(child_entropy[None], remaining[None]))[0]
 
 
 def cumulative_information_gain(root_entropy: torch.Tensor, root_masked: torch.Tensor,
                                 node_entropy: torch.Tensor, node_masked: torch.Tensor) -> float:
     """Gain from the root to a node: (sum H_root(M_root) - sum H_node(M_node)) / sum H_root."""
-    before = float(root_entropy[root_masked].sum())
-    return entropy_drop(before, float(node_entropy[node_masked].sum()))
+    return entropy_drop(entropy_totals(root_entropy[None], root_masked[None])[0],
+                        entropy_totals(node_entropy[None], node_masked[None])[0])
 
 
 def ucb(q: float, n_parent: int, n_child: int, c: float) -> float:
@@ -306,16 +332,6 @@ def ucb(q: float, n_parent: int, n_child: int, c: float) -> float:
     if n_child == 0:
         return math.inf
     return q + c * math.sqrt(math.log(max(n_parent, 1)) / n_child)
-
-
-def rollout_information_gain(parent_entropy: torch.Tensor, parent_masked: torch.Tensor,
-                             fill_entropy: torch.Tensor, child_masked: torch.Tensor) -> float:
-    """r_IG with a rollout simulation: the child's remaining slots M' count the entropy
-    each had when the rollout filled it, ``(sum H_parent(M) - sum H_fill(M')) / sum
-    H_parent(M)``. A one-step rollout fills every slot from the child's own forward, so
-    this equals :func:`information_gain` there."""
-    before = float(parent_entropy[parent_masked].sum())
-    return entropy_drop(before, float(fill_entropy[child_masked].sum()))
 
 
 def rollout_path_gain(entropy_rows: list[list[float | None]]) -> float:

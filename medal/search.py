@@ -24,36 +24,37 @@ import torch
 from .decoding import eligible_slots_array, rollout
 from .events import Backpropagated, Expanded, RootEvaluated, Selected, Simulated
 from .runner import Evaluation, EvaluationBatch, ModelRunner
-from .scores import (Action, ActionSets, batch_action_sets, entropy_drop, information_gains,
-                     rollout_information_gain, ucb)
+from .scores import (Action, ActionSets, batch_action_sets, entropy_totals, information_gains,
+                     ucb)
 
 
 class Node:
-    """A search node: an answer state, its evaluation, and its statistics.
+    """A search node: one row of an evaluated batch, and its statistics.
 
-    ``actions`` (this node's action set: what expanding it would add) and ``action`` (the
-    action that made it, its parent's ``actions[index]``) are made as :class:`Action`
-    objects only when read: the search itself works on the tensors of the batched action
-    sets (:class:`~medal.scores.ActionSets`)."""
+    Every node is the same thing: row :attr:`row` of the :class:`EvaluationBatch`
+    :attr:`batch` that evaluated it (the root: a batch of one; an expansion's children:
+    the rows of its one forward; a fork's forced child: a batch of one), with that
+    batch's action sets :attr:`sets` (None at depth L_c). Its evaluation, answer and
+    action set are read from there, one way each; ``evaluation`` and ``actions`` (as
+    :class:`Action` objects) are made only when read, since the search itself works on
+    the batch's arrays. ``action`` (what made it) is its parent's ``actions[index]``, or
+    the forced action of a fork's commitment."""
 
-    __slots__ = ("id", "parent", "depth", "index", "r_ig", "verified",
-                 "reward", "completion", "children", "N", "W", "exhausted", "candidate",
-                 "last_ucb", "entropy_total", "n_masked", "_action", "_actions", "_sets",
-                 "_evaluation", "_batch", "_row")
+    __slots__ = ("id", "parent", "depth", "index", "batch", "row", "sets", "r_ig",
+                 "verified", "reward", "completion", "children", "N", "W", "exhausted",
+                 "candidate", "last_ucb", "entropy_total", "_action")
 
-    def __init__(self, id: int, parent: "Node | None", action: Action | None, depth: int,
-                 evaluation: Evaluation | None, actions: list[Action] | None = None, *,
-                 index: int | None = None, sets: ActionSets | None = None,
-                 entropy_total: float | None = None, n_masked: int | None = None,
-                 exhausted: bool = False, candidate: bool = False,
-                 batch: EvaluationBatch | None = None, row: int = 0):
+    def __init__(self, id: int, parent: "Node | None", depth: int, batch: EvaluationBatch,
+                 row: int, sets: ActionSets | None, *, index: int | None = None,
+                 entropy_total: float = 0.0, exhausted: bool = False,
+                 candidate: bool = False):
         self.id = id
         self.parent = parent
         self.depth = depth
-        self._evaluation = evaluation     # or row ``row`` of ``batch``, made when read
-        self._batch = batch
-        self._row = row
         self.index = index                # which of the parent's actions made it
+        self.batch = batch                # the evaluation: row ``row`` of ``batch``
+        self.row = row
+        self.sets = sets                  # ``batch``'s action sets (row ``row`` is ours)
         self.r_ig: float | None = None    # information gain when it was made
         self.verified: bool | None = None  # its completion passes the task's verifier
         self.reward: float | None = None  # what backpropagation adds: r_IG (+ verifier bonus)
@@ -64,28 +65,32 @@ class Node:
         self.exhausted = exhausted
         self.candidate = candidate
         self.last_ucb: float | None = None
-        #: sum of the entropy over the node's masked slots (r_IG's totals), and their number
+        #: the entropy summed over its masked slots: r_IG's total (``entropy_totals``)
         self.entropy_total = entropy_total
-        self.n_masked = n_masked
-        self._action = action
-        self._actions = actions
-        self._sets = sets                 # (ActionSets, row) when made from a batch
+        self._action: Action | None = None   # made when first read (or forced)
 
     @property
     def evaluation(self) -> Evaluation:
-        if self._evaluation is None:
-            self._evaluation = self._batch.evaluations[self._row]
-        return self._evaluation
+        return self.batch.evaluations[self.row]
+
+    @property
+    def answer(self) -> torch.Tensor:
+        return self.batch.answer[self.row]
+
+    def answer_array(self) -> np.ndarray:
+        """The node's answer as a NumPy view (no torch call)."""
+        return self.batch.arrays[0][self.row]
 
     @property
     def actions(self) -> list[Action]:
-        if self._actions is None:
-            self._actions = self._sets[0].actions(self._sets[1]) if self._sets else []
-        return self._actions
+        """This node's action set: what expanding it would add (none at depth L_c)."""
+        return self.sets.actions(self.row) if self.sets is not None else []
 
-    @actions.setter
-    def actions(self, value: list[Action]) -> None:
-        self._actions, self._sets = value, None
+    def action_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """The slots and tokens of this node's action set, in order (``[K]`` each)."""
+        if self.sets is None:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+        return self.sets.slots_tokens(self.row)
 
     @property
     def action(self) -> Action | None:
@@ -97,29 +102,9 @@ class Node:
     def action(self, value: Action | None) -> None:
         self._action = value
 
-    def action_arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """The slots and tokens of this node's action set, in order (``[K]`` each)."""
-        if self._sets is not None:
-            return self._sets[0].slots_tokens(self._sets[1])
-        acts = self.actions
-        return (np.array([a.slot for a in acts], dtype=np.int64),
-                np.array([a.token for a in acts], dtype=np.int64))
-
-    def answer_array(self) -> np.ndarray:
-        """The node's answer as a NumPy view (no torch call)."""
-        if self._batch is not None:
-            return self._batch.arrays[0][self._row]
-        return self.evaluation.answer.numpy()
-
     @property
     def Q(self) -> float:
         return self.W / self.N if self.N else 0.0
-
-    @property
-    def answer(self) -> torch.Tensor:
-        if self._evaluation is None and self._batch is not None:
-            return self._batch.answer[self._row]
-        return self.evaluation.answer
 
     def path(self) -> list["Node"]:
         node, out = self, []
@@ -149,7 +134,6 @@ class MCTS:
         self.stop_reason: str | None = None
         self.last_simulation = {"forwards": 0, "sequences": 0, "cache_hits": 0}
         self.last_expansion_sequences = 0
-        self._expansion: EvaluationBatch | None = None  # the last expansion's children
         #: a fork's committed path, root first (:mod:`medal.fork`): selection follows it
         #: down to its last node, the focus, and searches below that; empty: no fork
         self.committed: list[Node] = []
@@ -159,29 +143,14 @@ class MCTS:
 
     # ------------------------------------------------------------------ helpers
     def _make_nodes(self, parent: Node | None, batch: EvaluationBatch) -> list[Node]:
-        """Nodes for evaluated states (the root, or the K2 children of an expansion in
-        the order of the parent's actions): their action sets and entropy totals made in
-        one tensor pass over all of them, not one per state.
-
-        Each child has one masked slot fewer than its parent, so the entropies of the
-        batch's masked slots form a ``[B, n]`` block whose row sums are each state's total,
-        summed exactly as one state's ``H[masked].sum()`` (a row of a contiguous block
-        reduces as that row alone)."""
+        """Nodes for the rows of an evaluated batch (the root, or the K2 children of an
+        expansion in the order of the parent's actions): their action sets and entropy
+        totals each made in one pass over all of them, not one per state."""
         cfg = self.cfg
         B = len(batch)
         depth = 0 if parent is None else parent.depth + 1
-        answer, masked, H, top_tokens, top_probs = batch.arrays
-        masked_H = H[masked]   # row-major, as torch's H[masked]; summed by torch below
-        # the root (B = 1), and children that each unmasked their action's slot: every
-        # state has the same number n of masks, so the totals are one [B, n] row sum
-        n = masked_H.size // B if parent is None else parent.n_masked - 1
-        if masked_H.size == B * n:
-            n_masked = [n] * B
-            totals = torch.from_numpy(masked_H).view(B, n).sum(-1).tolist()
-        else:  # an action that leaves its slot masked (a mask-token action, never chosen
-            # by a real model): state by state
-            n_masked = masked.sum(-1).tolist()
-            totals = [float(h[m].sum()) for h, m in zip(batch.entropy, batch.masked)]
+        _, masked, H, top_tokens, top_probs = batch.arrays
+        totals = entropy_totals(H, masked)
         if depth >= cfg.lc:
             sets, counts = None, [0] * B
         else:
@@ -192,7 +161,6 @@ class MCTS:
                                      eligible, cfg.k1, cfg.k2, cfg.gamma, cfg.scoring,
                                      late_tokens=self.runner.model.end_ids
                                      if cfg.confidence_eos_eot_inf else (),
-                                     counts=n_masked if eligible is masked else None,
                                      min_prob=cfg.min_action_prob)
             counts = sets.counts
         nodes = []
@@ -200,13 +168,9 @@ class MCTS:
         candidate = depth >= cfg.lc
         for b in range(B):
             # no action means no eligible slot, or depth L_c reached: a terminal node
-            nodes.append(Node(start + b, parent, None, depth, None,
-                              None if sets is not None else [],
-                              index=None if parent is None else b,
-                              sets=(sets, b) if sets is not None else None,
-                              entropy_total=totals[b], n_masked=n_masked[b],
-                              exhausted=not counts[b], candidate=candidate,
-                              batch=batch, row=b))
+            nodes.append(Node(start + b, parent, depth, batch, b, sets,
+                              index=None if parent is None else b, entropy_total=totals[b],
+                              exhausted=not counts[b], candidate=candidate))
         self.nodes.extend(nodes)
         return nodes
 
@@ -260,7 +224,6 @@ class MCTS:
         batch = self.runner.evaluate_batch(answers)
         children = self._make_nodes(leaf, batch)
         leaf.children = children
-        self._expansion = batch
         self.last_expansion_sequences = self.runner.sequences - seqs_before
         return children, self.runner.forwards - before, self.runner.cache_hits - hits_before
 
@@ -270,35 +233,26 @@ class MCTS:
 
         The children's completions come from one tensor pass over all of them (argmax
         fills; a sampled fill draws child by child, so the random stream is as before).
-        r_IG = (H_total(parent) - H_total(child)) / H_total(parent), with the totals over
-        each state's masked slots taken when the states were made: a child's masked slots
-        are its parent's less the action's slot, so this is the paper's formula."""
-        batch = self._expansion
-        if (batch is None or len(batch) != len(children)
-                or any(ch._batch is not batch or ch._row != b for b, ch in enumerate(children))):
-            batch = EvaluationBatch.stack([ch.evaluation for ch in children])
+        Their rewards are one call of :func:`~medal.scores.information_gains`, whatever
+        the simulation: r_IG = (H_total(leaf) - H_total(child)) / H_total(leaf), each
+        total over the state's masked slots (a child's: its leaf's less the action's
+        slot), of its own entropies, made with the node (:func:`entropy_totals`); with a
+        rollout, the child's is of the entropy each slot had when the rollout filled it."""
+        batch = children[0].batch
+        assert all(ch.batch is batch and ch.row == b for b, ch in enumerate(children)), \
+            "simulate takes an expansion's children: the rows of its batch, in order"
         if self.cfg.simulation == "rollout":
-            parent = leaf.evaluation
-            fills, fill_entropy = self._rollouts(children)
-            completions = fills
-            gains = [rollout_information_gain(parent.entropy, parent.masked, fill_entropy[i],
-                                              ch.evaluation.masked)
-                     for i, ch in enumerate(children)]
+            completions, fill_entropy = self._rollouts(children)
+            afters = entropy_totals(torch.stack(fill_entropy), batch.masked)
         else:
+            afters = [ch.entropy_total for ch in children]
             if self.cfg.simulation == "sample":
                 completions = [ch.evaluation.completion(self.generator, 1.0) for ch in children]
             else:
                 answer, masked, _, top_tokens, _ = batch.arrays
                 completions = torch.from_numpy(
                     np.where(masked, top_tokens[..., 0], answer)).unbind(0)
-            before = leaf.entropy_total
-            if all(ch.n_masked == leaf.n_masked - 1 for ch in children):
-                gains = [entropy_drop(before, ch.entropy_total) for ch in children]
-            else:
-                parent = leaf.evaluation
-                gains = information_gains(parent.entropy, parent.masked,
-                                          [ch.evaluation.entropy for ch in children],
-                                          [ch.action.slot for ch in children])
+        gains = information_gains(leaf.entropy_total, afters)
         return [self._reward(ch, completion, gain)
                 for ch, completion, gain in zip(children, completions, gains)]
 
@@ -481,7 +435,7 @@ class MCTS:
                 child.index = None
                 child.action = forced_action(current, slot, token, self.cfg)
                 self._reward(child, child.evaluation.completion(),
-                             entropy_drop(current.entropy_total, child.entropy_total))
+                             information_gains(current.entropy_total, [child.entropy_total])[0])
                 current.children.append(child)
                 self.backpropagate(current.path(), [child])
                 new.append(child)

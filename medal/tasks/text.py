@@ -5,7 +5,7 @@ lm-evaluation-harness builds (GSM8K's few-shot questions, MATH, HumanEval...):
 
 * no decomposition: the prompt reaches the model as written, whatever the strategy
   (an instruct model's adapter still wraps it in the model's chat template, as it does
-  for every task; see :meth:`medal.models.hf.adapter.HFDiffusionLM.format_prompt`);
+  for every task; see :meth:`medal.models.hf.tokens.TokenizerSide.format_prompt`);
 * no verifier: an answer is never marked right or wrong here (the harness scores it);
 * the answer is the decoded text, unchanged;
 * no problems: there is nothing to generate, load or save -- a run takes a prompt.

@@ -76,7 +76,6 @@ def test_rollout_reward_uses_fill_entropies(scripted):
     H_fill from the child's forward for the first half and the next forward for the rest."""
     from medal.decoding import rollout
     from medal.runner import ModelRunner
-    from medal.scores import rollout_information_gain
     runner = ModelRunner(scripted, [0, 0], 6)
     root = runner.evaluate_one(runner.initial_answer())
     child_answer = root.answer.clone()
@@ -88,12 +87,13 @@ def test_rollout_reward_uses_fill_entropies(scripted):
     assert not bool((done == scripted.mask_id).any())
     filled_first = [i for i in range(1, 6) if float(fill[i]) == pytest.approx(float(child.entropy[i]))]
     assert len(filled_first) >= 3          # ceil(5 / 2) slots from the child's own forward
-    r = rollout_information_gain(root.entropy, root.masked, fill, child.masked)
+    r = information_gain(root.entropy, root.masked, fill, 0)   # r_IG of the fill entropies
     expect = (float(root.entropy.sum()) - float(fill[1:].sum())) / float(root.entropy.sum())
     assert r == pytest.approx(expect)
     (one,), (fill1,) = rollout(runner, [child], 1, 6, 5.0)
-    assert rollout_information_gain(root.entropy, root.masked, fill1, child.masked) == \
-        pytest.approx(information_gain(root.entropy, root.masked, child.entropy, 0))
+    # a one-step rollout fills every slot from the child's own forward: the argmax r_IG
+    assert information_gain(root.entropy, root.masked, fill1, 0) == \
+        information_gain(root.entropy, root.masked, child.entropy, 0)
 
 
 def test_candidate_choice_on_full_rollouts(builtin_model):

@@ -159,3 +159,32 @@ def test_verifier_reward_is_opt_in_and_adds_the_bonus(scripted):
     for n in children:
         assert n.verified == (int(n.completion[0]) == 1)
         assert n.reward == pytest.approx(n.r_ig + 0.5 * n.verified)
+
+
+def test_a_node_is_one_row_of_the_batch_that_evaluated_it(scripted):
+    """One form of a node (issue 26): the root (a batch of one), an expansion's children
+    (the rows of its forward) and a fork's forced child (a batch of one) each read their
+    evaluation, answer and action set from row ``row`` of ``batch``, one way."""
+    from medal.search import Node
+    search, _ = make_search(scripted, lc=3, candidates=50, max_iterations=4)
+    run_iterations(search, 4)
+    leaf = next(n for n in search.nodes if not n.children and n.depth < 3)
+    free = next(j for j in range(6) if leaf.evaluation.masked[j]
+                and j not in {a.slot for a in leaf.actions})
+    _, made = search.commit(leaf.id, [(free, int(leaf.evaluation.top_tokens[free, 0]))])
+    assert made and made[0].index is None and made[0].action.slot == free
+    assert len(search.root.batch) == 1 and len(made[0].batch) == 1
+    assert set(Node.__slots__) >= {"batch", "row", "sets"}
+    assert not {"_evaluation", "_batch", "_row", "_sets", "_actions"} & set(Node.__slots__)
+    for node in search.nodes:
+        ev = node.evaluation
+        assert ev is node.batch.evaluations[node.row]
+        assert torch.equal(node.answer, node.batch.answer[node.row])
+        assert node.answer_array().tolist() == ev.answer.tolist()
+        slots, tokens = node.action_arrays()
+        assert [(a.slot, a.token) for a in node.actions] == list(zip(slots.tolist(),
+                                                                      tokens.tolist()))
+        assert node.actions is node.actions   # made once
+        for b, child in enumerate(c for c in node.children if c.index is not None):
+            assert child.batch is node.children[0].batch and child.row == b
+            assert child.action == node.actions[b]

@@ -1,11 +1,12 @@
-"""The per-child work of an expansion is batched: one action-set pass over the K2 children,
-not K2; and the batched action sets equal the one-state computation to the bit."""
+"""The per-child work of an expansion is batched: one action-set pass and one reward pass
+over the K2 children, not K2; and the batched action sets equal the one-state computation to the bit."""
 import torch
 
 from medal import scores, search
 from medal.config import GenerationConfig
 from medal.runner import ModelRunner
-from medal.scores import _rowwise_sigmoid, batch_action_sets
+from medal.scores import (batch_action_sets, confidence_scores, entropy_penalty,
+                          margin_factor, top2_margin)
 
 
 def test_one_action_set_pass_and_one_forward_per_expansion(scripted, monkeypatch):
@@ -19,7 +20,7 @@ def test_one_action_set_pass_and_one_forward_per_expansion(scripted, monkeypatch
     monkeypatch.setattr(search, "batch_action_sets", counting)
     info_calls = []
     monkeypatch.setattr(search, "information_gains",
-                        lambda *a, **k: info_calls.append(1) or scores.information_gains(*a, **k))
+                        lambda *a, **k: info_calls.append(len(a[1])) or scores.information_gains(*a, **k))
     cfg = GenerationConfig(lc=4, candidates=50, max_iterations=6).resolved(6, 3, 6)
     runner = ModelRunner(scripted, scripted.encode_prompt("q"), cfg.gen_length)
     mcts = search.MCTS(runner, cfg)
@@ -33,16 +34,37 @@ def test_one_action_set_pass_and_one_forward_per_expansion(scripted, monkeypatch
     # the root's pass, then one per expansion whose children are below L_c
     assert len(calls) <= 1 + expansions and calls[0] == 1
     assert all(b == 5 for b in calls[1:])
-    assert not info_calls  # rewards from the entropy totals, no per-child pass
+    # every expansion's rewards: one pass over all its children (one r_IG path, no per-child call)
+    assert info_calls == [5] * expansions
     assert runner.forwards == 1 + expansions
 
 
-def test_rowwise_sigmoid_rounds_as_one_row_alone():
+def test_margin_factor_rounds_each_row_as_one_row_alone():
     torch.manual_seed(0)
     for L in (1, 7, 19, 28, 33, 256):
         x = torch.rand(5, L) * 2 - 1
         alone = torch.stack([torch.sigmoid(5.0 * row) for row in x.unbind(0)])
-        assert torch.equal(_rowwise_sigmoid(x, 5.0), alone)
+        assert torch.equal(margin_factor(x, 5.0), alone)
+        assert torch.equal(margin_factor(x[0], 5.0), alone[0])
+        assert torch.equal(entropy_penalty(x), torch.stack([torch.exp(-row) for row in x]))
+
+
+def test_confidence_scores_of_a_batch_are_each_states_alone():
+    """One formula for one state (phase C, a fork) and for a search's batch: a state's
+    scores do not depend on its place in the batch."""
+    torch.manual_seed(2)
+    for L in (6, 19, 28, 81):
+        probs = torch.softmax(torch.randn(7, L, 40) * 3, -1).topk(8, -1).values
+        H = torch.rand(7, L) * 3
+        margin = top2_margin(probs)
+        batch = confidence_scores(probs, H, margin, 5.0)
+        for b in range(7):
+            assert torch.equal(batch[b], confidence_scores(probs[b], H[b], margin[b], 5.0))
+        assert torch.equal(confidence_scores(probs.view(7, 1, L, 8), H.view(7, 1, L),
+                                             margin.view(7, 1, L), 5.0), batch.view(7, 1, L, 8))
+        # NumPy arrays (the search's bookkeeping): the same scores to the bit
+        assert (confidence_scores(probs.numpy(), H.numpy(), margin.numpy(), 5.0)
+                == batch.numpy()).all()
 
 
 def test_batched_action_sets_equal_one_state_at_a_time():

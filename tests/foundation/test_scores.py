@@ -101,3 +101,34 @@ def test_cumulative_information_gain():
 def test_ucb():
     assert ucb(0.5, 10, 2, 0.1) == pytest.approx(0.5 + 0.1 * math.sqrt(math.log(10) / 2))
     assert ucb(0.0, 10, 0, 0.1) == math.inf
+
+
+def test_entropy_totals_sum_each_state_as_alone():
+    """The one sum of r_IG's totals: each row's total equals that state's H[masked].sum()
+    to the bit, whether the rows have the same number of masked slots (one [B, n] block)
+    or not (state by state)."""
+    from medal.scores import entropy_totals
+    torch.manual_seed(3)
+    H = torch.rand(5, 29) * 3
+    for masked in (torch.rand(5, 29) > 0.3,                          # unequal counts
+                   torch.stack([torch.randperm(29) < 17 for _ in range(5)])):  # 17 each
+        assert entropy_totals(H, masked) == [float(h[m].sum()) for h, m in zip(H, masked)]
+    assert entropy_totals(H, torch.zeros(5, 29, dtype=torch.bool)) == [0.0] * 5
+
+
+def test_information_gains_from_totals_equal_each_childs_own():
+    """The search's r_IG (one call over the children's entropy totals, each summed over
+    the child's masked slots: its parent's less the action's slot) equals the one-child
+    formula to the bit."""
+    from medal.scores import entropy_totals, information_gains
+    torch.manual_seed(4)
+    parent_H, parent_masked = torch.rand(9) * 2, torch.rand(9) > 0.2
+    slots = torch.nonzero(parent_masked).flatten()[:4].tolist()
+    child_H = torch.rand(len(slots), 9) * 2
+    child_masked = parent_masked.repeat(len(slots), 1)
+    child_masked[torch.arange(len(slots)), torch.tensor(slots)] = False
+    before = entropy_totals(parent_H[None], parent_masked[None])[0]
+    assert before == float(parent_H[parent_masked].sum())
+    assert information_gains(before, entropy_totals(child_H, child_masked)) == [
+        information_gain(parent_H, parent_masked, h, s) for h, s in zip(child_H, slots)]
+    assert information_gains(before, []) == []

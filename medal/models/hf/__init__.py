@@ -42,8 +42,10 @@ What differs between the families, and where this package handles it:
 The package, by job: :mod:`.spec` (a spec and a load's options), :mod:`.checkpoint` (the
 checkpoint's files), :mod:`.families` (special tokens, family detection and refusals),
 :mod:`.memory_guard` (will it fit), :mod:`.remote` (loading through transformers, the
-remote-code opt-in), :mod:`.adapter` (a checkpoint as a :class:`DiffusionLM`) and
-:mod:`.loader` (:func:`load_hf_model`). The names here are the ones the rest of MEDAL uses.
+remote-code opt-in), :mod:`.adapter` (a checkpoint as a :class:`DiffusionLM`: the network's
+side, the forward), :mod:`.tokens` (its tokenizer's side: special ids, the prompt, the
+answer's text) and :mod:`.loader` (:func:`load_hf_model`; :func:`load_adapter` loads a
+checkpoint into its adapter class). The names here are the ones the rest of MEDAL uses.
 """
 from __future__ import annotations
 
