@@ -396,7 +396,7 @@ def forward_together(requests: list[ForwardRequest],
     a small model's cost. Only requests that score alike (mask id, top-k, suppressed ids)
     share. Off on the CPU: there elementwise kernels round a tensor's tail with their
     scalar formula, so a row's figures could depend on its place in the joint batch
-    (``scores._rowwise_sigmoid`` exists for the same reason); on a GPU each row's softmax,
+    (``scores.margin_factor`` keeps rows apart for the same reason); on a GPU each row's softmax,
     entropy and top-k are computed by the same per-row kernels whatever the rows around it
     -- not a documented promise, so the GPU check compares the records with one at a
     time's (``same_records_as_first``)."""
