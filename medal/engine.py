@@ -48,7 +48,7 @@ from .events import (CandidateChosen, Event, Forced, RunFinished, RunStarted, Sa
                      SearchFinished)
 from .models.base import DiffusionLM
 from .runner import ForwardRequest, ModelRunner
-from .scores import cumulative_information_gain, rollout_path_gain
+from .scores import cumulative_information_gain, entropy_total, rollout_path_gain
 from .search import MCTS
 from .tasks import Task, get_task, task_of_trace
 from .tasks.decomposition import decompose_prompt
@@ -494,8 +494,8 @@ def _medal(run: Run):
             "node": c.id, "depth": c.depth,
             "cumulative_ig": cumulative_information_gain(root.entropy, root.masked,
                                                          ev.entropy, ev.masked),
-            "root_entropy_sum": float(root.entropy[root.masked].sum()),
-            "remaining_entropy_sum": float(ev.entropy[ev.masked].sum()),
+            "root_entropy_sum": entropy_total(root.entropy, root.masked),
+            "remaining_entropy_sum": entropy_total(ev.entropy, ev.masked),
             "r_ig": c.r_ig, "Q": c.Q, "N": c.N, "verified": c.verified,
             "sequence": decode_masked(c.answer),
             "completion": decode_masked(c.completion) if c.completion is not None else None,

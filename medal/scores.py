@@ -283,6 +283,13 @@ def entropy_drop(before: float, after: float) -> float:
     return (before - after) / before if before > 0 else 0.0
 
 
+def entropy_total(H: torch.Tensor, masked: torch.Tensor) -> float:
+    """sum_{j in M} H(j) of one state: its entropies ``H`` ``[L]`` over its masked slots
+    (r_IG's total; the trace's ``entropy_sum``, a candidate's remaining entropy).
+    :func:`entropy_totals` sums a batch's states each exactly as this."""
+    return float(H[masked].sum())
+
+
 def entropy_totals(H, masked) -> list[float]:
     """sum_{j in M} H(j) of each of B states: the entropies ``H`` ``[B, L]`` over the
     slots ``masked`` ``[B, L]`` (CPU tensors or NumPy arrays), the totals every r_IG is
@@ -297,7 +304,7 @@ def entropy_totals(H, masked) -> list[float]:
     if counts and counts.count(counts[0]) == len(counts):
         picked = H[masked]   # row-major, as torch's H[masked]
         return torch.from_numpy(picked).view(len(counts), counts[0]).sum(-1).tolist()
-    return [float(torch.from_numpy(h[m]).sum()) for h, m in zip(H, masked)]
+    return [entropy_total(torch.from_numpy(h), torch.from_numpy(m)) for h, m in zip(H, masked)]
 
 
 def information_gains(before: float, afters: list[float]) -> list[float]:

@@ -12,6 +12,7 @@ from typing import Any
 from .._version import __version__
 from ..events import Event
 from ..provenance import record as repro_record
+from ..scores import entropy_total
 from .limits import TRACE_FORMAT, TRACE_VERSION
 
 LONG_ANSWER = 64  # answers longer than this record fewer per-slot figures
@@ -80,7 +81,7 @@ class TraceRecorder:
             "completion": None, "completion_ids": None,
             "masked": masked,
             "entropy": [float(h) if m else None for h, m in zip(ev.entropy.tolist(), masked)],
-            "entropy_sum": float(ev.entropy[ev.masked].sum()),
+            "entropy_sum": entropy_total(ev.entropy, ev.masked),
             "top": [[{"token": int(t), "text": tt(int(t)), "p": float(p)}
                      for t, p in zip(ev.top_tokens[i, :k].tolist(), ev.top_probs[i, :k].tolist())]
                     if m and (i in keep if keep is not None else True) else None
