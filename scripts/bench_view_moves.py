@@ -23,20 +23,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "browser")]
-from viewer_checks import MOVES  # noqa: E402
+from viewer_checks import MOVES, STEPS  # noqa: E402
 
 SIZES = ((1440, 900), (1024, 768))
-STEPS = """([k, n, start]) => new Promise(done => {
-    const v = medalViewer, out = []; let i = Math.max(0, Math.floor(n * start));
-    v.go(i);
-    function one() {
-      if (out.length >= k || i >= n - 1) { done(out); return; }
-      i += 1; const t = performance.now();
-      v.go(i);
-      requestAnimationFrame(() => requestAnimationFrame(() => {
-        out.push(performance.now() - t); setTimeout(one, 30); }));
-    }
-    setTimeout(one, 300); })"""
 
 
 def pct(xs, q):

@@ -77,20 +77,8 @@ def deep_trace(nodes: int) -> dict:
     return trace
 
 
-STEPS = """([k, n, start]) => new Promise(done => {
-    const v = medalViewer, out = []; let i = Math.max(0, Math.floor(n * start));
-    v.go(i);
-    function one() {
-      if (out.length >= k || i >= n - 1) { done(out); return; }
-      i += 1; const t = performance.now();
-      v.go(i);
-      requestAnimationFrame(() => requestAnimationFrame(() => {
-        out.push(performance.now() - t); setTimeout(one, 30); }));
-    }
-    setTimeout(one, 300); })"""
-
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
-from viewer_checks import MOVES  # noqa: E402
+from viewer_checks import MOVES, STEPS  # noqa: E402
 
 
 def view_moves(pg, n: int) -> dict:

@@ -118,6 +118,21 @@ def undrawn(pg, index: int | None, viewer: str = "medalViewer") -> dict:
     return pg.evaluate(PIXELS, [viewer, index])
 
 #: Steps forwards one position at a time from the start: each step's view movement
+#: ms from medalViewer.go(i) to the second animation frame after it, for k forward steps
+#: from n x start (scripts/bench_viewer.py, scripts/bench_view_moves.py)
+STEPS = """([k, n, start]) => new Promise(done => {
+    const v = medalViewer, out = []; let i = Math.max(0, Math.floor(n * start));
+    v.go(i);
+    function one() {
+      if (out.length >= k || i >= n - 1) { done(out); return; }
+      i += 1; const t = performance.now();
+      v.go(i);
+      requestAnimationFrame(() => requestAnimationFrame(() => {
+        out.push(performance.now() - t); setTimeout(one, 30); }));
+    }
+    setTimeout(one, 300); })"""
+
+
 #: [screen px the view's centre moved, zoom factor, the view's fastest in screen px per
 #: 60 Hz frame (16.7 ms): a jump moves all the way in one frame], the view sampled at every
 #: animation frame until any glide ends (issue 28 #3; scripts/bench_viewer.py prints it).
