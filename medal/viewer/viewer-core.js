@@ -247,7 +247,7 @@
     E.treeBox = h("div", "mv-tree"); E.treeBox.id = "medal-tree";
     E.treeBar = h("div", "mv-treebar");
     E.fit = h("button", "mv-btn mv-fit", "Fit tree"); E.fit.type = "button";
-    tipped(E.fit, "Show the whole tree");
+    tipped(E.fit, "Show the whole tree (a map of it when it is too large to read at once)");
     E.fit.onclick = function () { ACTIVE = self; self.fitAll(); };
     // go to node #id (issue 28 #7: a node named in the inspector, a diff or a talk, found
     // in a tree of hundreds)
@@ -277,12 +277,21 @@
     E.mini = h("canvas", "mv-mini"); E.mini.setAttribute("role", "img");
     E.mini.setAttribute("aria-label", "Overview of the whole tree: click or drag to move the view");
     tipped(E.mini, "Overview: every drawn node; the ringed dot is the current node, the red box the view. Click or drag to move the view there.");
-    E.treeWrap.append(E.treeBox, E.mini);
+    // the map (viewer-tree.js, paintMap): Fit on a tree too large to read whole
+    E.mapWrap = h("div", "mv-map"); E.mapWrap.setAttribute("role", "dialog");
+    E.mapWrap.setAttribute("aria-label", "Map of the whole tree");
+    E.map = h("canvas", "mv-map-canvas"); E.map.setAttribute("role", "img");
+    E.map.setAttribute("aria-label", "The whole tree: hover a node for its figures, click one to go there");
+    E.mapTip = h("div", "mv-maptip"); E.mapNote = h("div", "mv-map-note");
+    E.mapClose = h("button", "mv-btn mv-map-close", "Close map (Esc)"); E.mapClose.type = "button";
+    E.mapWrap.append(E.map, E.mapTip, E.mapNote, E.mapClose);
+    E.treeWrap.append(E.treeBox, E.mini, E.mapWrap);
     E.miniOn = h("label", "mv-check mv-mini-on"); E.miniOnBox = h("input"); E.miniOnBox.type = "checkbox";
     E.miniOnBox.checked = true;
     E.miniOn.append(E.miniOnBox, h("span", "", " overview"));
     E.miniOnBox.onchange = function () { ACTIVE = self; self.miniFrame(); };
     this.miniEvents();
+    this.mapEvents();
     E.legend = h("div", "mv-legend"); E.treeBar.append(E.fit, E.goto, E.nq, E.fold, E.miniOn, E.legend);
     E.panels.tree.append(E.nodeLine, E.treeWrap, E.treeBar);
     var top = h("div", "mv-top");

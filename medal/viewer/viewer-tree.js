@@ -12,7 +12,7 @@
     this.tips = {}; this.notes = {};
     this.el.treeBox.textContent = "";
     this.el.treeBox.removeAttribute("data-drawn");
-    this.miniMap = null; this.miniFrame();
+    this.miniMap = null; this.closeMap(); this.miniFrame();
   };
 
   Viewer.prototype.ensureNetwork = function () {
@@ -46,6 +46,7 @@
       }
       self.el.treeBox.setAttribute("data-drawn", String(self.pos));
       if (self.miniDirty) self.miniTree();
+      else if (self.mapOn && (self.mapAt !== self.pos || self.el.map.style.width !== self.box().w + "px")) self.paintMap();
       self.miniFrame();
       globalThis.__medalTreeDrawn = {pos: self.pos, t: performance.now()};
     });
@@ -486,11 +487,6 @@
     this.requestDraw();
     return true;
   };
-  Viewer.prototype.fitAll = function () {
-    if (!this.network) return;
-    var bb = this.bounds(this.nodes.getIds());
-    if (bb) this.moveTo(bb);       // whole tree, at whatever scale it needs
-  };
 
   /* ---- the overview (issue 28 #7): a small map in a corner of the tree's box with every
    * drawn node at its place (the '+k' marks as grey specks), the current path in its
@@ -501,33 +497,35 @@
    * have scales of their own (a search tree is many times wider than deep), each at
    * most MINI.stretch times the other: levels stay apart. */
   var MINI = {w: 220, h: 104, small: [160, 80], pad: 5, stretch: 40, gap: 6};
-  Viewer.prototype.miniTree = function () {
-    this.miniDirty = false;
-    var net = this.network, body = net && net.body, s = this.store;
-    if (!body || !body.nodeIndices || !s || !s.states.length) { this.miniMap = null; return; }
+  // The geometry of a whole-tree drawing in a W x H box (the overview, the map): the drawn
+  // nodes' extent, x and y scales of their own, each at most ``stretch`` times the other
+  // and neither above ``most``; null when nothing is drawn.
+  Viewer.prototype.treeGeom = function (W, H, p, stretch, most) {
+    var body = this.network && this.network.body;
+    if (!body || !body.nodeIndices) return null;
     var ids = body.nodeIndices, nodes = body.nodes, l = Infinity, r = -Infinity, t = Infinity, b = -Infinity;
     for (var k = 0; k < ids.length; k++) {
       var bn = nodes[ids[k]];
       if (!bn) continue;
       l = Math.min(l, bn.x); r = Math.max(r, bn.x); t = Math.min(t, bn.y); b = Math.max(b, bn.y);
     }
-    if (l === Infinity) { this.miniMap = null; return; }
-    var small = this.box().w < 900, W = small ? MINI.small[0] : MINI.w, H = small ? MINI.small[1] : MINI.h, p = MINI.pad;
+    if (l === Infinity) return null;
     var tw = Math.max(1, r - l), th = Math.max(1, b - t);
     var sx = (W - 2 * p) / tw, sy = (H - 2 * p) / th, u = Math.min(sx, sy);
-    sx = Math.min(sx, u * MINI.stretch); sy = Math.min(sy, u * MINI.stretch);
-    var cw = Math.max(40, Math.round(tw * sx + 2 * p)), ch = Math.max(24, Math.round(th * sy + 2 * p));
-    var m = {l: l, t: t, sx: sx, sy: sy, p: p, w: cw, h: ch, tree: {l: l - 20, r: r + 20, t: t - 20, b: b + 20},
-             dpr: Math.max(1, Math.min(3, globalThis.devicePixelRatio || 1)), off: (this.miniMap && this.miniMap.off) || document.createElement("canvas")};
-    var X = function (x) { return p + (x - l) * sx; }, Y = function (y) { return p + (y - t) * sy; };
-    var off = m.off;
-    off.width = Math.round(cw * m.dpr); off.height = Math.round(ch * m.dpr);
-    var c = off.getContext("2d");
-    c.setTransform(m.dpr, 0, 0, m.dpr, 0, 0);
-    c.fillStyle = "rgba(255,255,255,0.94)"; c.fillRect(0, 0, cw, ch);
-    // edges: the rest grey, then the path in its colour
-    var eids = body.edgeIndices || [], marked = [], e, o;
-    c.beginPath(); c.strokeStyle = "#c4c4c4"; c.lineWidth = 1;
+    sx = Math.min(sx, u * stretch, most); sy = Math.min(sy, u * stretch, most);
+    return {l: l, t: t, sx: sx, sy: sy, p: p, ox: p, oy: p, tw: tw, th: th,
+            w: Math.max(40, Math.round(tw * sx + 2 * p)), h: Math.max(24, Math.round(th * sy + 2 * p)),
+            tree: {l: l - 20, r: r + 20, t: t - 20, b: b + 20}};
+  };
+  // Paints the drawn tree on ``c`` at m's scales: the edges (the path's in its colour),
+  // every node in its colour (fold boxes and '+k' marks grey), the candidates (diamonds),
+  // the winner and the current node (ringed) on top. ``big`` (the map): dots sized by N,
+  // the winner a star; else 3 px squares. Returns each node's mark: [id, x, y, radius].
+  Viewer.prototype.paintTree = function (c, m, big) {
+    var body = this.network.body, ids = body.nodeIndices, nodes = body.nodes, s = this.store;
+    var X = function (x) { return m.ox + (x - m.l) * m.sx; }, Y = function (y) { return m.oy + (y - m.t) * m.sy; };
+    var eids = body.edgeIndices || [], marked = [], e, o, k, marks = [];
+    c.beginPath(); c.strokeStyle = big ? "#b4b4b4" : "#c4c4c4"; c.lineWidth = 1;
     for (k = 0; k < eids.length; k++) {
       e = body.edges[eids[k]];
       if (!e || !e.from || !e.to) continue;
@@ -536,7 +534,7 @@
     }
     c.stroke();
     marked.forEach(function (e) {
-      c.beginPath(); c.strokeStyle = e.options.color.color; c.lineWidth = 2.5;
+      c.beginPath(); c.strokeStyle = e.options.color.color; c.lineWidth = big ? 3 : 2.5;
       c.moveTo(X(e.from.x), Y(e.from.y)); c.lineTo(X(e.to.x), Y(e.to.y)); c.stroke();
     });
     var info = (s.get(this.pos, "h", "0") || {}).tree || {}, path = info.path || [];
@@ -545,32 +543,228 @@
       var id = ids[k], n = nodes[id];
       if (!n) continue;
       o = n.options;
-      if (typeof id !== "number") { c.fillStyle = "#9a9a9a"; c.fillRect(X(n.x) - 1, Y(n.y) - 1, 2, 2); continue; }
+      var x = X(n.x), y = Y(n.y);
+      if (typeof id !== "number") {
+        c.fillStyle = "#9a9a9a";
+        if (big) { c.fillRect(x - 3, y - 3, 6, 6); marks.push([id, x, y, 4]); } else c.fillRect(x - 1, y - 1, 2, 2);
+        continue;
+      }
       if (id === cur || o.shape !== "dot") { special.push(n); continue; }
-      c.fillStyle = o.color.background; c.fillRect(X(n.x) - 1.5, Y(n.y) - 1.5, 3, 3);
+      c.fillStyle = o.color.background;
+      if (big) {
+        var rad = Math.max(2.5, Math.min(7, (o.size || 10) / 3.5));
+        c.beginPath(); c.arc(x, y, rad, 0, 2 * Math.PI); c.fill();
+        marks.push([id, x, y, rad]);
+      } else c.fillRect(x - 1.5, y - 1.5, 3, 3);
     }
-    // candidates (diamonds), the winner (a star) and the current node last, on top
     special.forEach(function (n) {
-      var x = X(n.x), y = Y(n.y), o = n.options;
+      var x = X(n.x), y = Y(n.y), o = n.options, d = big ? 7 : 4;
       if (n.id === cur) return;
       c.fillStyle = o.color.background; c.strokeStyle = o.color.border; c.lineWidth = 1.5;
-      c.beginPath(); c.moveTo(x, y - 4); c.lineTo(x + 4, y); c.lineTo(x, y + 4); c.lineTo(x - 4, y); c.closePath();
-      c.fill(); c.stroke();
+      c.beginPath();
+      if (big && o.shape === "star") {
+        for (var j = 0; j < 10; j++) {
+          var a = -Math.PI / 2 + j * Math.PI / 5, rr = j % 2 ? d * 0.45 : d * 1.3;
+          c.lineTo(x + rr * Math.cos(a), y + rr * Math.sin(a));
+        }
+      } else { c.moveTo(x, y - d); c.lineTo(x + d, y); c.lineTo(x, y + d); c.lineTo(x - d, y); }
+      c.closePath(); c.fill(); c.stroke();
+      if (big) marks.push([n.id, x, y, d]);
     });
+    var at = null;
     if (cur !== null && nodes[cur]) {
-      var cn = nodes[cur], cx = X(cn.x), cy = Y(cn.y);
-      c.beginPath(); c.arc(cx, cy, 6, 0, 2 * Math.PI); c.fillStyle = cn.options.color.border; c.fill();
-      c.beginPath(); c.arc(cx, cy, 3.5, 0, 2 * Math.PI); c.fillStyle = cn.options.color.background; c.fill();
-      m.cur = [cx, cy];
+      var cn = nodes[cur], cx = X(cn.x), cy = Y(cn.y), ring = big ? 9 : 6, dot = big ? 5.5 : 3.5;
+      c.beginPath(); c.arc(cx, cy, ring, 0, 2 * Math.PI); c.fillStyle = cn.options.color.border; c.fill();
+      c.beginPath(); c.arc(cx, cy, dot, 0, 2 * Math.PI); c.fillStyle = cn.options.color.background; c.fill();
+      at = [cx, cy];
+      if (big) marks.push([cur, cx, cy, ring]);
     }
+    return {cur: at, marks: marks, path: path, info: info};
+  };
+  Viewer.prototype.miniTree = function () {
+    this.miniDirty = false;
+    if (this.mapOn) this.paintMap();
+    var s = this.store;
+    var small = this.box().w < 900, W = small ? MINI.small[0] : MINI.w, H = small ? MINI.small[1] : MINI.h;
+    var m = s && s.states.length ? this.treeGeom(W, H, MINI.pad, MINI.stretch, Infinity) : null;
+    if (!m) { this.miniMap = null; return; }
+    var cw = m.w, ch = m.h;
+    m.dpr = Math.max(1, Math.min(3, globalThis.devicePixelRatio || 1));
+    m.off = (this.miniMap && this.miniMap.off) || document.createElement("canvas");
+    var off = m.off;
+    off.width = Math.round(cw * m.dpr); off.height = Math.round(ch * m.dpr);
+    var c = off.getContext("2d");
+    c.setTransform(m.dpr, 0, 0, m.dpr, 0, 0);
+    c.fillStyle = "rgba(255,255,255,0.94)"; c.fillRect(0, 0, cw, ch);
+    var drawn = this.paintTree(c, m, false);
+    if (drawn.cur) m.cur = drawn.cur;
     this.miniMap = m;
+  };
+
+  /* ---- the map (issue 28: "Fit gives a readable tree at any size"): a tree that the view
+   * cannot show whole at a readable scale (labels >= 12 px) is a strip of dots and
+   * unreadable labels when fitted (116 nodes: 8,200 px wide, scale 0.17). Fit then also
+   * opens a map over the tree's box: every drawn node at its place with x and y scales of
+   * their own (the levels spread down the box), dots coloured by Q and sized by N, the
+   * path, the candidates, the winner and the current node marked, and labels at 12 px
+   * where they fit, the current node's, the path's, the winner's and the candidates' first,
+   * then the most visited (level of detail). Hovering a node shows its figures; a click goes
+   * there at a readable scale (a '+k' box opens); Esc or the close button leave it. It
+   * follows the position while it is open. */
+  var MAP = {pad: 26, level: 1.4, font: 12, hit: 10, foot: 22};
+  Viewer.prototype.fitAll = function () {
+    if (!this.network) return;
+    var bb = this.bounds(this.nodes.getIds());
+    if (!bb) return;
+    this.endPan();
+    var k = this.moveTo(bb);       // whole tree, at whatever scale it needs
+    if (k < MIN_SCALE) this.openMap(); else this.closeMap();
+  };
+  Viewer.prototype.openMap = function () {
+    this.mapOn = true;
+    this.el.mapWrap.classList.add("mv-map-shown");
+    this.root.dataset.map = "shown";
+    this.paintMap();
+    this.miniFrame();
+  };
+  Viewer.prototype.closeMap = function (reframe) {
+    if (!this.mapOn) return;
+    this.mapOn = false; this.mapMarks = null;
+    this.el.mapWrap.classList.remove("mv-map-shown");
+    this.el.mapTip.style.display = "none";
+    this.root.dataset.map = "hidden";
+    if (reframe && this.network && this.store && this.store.states.length) {     // back to what matters now
+      this.toFrame = {info: this.store.get(this.pos, "h", "0").tree || {}, force: true, pos: this.pos};
+      this.requestDraw();
+    }
+    this.miniFrame();
+  };
+  Viewer.prototype.paintMap = function () {
+    var cv = this.el.map, box = this.box();
+    if (!this.network || !this.store || !this.store.states.length) { this.closeMap(); return; }
+    var W = box.w, H = box.h - MAP.foot;
+    var m = this.treeGeom(W, H, MAP.pad, Infinity, MAP.level);
+    if (!m) { this.closeMap(); return; }
+    m.ox = Math.max(MAP.pad, (W - m.tw * m.sx) / 2);      // centred across, from the top down
+    var dpr = Math.max(1, Math.min(3, globalThis.devicePixelRatio || 1));
+    cv.width = Math.round(W * dpr); cv.height = Math.round(box.h * dpr);
+    cv.style.width = W + "px"; cv.style.height = box.h + "px";
+    var c = cv.getContext("2d");
+    c.setTransform(dpr, 0, 0, dpr, 0, 0);
+    c.fillStyle = "#ffffff"; c.fillRect(0, 0, W, box.h);
+    var drawn = this.paintTree(c, m, true);
+    // labels: the key nodes first, then by visits; one where it fits (below its mark, else above)
+    var body = this.network.body, info = drawn.info, rank = {};
+    var give = function (ids, r) { (ids || []).forEach(function (id) { if (rank[id] === undefined) rank[id] = r; }); };
+    give(drawn.path.slice(-1), 0); give(info.winner !== null && info.winner !== undefined ? [info.winner] : [], 1);
+    give(drawn.path, 2); give(info.candidates, 3); give(info["new"], 4);
+    give(this.selected !== null && this.selected !== undefined ? [this.selected] : [], 4);
+    var order = drawn.marks.slice().sort(function (a, b) {
+      var ra = rank[a[0]] === undefined ? 9 : rank[a[0]], rb = rank[b[0]] === undefined ? 9 : rank[b[0]];
+      if (ra !== rb) return ra - rb;
+      var fa = body.nodes[a[0]].options.size || 0, fb = body.nodes[b[0]].options.size || 0;
+      return fb - fa || a[2] - b[2];
+    });
+    c.font = MAP.font + "px monospace"; c.textBaseline = "top"; c.textAlign = "center";
+    var placed = [], labelled = [], lh = MAP.font + 3, marks = drawn.marks;
+    // a label's box: inside the map, over no other label and no node's mark
+    var free = function (bx, own) {
+      if (bx.l < 1 || bx.r > W - 1 || bx.t < 1 || bx.b > H) return false;     // H: above the note
+      var j, q;
+      for (j = 0; j < placed.length; j++) {
+        q = placed[j];
+        if (bx.l < q.r && q.l < bx.r && bx.t < q.b && q.t < bx.b) return false;
+      }
+      for (j = 0; j < marks.length; j++) {
+        q = marks[j];
+        if (q[0] !== own && q[1] + q[3] > bx.l && q[1] - q[3] < bx.r && q[2] + q[3] > bx.t && q[2] - q[3] < bx.b) return false;
+      }
+      return true;
+    };
+    order.forEach(function (mk) {
+      var n = body.nodes[mk[0]], text = String((n.options && n.options.label) || "").split("\n");
+      text = text.slice(0, typeof mk[0] === "number" ? 2 : 1).join(" ").replace(/^★ /, "");
+      if (!text) return;
+      var w = c.measureText(text).width + 4, x = mk[1], y = mk[2], r = mk[3];
+      // below or above its mark; a key node's also beside it, or further down or up (a thin
+      // line leads to it): a run's candidates are often siblings side by side
+      var tries = [[x - w / 2, y + r + 1], [x - w / 2, y - r - 1 - lh]];
+      if (rank[mk[0]] !== undefined) {
+        tries.push([x + r + 2, y - lh / 2], [x - r - 2 - w, y - lh / 2]);
+        for (var d = 1; d <= 4; d++) tries.push([x - w / 2, y + r + 1 + d * lh], [x - w / 2, y - r - 1 - (d + 1) * lh]);
+      }
+      for (var j = 0; j < tries.length; j++) {
+        var l = j === 2 || j === 3 ? tries[j][0] : Math.max(1, Math.min(W - 1 - w, tries[j][0]));   // inside the map
+        var bx = {l: l, r: l + w, t: tries[j][1], b: tries[j][1] + lh};
+        if (free(bx, mk[0])) { placed.push(bx); labelled.push([mk[0], text, bx, j >= 4 ? [x, y] : null]); return; }
+      }
+    });
+    labelled.forEach(function (lb) {
+      var bx = lb[2], key = rank[lb[0]] !== undefined;
+      if (lb[3]) {
+        c.beginPath(); c.strokeStyle = "#777777"; c.lineWidth = 1;
+        c.moveTo(lb[3][0], lb[3][1]); c.lineTo((bx.l + bx.r) / 2, bx.t > lb[3][1] ? bx.t : bx.b); c.stroke();
+      }
+      c.fillStyle = key ? "rgba(255,243,196,0.95)" : "rgba(255,255,255,0.9)";
+      c.fillRect(bx.l, bx.t, bx.r - bx.l, bx.b - bx.t);
+      c.fillStyle = key ? "#000000" : "#333333";
+      c.fillText(lb[1], (bx.l + bx.r) / 2, bx.t + 1.5);
+    });
+    var total = drawn.marks.filter(function (mk) { return typeof mk[0] === "number"; }).length;
+    this.el.mapNote.textContent = "Whole tree: " + total + " nodes, " + labelled.length + " labelled (path, winner,"
+      + " candidates first). Hover: figures · click: go there · Esc: close";
+    this.mapMarks = drawn.marks; this.mapLabels = labelled; this.mapGeom = m; this.mapAt = this.pos;
+  };
+  // the map's node under a point of it (CSS px), or null
+  Viewer.prototype.mapHit = function (px, py) {
+    var best = null, d = Infinity;
+    (this.mapMarks || []).forEach(function (mk) {
+      var e = Math.hypot(mk[1] - px, mk[2] - py);
+      if (e <= Math.max(MAP.hit, mk[3] + 3) && e < d) { d = e; best = mk[0]; }
+    });
+    return best;
+  };
+  Viewer.prototype.mapEvents = function () {
+    var self = this, E = this.el, cv = E.map;
+    cv.addEventListener("pointermove", function (e) {
+      var r = cv.getBoundingClientRect(), px = e.clientX - r.left, py = e.clientY - r.top;
+      var id = self.mapHit(px, py), tip = E.mapTip;
+      cv.style.cursor = id !== null ? "pointer" : "zoom-in";
+      if (id === null) { tip.style.display = "none"; return; }
+      var t = self.tips[id], text;
+      if (t) { self.fillTip(id); text = t.textContent; }
+      else { var n = self.nodes.get(id) || {}; text = self.notes[id] || (typeof n.title === "string" ? n.title : String(id)); }
+      tip.textContent = text;              // text, never HTML: token texts come from models and files
+      tip.style.display = "block";
+      var tw = tip.offsetWidth, th = tip.offsetHeight, W = r.width, H = r.height;
+      tip.style.left = Math.max(2, Math.min(W - tw - 2, px + 14)) + "px";
+      tip.style.top = (py + 16 + th < H ? py + 16 : Math.max(2, py - th - 12)) + "px";
+    });
+    cv.addEventListener("pointerleave", function () { E.mapTip.style.display = "none"; });
+    cv.addEventListener("click", function (e) {
+      ACTIVE = self;
+      var r = cv.getBoundingClientRect(), px = e.clientX - r.left, py = e.clientY - r.top;
+      var id = self.mapHit(px, py), m = self.mapGeom;
+      self.closeMap();
+      if (typeof id === "number") { self.gotoNode(String(id)); return; }
+      var at = self.nodes.get(id), s = self.store;
+      if (typeof id === "string" && id.indexOf("fold-") === 0) {          // open a folded group, go there
+        self.opened.add(Number(id.slice(5)));
+        if (s && s.states.length) self.drawTree(self.pos);
+      }
+      var x = at ? at.x : m.l + (px - m.ox) / m.sx, y = at ? at.y : m.t + (py - m.oy) / m.sy;
+      self.endPan();
+      self.network.moveTo({position: {x: x, y: y + 40}, scale: 1, animation: false});
+      self.requestDraw();
+    });
+    E.mapClose.onclick = function () { ACTIVE = self; self.closeMap(true); };
   };
   // The overview's canvas: the tree (miniTree's) and the view's box, in the corner of the
   // tree's box that covers the fewest drawn nodes (the key nodes above all); faded while
   // it still covers one of those.
   Viewer.prototype.miniFrame = function () {
     var cv = this.el.mini, m = this.miniMap, net = this.network;
-    var on = !!(m && net && this.el.miniOnBox.checked && this.tab === "tree" && this.el.treeBox.clientWidth > 0);
+    var on = !!(m && net && !this.mapOn && this.el.miniOnBox.checked && this.tab === "tree" && this.el.treeBox.clientWidth > 0);
     var a, z, box;
     if (on) {
       box = this.box();

@@ -319,6 +319,7 @@
     var v = ACTIVE;
     if (!v || !v.root.isConnected) return;
     if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
+    if (e.key === "Escape" && v.mapOn) { v.closeMap(true); return; }
     if (e.key === "Escape" && v.root.classList.contains("mv-presenter")) { v.presenter(false); return; }
     var a = KEYS[e.key];
     if (a === undefined) return;

@@ -22,7 +22,7 @@ import pytest
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 from test_browser import ARTIFACTS, browser  # noqa: E402,F401
 from test_viewer import FULL_SWEEP, open_export  # noqa: E402
-from viewer_checks import check, undrawn  # noqa: E402
+from viewer_checks import MAP, check, check_map, undrawn  # noqa: E402
 from test_viewer import drawn  # noqa: E402
 
 from medal.timeline import positions  # noqa: E402
@@ -62,6 +62,14 @@ def test_llada_sized_tree_drawn_at_a_sample_of_positions(page, llada_trace):
     assert looked > 0 and bad == [], f"nodes not painted: {bad[:6]}"
     # the tree is larger than the cap: some nodes are counted, not drawn, at the end
     assert page.evaluate("medalViewer.nodes.getIds().filter(i => typeof i === 'number').length") <= 400
+    # Fit: far too wide to read whole; the map shows it, readably (issue 28)
+    page.click("button.mv-fit")
+    page.wait_for_function("medalViewer.root.dataset.map === 'shown'", timeout=5_000)
+    m = page.evaluate(MAP, "medalViewer")
+    assert check_map(m, "llada-sized, Fit") >= 20
+    page.screenshot(path=str(ARTIFACTS / "e2e-llada-sized-map-1024x768.png"))
+    page.keyboard.press("Escape")
+    page.wait_for_function("medalViewer.root.dataset.map === 'hidden'", timeout=5_000)
 
 
 CELLS = """(sel) => { const panel = [...document.querySelectorAll('.mv-panel')].find(

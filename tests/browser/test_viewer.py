@@ -34,7 +34,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_browser import (ARTIFACTS, CHROMIUM_ARGS, browser, expect,  # noqa: E402,F401
                           offline_session, server)
-from viewer_checks import MOVES, READ, check, expected, open_offline, undrawn  # noqa: E402
+from viewer_checks import (MAP, MOVES, READ, check, check_map, expected,  # noqa: E402
+                           open_offline, undrawn)
 
 from medal.config import GenerationConfig  # noqa: E402
 from medal.engine import Run  # noqa: E402
@@ -349,6 +350,85 @@ OVERVIEW = """() => { const v = window.medalViewer || globalThis.__medalViewer, 
 def _near(px, colour, tol=24) -> bool:
     want = [int(colour[k:k + 2], 16) for k in (1, 3, 5)]
     return any(max(abs(a - b) for a, b in zip(p, want)) <= tol for p in px)
+
+
+@pytest.mark.parametrize("name", ["countdown-longer-search", "countdown-large-search", "sudoku"])
+def test_export_fit_opens_a_readable_map(browser, tmp_path, name):
+    """Issue 28, "Fit gives a readable tree at any size": fitted whole, the longer search
+    (116 nodes) was a strip 8,200 canvas px wide at scale 0.17, its labels 3 px high. Fit
+    on a tree that is too large to read at 0.8 also opens a map over the tree's box, read
+    here from its pixels at both sizes, at the middle and the last position: a mark for
+    every node drawn, in its colour; the levels spread down the box; labels at 12 px that
+    never overlap, the path's, the winner's and the candidates' always among them. The map
+    follows a step; Esc closes it and the view frames what matters again."""
+    trace = load_example(next(e for e in EXAMPLES if e.name == name))
+    ctx, pg, blocked, errors = open_export(browser, trace, tmp_path)
+    n = len(positions(trace))
+    for size in SIZES:
+        pg.set_viewport_size(SIZES[size])
+        for i in (n // 2, n - 1):
+            where = f"{name} {size} position {i}"
+            pg.evaluate(f"medalViewer.go({i})")
+            pg.wait_for_function(f"medalViewer.framedAt === {i} && !medalViewer.panning", timeout=10_000)
+            pg.click("button.mv-fit")
+            pg.wait_for_function("medalViewer.root.dataset.map === 'shown'", timeout=5_000)
+            assert pg.evaluate("medalViewer.network.getScale()") < 0.8, where     # unreadable fitted
+            assert _in_box(pg, pg.evaluate("medalViewer.nodes.getIds()")) == [], where
+            assert not pg.evaluate(OVERVIEW)["shown"], where
+            m = pg.evaluate(MAP, "medalViewer")
+            checked = check_map(m, where)
+            assert checked >= min(20, len(m["marks"]) // 3), f"{where}: {checked} marks uncovered"
+            if i == n - 1:
+                pg.screenshot(path=str(ARTIFACTS / f"e2e-viewer-map-{name}-{size}.png"))
+            pg.keyboard.press("ArrowLeft")          # the map follows the position
+            pg.wait_for_function(f"medalViewer.pos === {i - 1} && medalViewer.mapAt === {i - 1}", timeout=5_000)
+            check_map(pg.evaluate(MAP, "medalViewer"), where + " (stepped back)")
+            pg.wait_for_function(f"medalViewer.framedAt === {i - 1} && !medalViewer.panning", timeout=10_000)
+            pg.evaluate("medalViewer.framedAt = null")
+            pg.keyboard.press("Escape")
+            pg.wait_for_function(f"medalViewer.root.dataset.map === 'hidden' && medalViewer.framedAt === {i - 1}"
+                                 " && !medalViewer.panning", timeout=10_000)
+            assert framed(pg, expected(trace, i - 1)) == [], where
+    ctx.close()
+    assert blocked == [] and errors == []
+
+
+def test_export_map_hover_shows_figures_and_a_click_goes_there(browser, tmp_path):
+    """The map's nodes answer like the tree's: hovering one shows its N, W, Q, UCB and
+    r_IG (as text) at the position shown; a click closes the map and centres the view on
+    that node at a readable scale; the close button closes it too."""
+    from medal.timeline import trace_at
+    trace = load_example(next(e for e in EXAMPLES if e.name == "countdown-longer-search"))
+    ctx, pg, blocked, errors = open_export(browser, trace, tmp_path)
+    last = len(positions(trace)) - 1
+    pg.evaluate(f"medalViewer.go({last})")
+    pg.wait_for_function(f"medalViewer.framedAt === {last} && !medalViewer.panning", timeout=10_000)
+    pg.click("button.mv-fit")
+    pg.wait_for_function("medalViewer.root.dataset.map === 'shown'", timeout=5_000)
+    m = pg.evaluate(MAP, "medalViewer")
+    left, top = m["rect"][0], m["rect"][1]
+    named = {a["id"] for a in m["labels"]}
+    far = max((mk for mk in m["marks"] if isinstance(mk["id"], int) and mk["id"] in named
+               and mk["id"] not in m["path"]), key=lambda mk: abs(mk["x"] - m["W"] / 2))
+    node = nodes_by_id(trace_at(trace, last))[far["id"]]
+    pg.mouse.move(left + far["x"] - 30, top + far["y"] - 30)
+    pg.mouse.move(left + far["x"], top + far["y"], steps=4)
+    tip = pg.locator(".mv-maptip")
+    expect(tip).to_be_visible(timeout=5_000)
+    text = tip.inner_text()
+    assert f"N = {node['N']}" in text and "Q = " in text and "UCB = " in text and "r_IG = " in text, text
+    pg.mouse.click(left + far["x"], top + far["y"])
+    pg.wait_for_function("medalViewer.root.dataset.map === 'hidden'", timeout=5_000)
+    got = pg.evaluate("[medalViewer.network.getViewPosition(), medalViewer.network.getScale(),"
+                      f" medalViewer.nodes.get({far['id']})]")
+    assert abs(got[0]["x"] - got[2]["x"]) < 2 and got[1] >= 0.8 - 1e-9, got
+    assert f"#{far['id']}" in pg.locator(".mv-goto-msg").inner_text()
+    pg.click("button.mv-fit")
+    pg.wait_for_function("medalViewer.root.dataset.map === 'shown'", timeout=5_000)
+    pg.click("button.mv-map-close")
+    pg.wait_for_function("medalViewer.root.dataset.map === 'hidden'", timeout=5_000)
+    ctx.close()
+    assert blocked == [] and errors == []
 
 
 @pytest.mark.parametrize("size", list(SIZES))
@@ -1052,10 +1132,12 @@ def test_app_opens_on_an_example_to_step_through(browser, server, size):
 
 
 def test_app_overview_moves_the_view(browser, server):
-    """Issue 28 #7 in the app (the same viewer as the export): zoomed in on the landing
-    example's tree, the overview shows, the current node painted on it in its colour, and a
-    click on it centres the main view there."""
-    ctx, pg, offline = offline_session(browser, server, SIZES["1440x900"], query="")
+    """Issue 28 #7 in the app (the same viewer as the export): zoomed in on the longer
+    search's tree, the overview shows, the current node painted on it in its colour, and a
+    click on it centres the main view there. Fit opens the map (read from its pixels), and
+    a click on a node there goes to it."""
+    ctx, pg, offline = offline_session(browser, server, SIZES["1440x900"],
+                                       query="?example=countdown-longer-search")
     pg.wait_for_function("__medalViewer.store && globalThis.__medalTreeDrawn && "
                          "__medalViewer.framedAt === __medalViewer.n() - 1", timeout=60_000)
     pg.evaluate("""() => { const v = __medalViewer, n = v.nodes.get(v.store.get(v.pos, 'h', '0').tree.path[0]);
@@ -1069,6 +1151,17 @@ def test_app_overview_moves_the_view(browser, server):
     pg.wait_for_timeout(100)
     got = pg.evaluate(OVERVIEW)["centre"]
     assert abs(got["x"] - want["x"]) < 2 and abs(got["y"] - want["y"]) < 2, (got, want)
+    pg.click("button.mv-fit")
+    pg.wait_for_function("__medalViewer.root.dataset.map === 'shown'", timeout=5_000)
+    m = pg.evaluate(MAP, "__medalViewer")
+    assert check_map(m, "app") >= 20 and len(m["marks"]) == 116
+    pg.screenshot(path=str(ARTIFACTS / "e2e-viewer-app-map-1440x900.png"))
+    cur = next(mk for mk in m["marks"] if mk["id"] == m["path"][0])
+    pg.mouse.click(m["rect"][0] + cur["x"], m["rect"][1] + cur["y"])
+    pg.wait_for_function("__medalViewer.root.dataset.map === 'hidden'", timeout=5_000)
+    got = pg.evaluate("[__medalViewer.network.getViewPosition(), __medalViewer.network.getScale(),"
+                      f" __medalViewer.nodes.get({cur['id']})]")
+    assert abs(got[0]["x"] - got[2]["x"]) < 2 and got[1] >= 0.8 - 1e-9, got
     ctx.close()
     assert offline.blocked == []
 

@@ -179,3 +179,81 @@ def open_offline(browser, path, viewport: dict, ready: str):
     pg.wait_for_function(ready, timeout=60_000)
     return ctx, pg, blocked, errors
 
+
+
+#: The map that Fit opens over a tree too large to read whole (issue 28): whether it is
+#: shown, its canvas's box and the tree box's, every mark (id, x, y, radius) with the
+#: pixels around its centre, the colour its node is drawn in, the labels placed (id, text,
+#: box) and the label font, the key nodes (path, winner, candidates) and the drawn nodes.
+MAP = """(name) => { const v = window[name] || globalThis.__medalViewer, cv = v.el.map;
+  const shown = getComputedStyle(v.el.mapWrap).display !== 'none';
+  if (!shown || !v.mapMarks) return {shown: shown};
+  const ctx = cv.getContext('2d'), rx = cv.width / cv.clientWidth, r = cv.getBoundingClientRect();
+  const tb = v.el.treeBox.getBoundingClientRect();
+  const info = v.store.get(v.pos, 'h', '0').tree || {};
+  const marks = v.mapMarks.map(mk => { const px = [];
+    for (let dx = -1; dx <= 1; dx++) for (let dy = -1; dy <= 1; dy++) {
+      const d = ctx.getImageData(Math.round((mk[1] + dx) * rx), Math.round((mk[2] + dy) * rx), 1, 1).data;
+      px.push([d[0], d[1], d[2]]); }
+    const n = v.nodes.get(mk[0]);
+    return {id: mk[0], x: mk[1], y: mk[2], r: mk[3], px: px, colour: n ? n.color.background : null}; });
+  return {shown: true, pos: v.pos, at: v.mapAt, W: cv.clientWidth, H: cv.clientHeight,
+    rect: [r.left, r.top, r.width, r.height], box: [tb.left, tb.top, tb.width, tb.height],
+    marks: marks, font: parseFloat(ctx.font), drawn: v.nodes.getIds(),
+    labels: v.mapLabels.map(l => ({id: l[0], text: l[1], l: l[2].l, r: l[2].r, t: l[2].t, b: l[2].b})),
+    path: info.path || [], winner: info.winner, candidates: info.candidates || [],
+    note: v.el.mapNote.textContent}; }"""
+
+GREY_MARK = "#9a9a9a"     # a fold box's or a '+k' mark's square on the map
+
+
+def _near_colour(px: list, colour: str, tol: int = 24) -> bool:
+    want = [int(colour[k:k + 2], 16) for k in (1, 3, 5)]
+    return any(max(abs(a - b) for a, b in zip(p, want)) <= tol for p in px)
+
+
+def check_map(m: dict, where: str = "") -> int:
+    """The map says what the tree holds, readably: shown over the whole tree box; a mark for
+    every node drawn, inside it; each mark that nothing covers painted in its node's colour
+    (a fold box or '+k' mark grey); labels >= 12 px, inside, never over one another or
+    over another node's mark;
+    the current node, the path, the winner and the candidates all labelled; depths >= 24 px
+    apart. Returns how many marks were checked by their pixels."""
+    assert m["shown"], f"{where}: no map"
+    assert m["at"] == m["pos"], f"{where}: the map is of position {m['at']}, the viewer at {m['pos']}"
+    assert all(abs(a - b) <= 2 for a, b in zip(m["rect"], m["box"])), (where, m["rect"], m["box"])
+    ids = [mk["id"] for mk in m["marks"]]
+    assert sorted(map(str, ids)) == sorted(map(str, m["drawn"])), f"{where}: marks != nodes drawn"
+    W, H = m["W"], m["H"]
+    for mk in m["marks"]:
+        assert 0 <= mk["x"] <= W and 0 <= mk["y"] <= H, f"{where}: #{mk['id']} at {mk['x']},{mk['y']} off the map"
+    labels = m["labels"]
+    assert m["font"] >= 12, (where, m["font"])
+    for a in labels:
+        assert a["l"] >= 0 and a["r"] <= W and a["t"] >= 0 and a["b"] <= H, f"{where}: label {a} off the map"
+        assert a["b"] - a["t"] >= 12, a
+    for j, a in enumerate(labels):
+        for b in labels[j + 1:]:
+            assert not (a["l"] < b["r"] - 0.5 and b["l"] < a["r"] - 0.5 and a["t"] < b["b"] - 0.5
+                        and b["t"] < a["b"] - 0.5), f"{where}: labels overlap: {a} {b}"
+    for a in labels:
+        under = [mk["id"] for mk in m["marks"] if mk["id"] != a["id"] and
+                 a["l"] < mk["x"] < a["r"] and a["t"] < mk["y"] < a["b"]]
+        assert under == [], f"{where}: label {a['text']!r} covers nodes {under}"
+    named = {a["id"] for a in labels}
+    key = set(m["path"]) | set(m["candidates"]) | ({m["winner"]} if m["winner"] is not None else set())
+    assert key <= named, f"{where}: key nodes {sorted(key - named)} not labelled"
+    ys = sorted({round(mk["y"], 1) for mk in m["marks"] if isinstance(mk["id"], int)})
+    gaps = [b - a for a, b in zip(ys, ys[1:])]
+    assert not gaps or min(gaps) >= 24, f"{where}: depths {min(gaps):.1f} px apart"
+    checked = 0
+    for mk in m["marks"]:
+        covered = any(o is not mk and o["id"] != mk["id"] and
+                      (o["x"] - mk["x"]) ** 2 + (o["y"] - mk["y"]) ** 2 <= (o["r"] + 2) ** 2
+                      for o in m["marks"])
+        if covered:
+            continue
+        colour = mk["colour"] if isinstance(mk["id"], int) else GREY_MARK
+        assert _near_colour(mk["px"], colour), f"{where}: #{mk['id']} not painted {colour}: {mk['px'][4]}"
+        checked += 1
+    return checked
