@@ -194,15 +194,11 @@ def _packed_node(node: dict, texts: dict, binary: bool = False) -> dict:
     out = dict(node)
     out["masked"] = "".join("1" if m else "0" for m in masked)
     entropy = [h for h, m in zip(node["entropy"], masked) if m]
-    out["entropy"] = _f32(entropy)
-    top = {}
-    for slot, entries in enumerate(node["top"]):
-        if entries is not None:
-            top[str(slot)] = [[e["token"] for e in entries], _f32([e["p"] for e in entries])]
-            for e in entries:
-                texts[str(e["token"])] = e["text"]
-    out["top"] = top
-    if binary:
+    for entries in node["top"]:
+        for e in entries or ():
+            texts[str(e["token"])] = e["text"]
+    out["entropy"] = out["top"] = None
+    if binary:      # packed-2's lists only where a binary array does not hold the figures
         try:
             out["entropy"] = {"f32b": _b64(entropy, "<f4")}
         except (ValueError, TypeError, OverflowError):
@@ -215,6 +211,11 @@ def _packed_node(node: dict, texts: dict, binary: bool = False) -> dict:
                                   _b64([e["p"] for r in rows for e in r], "<f4")]}
         except (ValueError, TypeError, OverflowError):
             pass
+    if out["entropy"] is None:
+        out["entropy"] = _f32(entropy)
+    if out["top"] is None:
+        out["top"] = {str(slot): [[e["token"] for e in entries], _f32([e["p"] for e in entries])]
+                      for slot, entries in enumerate(node["top"]) if entries is not None}
     return out
 
 
