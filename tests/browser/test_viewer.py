@@ -96,6 +96,15 @@ def stride_of(trace: dict, large: int = 6) -> int:
     return 1 if FULL_SWEEP or len(positions(trace)) <= LARGE else large
 
 
+def app_stride(trace: dict) -> int:
+    """The app's sweeps (the same viewer as the export's, which checks every position of
+    every small example): every position of a trace of up to 100, every 2nd of a longer
+    one (the longer search's 149), every 6th of a large one; every position under
+    MEDAL_FULL_SWEEP=1 (CI's campaign step runs them so)."""
+    n = len(positions(trace))
+    return 1 if FULL_SWEEP or n <= 100 else 2 if n <= LARGE else stride_of(trace)
+
+
 def step_through(pg, trace, where, viewer="medalViewer", stride=1):
     """Every ``stride``-th position forwards (every one by default), the last 40 backwards
     with the ← key, then jumps."""
@@ -901,7 +910,7 @@ def test_app_tree_is_right_at_every_position(browser, server, deep_trace, tmp_pa
         pg.wait_for_function(f"__medalViewer.store.key === 'example-{ex.name}'", timeout=60_000)
         trace = load_example(ex)
         step_through(pg, trace, f"app {ex.name}", viewer="__medalViewer",
-                     stride=stride_of(trace))
+                     stride=app_stride(trace))
     # an uploaded deep trace
     path = tmp_path / "deep.json"
     path.write_text(dumps(deep_trace))
@@ -917,7 +926,8 @@ def test_app_tree_is_right_at_every_position(browser, server, deep_trace, tmp_pa
 
 def test_app_paints_every_node_at_every_position(browser, server):
     """Issue 28 #1 in the app at 1024x768 (the sidebar open): every node in the box is
-    painted in its colour at every position of every shipped example."""
+    painted in its colour at every position of every shipped example (in the suite, every
+    2nd of the longer search's and every 6th of the large one's: :func:`app_stride`)."""
     ctx, pg, offline = app_session(browser, server, "1024x768")
     bad = []
     for ex in EXAMPLES:
@@ -925,7 +935,7 @@ def test_app_paints_every_node_at_every_position(browser, server):
         pg.wait_for_function(f"__medalViewer.store.key === 'example-{ex.name}'", timeout=60_000)
         trace = load_example(ex)
         bad += paint_sweep(pg, trace, f"app {ex.name}", viewer="__medalViewer",
-                           stride=stride_of(trace))
+                           stride=app_stride(trace))
     ctx.close()
     assert offline.blocked == []
     assert bad == [], f"nodes not painted: {bad[:6]} ({len(bad)} positions)"
