@@ -324,6 +324,24 @@ class ModelRunner:
     def evaluate_one(self, answer: torch.Tensor) -> Evaluation:
         return self.evaluate([answer])[0]
 
+    def evaluate_entry(self, answer: torch.Tensor) -> tuple[EvaluationBatch, int]:
+        """:meth:`evaluate_one` of an ``[L]`` answer as (batch, row): where its figures lie,
+        with the same forward, cache and counts, but no :class:`Evaluation` made (a decode
+        step reads the batch's NumPy :attr:`~EvaluationBatch.arrays`; ``batch.evaluations
+        [row]`` is the evaluation :meth:`evaluate_one` returns)."""
+        key = answer.numpy().tobytes()
+        cache = self._cache
+        if key in cache:
+            cache.move_to_end(key)
+            self.cache_hits += 1
+        else:
+            self._store([key], self._forward(answer[None]))
+        self.requested += 1
+        entry = cache.get(key)
+        if entry is None:   # a cache too small to hold it (as evaluate: its own forward)
+            return self._forward(answer[None]), 0
+        return entry
+
     def _forward(self, answers: torch.Tensor) -> EvaluationBatch:
         """One forward of the model on ``answers`` (CPU, ``[B, L]``). Everything the model
         returns stays on its device: only the top-k tokens and probabilities and the
