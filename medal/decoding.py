@@ -76,23 +76,37 @@ def token_figure(values: np.ndarray, top_tokens: np.ndarray, tokens: np.ndarray)
 
 
 def slot_confidence_array(rule: str, H: np.ndarray, top_tokens: np.ndarray,
-                          top_probs: np.ndarray, tokens: np.ndarray, p_tok: np.ndarray,
+                          top_probs: np.ndarray, tokens: np.ndarray | None, p_tok: np.ndarray,
                           gamma: float, scoring: str,
                           generator: torch.Generator | None) -> np.ndarray:
     """:func:`slot_confidence` of one state's NumPy rows (``p_tok``: :func:`token_figure`
     of ``top_probs``), the same values to the bit; a random rule draws from ``generator``
-    as it does."""
+    as it does. ``tokens`` None: each slot's most probable token (``top_tokens[:, 0]``),
+    whose figures are the first column's (only that column of the scores is computed:
+    a slot's score of a token is its probability times the slot's factor, the same
+    product whatever the other columns)."""
     if rule in ("low_confidence", "threshold", "info_gain"):
         return p_tok
     if rule == "random":
-        return torch.rand(len(tokens), generator=generator).numpy()
+        return torch.rand(len(H), generator=generator).numpy()
     if rule in ("entropy", "eb"):
         return -H
     if rule == "margin":
         return top2_margin(top_probs)
     if rule == "confidence":
+        if tokens is None:
+            return slot_scores(top_probs[:, :2], H, gamma, scoring)[:, 0]
         return token_figure(slot_scores(top_probs, H, gamma, scoring), top_tokens, tokens)
     raise ValueError(rule)
+
+
+def descending_order(values: np.ndarray) -> np.ndarray:
+    """``torch.argsort(values, descending=True, stable=True)`` of a float NumPy array:
+    ties keep their order, -inf last. NumPy's stable sort of the negated values, unless
+    a value is NaN (torch puts NaN first, NumPy last): then torch's."""
+    if np.isnan(values).any():
+        return torch.argsort(torch.from_numpy(values), descending=True, stable=True).numpy()
+    return np.argsort(-values, kind="stable")
 
 
 def slot_confidence(rule: str, ev: Evaluation, tokens: torch.Tensor, gamma: float,
@@ -270,11 +284,14 @@ def decode(runner: ModelRunner, state: DecodeState, cfg, rule: str, phase: str,
         _, _, H, top_tokens, top_probs = (a[b] for a in batch.arrays)
         if cfg.temperature > 0:
             tokens = batch.evaluations[b].sample_tokens(generator, cfg.temperature).numpy()
-        else:
+            p_tok = token_figure(top_probs, top_tokens, tokens)
+            sampled = tokens
+        else:   # the argmax: each slot's first top token, its figures the first column's
             tokens = top_tokens[:, 0].copy()
+            p_tok = top_probs[:, 0]
+            sampled = None
         proposed = tokens
-        p_tok = token_figure(top_probs, top_tokens, tokens)
-        conf = slot_confidence_array(rule, H, top_tokens, top_probs, tokens, p_tok,
+        conf = slot_confidence_array(rule, H, top_tokens, top_probs, sampled, p_tok,
                                      cfg.gamma, scoring, generator)
         # the order slots are unmasked in: confidence, with end tokens last if asked
         priority = conf
@@ -315,9 +332,7 @@ def decode(runner: ModelRunner, state: DecodeState, cfg, rule: str, phase: str,
                                     / cfg.slot_temperature, 0)
             pick = candidates[torch.multinomial(weights, n, generator=generator).numpy()]
         else:
-            order = torch.argsort(torch.from_numpy(priority[candidates]), descending=True,
-                                  stable=True).numpy()
-            pick = candidates[order[:n]]
+            pick = candidates[descending_order(priority[candidates])[:n]]
         if force and state.step in force:
             pick, tokens, conf = _forced_step(force[state.step], state, mask_id,
                                               batch.evaluations[b], torch.from_numpy(tokens),

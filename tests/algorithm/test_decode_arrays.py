@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from medal.decoding import (RULES, eligible_candidates, eligible_slots, slot_confidence,
-                            slot_confidence_array, token_figure)
+from medal.decoding import (RULES, descending_order, eligible_candidates, eligible_slots,
+                            slot_confidence, slot_confidence_array, token_figure)
 from medal.engine import Run
 from medal.models.builtin import BuiltinModel
 from medal.runner import ModelRunner
@@ -82,6 +82,27 @@ def test_decode_step_arrays_equal_the_tensor_forms(task, top_k):
                                                      tokens.numpy(), p_tok, gamma, scoring,
                                                      torch.Generator().manual_seed(seed))
                         assert np.array_equal(_bits(have), _bits(want)), (rule, scoring)
+                        if tokens is not sampled and tokens.equal(ev.top_tokens[:, 0]):
+                            # the argmax: the first column's figures
+                            first = slot_confidence_array(
+                                rule, H, top_tokens, top_probs, None, top_probs[:, 0], gamma,
+                                scoring, torch.Generator().manual_seed(seed))
+                            assert np.array_equal(_bits(first), _bits(want)), (rule, scoring)
+                            order = descending_order(first)
+                            assert order.tolist() == torch.argsort(
+                                want, descending=True, stable=True).tolist()
+
+
+def test_descending_order_is_torchs_stable_descending_argsort():
+    g = torch.Generator().manual_seed(1)
+    inf, nan = float("inf"), float("nan")
+    cases = [[0.5, 0.5, 0.25, 0.5], [0.0, -0.0, 0.0, -0.0, 1.0], [-inf, 0.3, -inf, 0.3, inf],
+             [0.1, nan, 0.2, nan, -inf], [], [1.0]]
+    cases += [torch.randint(0, 4, (n,), generator=g).float().div(4).tolist() for n in (7, 30, 64)]
+    for values in cases:
+        x = np.array(values, dtype=np.float32)
+        want = torch.argsort(torch.tensor(x), descending=True, stable=True).tolist()
+        assert descending_order(x).tolist() == want, values
 
 
 def test_evaluate_entry_counts_as_evaluate_one(builtin_model):
