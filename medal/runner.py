@@ -379,10 +379,11 @@ class ModelRunner:
         # a model with a KV cache reports the positions it computed (else: all of them)
         self.token_passes += int(passes or getattr(self.model, "last_token_passes", None)
                                  or ids.numel())
-        masked = answers == self.model.mask_id
+        masked = answers.numpy() == self.model.mask_id
         H = H.contiguous()
-        H.numpy()[~masked.numpy()] = 0.0   # in place (H is this call's own tensor)
-        return EvaluationBatch(None, answers, masked, H, top_tokens, top_probs)
+        H.numpy()[~masked] = 0.0   # in place (H is this call's own tensor)
+        return EvaluationBatch(None, answers, torch.from_numpy(masked), H, top_tokens,
+                               top_probs)
 
 
 #: the most sequences one lock-step model call holds (a larger set of requests is split

@@ -121,3 +121,20 @@ def test_evaluate_entry_counts_as_evaluate_one(builtin_model):
             assert torch.equal(getattr(ev, name), getattr(batch.evaluations[row], name))
     for k in ("forwards", "sequences", "cache_hits", "requested", "token_passes"):
         assert getattr(one, k) == getattr(two, k), k
+
+
+@pytest.mark.parametrize("task", ["countdown", "sudoku"])
+def test_builtin_decode_masked_is_the_base_form(task):
+    """BuiltinModel.decode_masked (the tokenizer's table read directly) shows an answer as
+    DiffusionLM.decode_masked does: masks, end tokens, special tokens, any ids."""
+    from medal.models.base import DiffusionLM
+    model = BuiltinModel.load(task)
+    g = torch.Generator().manual_seed(2)
+    for n in (0, 1, 5, 28, 81, 120):
+        for _ in range(40):
+            ids = torch.randint(0, model.vocab_size, (n,), generator=g)
+            ids[torch.rand(n, generator=g) < 0.3] = model.mask_id
+            for form in (ids, ids.tolist()):
+                for mask in ("_", "?"):
+                    assert (model.decode_masked(form, mask)
+                            == DiffusionLM.decode_masked(model, form, mask))
