@@ -348,12 +348,18 @@ class ModelRunner:
         per-slot entropies come back to the CPU."""
         B, L = answers.shape
         device = self.model.device
-        ids = torch.cat([self.prompt.expand(B, -1), answers], dim=1)
-        answers = ids[:, ids.shape[1] - L:]  # our own copy: the caller may change theirs
-        t0 = time.perf_counter()
         pending, self._pending = self._pending, None
+        P = self.prompt.shape[0]
+        if (pending is not None and pending.ids.shape == (B, P + L)
+                and torch.equal(pending.ids[:, P:], answers)):
+            ids = pending.ids   # the request's: this prompt, then these answers
+        else:
+            ids = torch.cat([self.prompt.expand(B, -1), answers], dim=1)
+            pending = None
+        answers = ids[:, P:]  # our own copy: the caller may change theirs
+        t0 = time.perf_counter()
         passes = scored = None
-        if pending is not None and torch.equal(pending.ids, ids):
+        if pending is not None:
             # lock-step: a scheduler ran these ids with other runners' (their rows of its
             # call are these ids' logits); its share of that call's time is ours
             logits, passes, scored = pending.logits, pending.token_passes, pending.scored
