@@ -100,10 +100,14 @@ def slot_confidence_array(rule: str, H: np.ndarray, top_tokens: np.ndarray,
     raise ValueError(rule)
 
 
-def descending_order(values: np.ndarray) -> np.ndarray:
-    """``torch.argsort(values, descending=True, stable=True)`` of a float NumPy array:
-    ties keep their order, -inf last. NumPy's stable sort of the negated values, unless
-    a value is NaN (torch puts NaN first, NumPy last): then torch's."""
+def descending_order(values: np.ndarray, n: int | None = None) -> np.ndarray:
+    """``torch.argsort(values, descending=True, stable=True)`` of a float NumPy array
+    (its first ``n``, if given): ties keep their order, -inf last. NumPy's stable sort
+    of the negated values, unless a value is NaN (torch puts NaN first, NumPy last): then
+    torch's. The first one alone is ``np.argmax``: the first of the largest (the first
+    NaN, if any), as torch's stable order puts it first."""
+    if n == 1 and len(values):
+        return np.argmax(values).reshape(1)
     if np.isnan(values).any():
         return torch.argsort(torch.from_numpy(values), descending=True, stable=True).numpy()
     return np.argsort(-values, kind="stable")
@@ -332,7 +336,7 @@ def decode(runner: ModelRunner, state: DecodeState, cfg, rule: str, phase: str,
                                     / cfg.slot_temperature, 0)
             pick = candidates[torch.multinomial(weights, n, generator=generator).numpy()]
         else:
-            pick = candidates[descending_order(priority[candidates])[:n]]
+            pick = candidates[descending_order(priority[candidates], n)[:n]]
         if force and state.step in force:
             pick, tokens, conf = _forced_step(force[state.step], state, mask_id,
                                               batch.evaluations[b], torch.from_numpy(tokens),
@@ -346,10 +350,10 @@ def decode(runner: ModelRunner, state: DecodeState, cfg, rule: str, phase: str,
             p_tok = token_figure(top_probs, top_tokens, tokens)
         # as Python lists once (a tensor indexed slot by slot makes a tensor per slot)
         conf_l = conf.tolist()
-        eligible_figures = {"slots": candidates.tolist(), "p": p_tok[candidates].tolist(),
-                            "margin": top2_margin(top_probs[candidates]).tolist(),
-                            "score": conf[candidates].tolist(),
-                            "entropy": H[candidates].tolist()}
+        p_l, margin_l, score_l, entropy_l = np.stack(
+            (p_tok, top2_margin(top_probs), conf, H))[:, candidates].tolist()
+        eligible_figures = {"slots": candidates.tolist(), "p": p_l, "margin": margin_l,
+                            "score": score_l, "entropy": entropy_l}
         row = [h if m else None for h, m in zip(H.tolist(), masked.tolist())]
         state.entropy_rows.append(row)
         state.answer = answer = answer.clone()

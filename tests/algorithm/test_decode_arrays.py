@@ -96,13 +96,15 @@ def test_decode_step_arrays_equal_the_tensor_forms(task, top_k):
 def test_descending_order_is_torchs_stable_descending_argsort():
     g = torch.Generator().manual_seed(1)
     inf, nan = float("inf"), float("nan")
-    cases = [[0.5, 0.5, 0.25, 0.5], [0.0, -0.0, 0.0, -0.0, 1.0], [-inf, 0.3, -inf, 0.3, inf],
-             [0.1, nan, 0.2, nan, -inf], [], [1.0]]
+    cases = [[0.5, 0.5, 0.25, 0.5], [0.0, -0.0, 0.0, -0.0, 1.0], [-0.0, 0.0], [-inf, -inf],
+             [-inf, 0.3, -inf, 0.3, inf], [0.1, nan, 0.2, nan, -inf], [inf, nan], [], [1.0]]
     cases += [torch.randint(0, 4, (n,), generator=g).float().div(4).tolist() for n in (7, 30, 64)]
     for values in cases:
         x = np.array(values, dtype=np.float32)
         want = torch.argsort(torch.tensor(x), descending=True, stable=True).tolist()
         assert descending_order(x).tolist() == want, values
+        for n in (1, 2, 5):
+            assert descending_order(x, n)[:n].tolist() == want[:n], (values, n)
 
 
 def test_evaluate_entry_counts_as_evaluate_one(builtin_model):
