@@ -17,7 +17,7 @@ import torch
 
 from .events import DecodeStep
 from .runner import Evaluation, ModelRunner
-from .scores import slot_scores
+from .scores import slot_scores, top2_margin
 
 RULES = ("low_confidence", "random", "entropy", "margin", "confidence", "eb", "threshold",
          "info_gain")
@@ -50,6 +50,67 @@ def eligible_slots(masked: torch.Tensor, block_length: int) -> tuple[torch.Tenso
     eligible[: block * block_length] = False
     eligible[(block + 1) * block_length:] = False
     return eligible, block
+
+
+def eligible_candidates(masked: np.ndarray, block_length: int) -> tuple[np.ndarray, int]:
+    """:func:`eligible_slots` of one state as slot indices (a NumPy ``[L]`` bool array in,
+    ``torch.nonzero(eligible)``'s slots out, ascending) and the block's index (-1 and no
+    slots when nothing is masked). NumPy, for the decode step's bookkeeping."""
+    idx = np.flatnonzero(masked)
+    if not len(idx):
+        return idx, -1
+    block = int(idx[0]) // block_length
+    return idx[idx < (block + 1) * block_length], block
+
+
+def token_figure(values: np.ndarray, top_tokens: np.ndarray, tokens: np.ndarray) -> np.ndarray:
+    """Each slot's figure (``values[i, j]``: a probability or score of its j-th top token)
+    for its proposed token ``tokens[i]``, 0 where that token is outside the slot's top-k:
+    the per-slot form ``(values * (top_tokens == tokens[:, None])).sum(1)`` as one gather.
+    The same value to the bit, for ``values`` >= 0 (probabilities and scores): a slot's
+    top-k tokens are distinct, so that sum adds +0.0 to its one hit."""
+    hit = top_tokens == tokens[:, None]
+    col = hit.argmax(1)
+    rows = np.arange(len(tokens))
+    return np.where(hit[rows, col], values[rows, col], values.dtype.type(0))
+
+
+def slot_confidence_array(rule: str, H: np.ndarray, top_tokens: np.ndarray,
+                          top_probs: np.ndarray, tokens: np.ndarray | None, p_tok: np.ndarray,
+                          gamma: float, scoring: str,
+                          generator: torch.Generator | None) -> np.ndarray:
+    """:func:`slot_confidence` of one state's NumPy rows (``p_tok``: :func:`token_figure`
+    of ``top_probs``), the same values to the bit; a random rule draws from ``generator``
+    as it does. ``tokens`` None: each slot's most probable token (``top_tokens[:, 0]``),
+    whose figures are the first column's (only that column of the scores is computed:
+    a slot's score of a token is its probability times the slot's factor, the same
+    product whatever the other columns)."""
+    if rule in ("low_confidence", "threshold", "info_gain"):
+        return p_tok
+    if rule == "random":
+        return torch.rand(len(H), generator=generator).numpy()
+    if rule in ("entropy", "eb"):
+        return -H
+    if rule == "margin":
+        return top2_margin(top_probs)
+    if rule == "confidence":
+        if tokens is None:
+            return slot_scores(top_probs[:, :2], H, gamma, scoring)[:, 0]
+        return token_figure(slot_scores(top_probs, H, gamma, scoring), top_tokens, tokens)
+    raise ValueError(rule)
+
+
+def descending_order(values: np.ndarray, n: int | None = None) -> np.ndarray:
+    """``torch.argsort(values, descending=True, stable=True)`` of a float NumPy array
+    (its first ``n``, if given): ties keep their order, -inf last. NumPy's stable sort
+    of the negated values, unless a value is NaN (torch puts NaN first, NumPy last): then
+    torch's. The first one alone is ``np.argmax``: the first of the largest (the first
+    NaN, if any), as torch's stable order puts it first."""
+    if n == 1 and len(values):
+        return np.argmax(values).reshape(1)
+    if np.isnan(values).any():
+        return torch.argsort(torch.from_numpy(values), descending=True, stable=True).numpy()
+    return np.argsort(-values, kind="stable")
 
 
 def slot_confidence(rule: str, ev: Evaluation, tokens: torch.Tensor, gamma: float,
@@ -204,79 +265,101 @@ def decode(runner: ModelRunner, state: DecodeState, cfg, rule: str, phase: str,
     the step unmasks more slots than that, the most confident others as usual. Forcing
     what the step would have done changes nothing (the same draws, the same figures)."""
     steps_per_block = cfg.steps // (cfg.gen_length // cfg.block_length)
-    mask_id = runner.model.mask_id
+    model = runner.model
+    mask_id = model.mask_id
     scoring = cfg.phase_c_scoring
+    late = model.end_ids if cfg.confidence_eos_eot_inf else None
+    parallel = rule == "threshold" or (rule == "confidence" and cfg.threshold_phase_c)
+    pair_t = cfg.pair_temperature
+    # A step's figures are NumPy rows of the forward's arrays (a NumPy call on them costs
+    # about a microsecond, a torch call several): the same values to the bit as the
+    # tensors' (token_figure, slot_confidence_array; the transcendental steps of a
+    # score stay torch's). The rarer rules' steps hand torch views of them to their
+    # tensor code (torch.from_numpy shares the memory).
     while True:
-        masked = state.answer == mask_id
-        eligible, block = eligible_slots(masked, cfg.block_length)
+        answer = state.answer
+        masked = answer.numpy() == mask_id
+        candidates, block = eligible_candidates(masked, cfg.block_length)
         if block < 0:
             return state
         before = (runner.forwards, runner.sequences, runner.cache_hits)
-        yield from runner.prepare(state.answer[None])   # lock-step: a scheduler may batch it
-        ev = runner.evaluate_one(state.answer)
-        tokens = ev.sample_tokens(generator, cfg.temperature)
-        conf = slot_confidence(rule, ev, tokens, cfg.gamma, scoring, generator)
+        yield from runner.prepare(answer[None])   # lock-step: a scheduler may batch it
+        batch, b = runner.evaluate_entry(answer)
+        _, _, H, top_tokens, top_probs = (a[b] for a in batch.arrays)
+        if cfg.temperature > 0:
+            tokens = batch.evaluations[b].sample_tokens(generator, cfg.temperature).numpy()
+            p_tok = token_figure(top_probs, top_tokens, tokens)
+            sampled = tokens
+        else:   # the argmax: each slot's first top token, its figures the first column's
+            tokens = top_tokens[:, 0].copy()
+            p_tok = top_probs[:, 0]
+            sampled = None
+        proposed = tokens
+        conf = slot_confidence_array(rule, H, top_tokens, top_probs, sampled, p_tok,
+                                     cfg.gamma, scoring, generator)
         # the order slots are unmasked in: confidence, with end tokens last if asked
         priority = conf
-        if cfg.confidence_eos_eot_inf:
-            priority = defer_tokens(conf, tokens, runner.model.end_ids)
-        candidates = torch.nonzero(eligible).flatten()
+        if late is not None:
+            priority = defer_tokens(torch.from_numpy(conf), torch.from_numpy(tokens),
+                                    late).numpy()
         used = state.steps_in_block.get(block, 0)
-        parallel = rule == "threshold" or (rule == "confidence"
-                                           and cfg.threshold_phase_c)
         if rule == "eb":
-            n = eb_count(ev.entropy[candidates], cfg.eb_threshold)
+            n = eb_count(torch.from_numpy(H[candidates]), cfg.eb_threshold)
         elif parallel:
-            hit = ev.top_tokens == tokens.unsqueeze(1)
-            pick = threshold_pick(priority, (ev.top_probs * hit).sum(1), candidates,
-                                  cfg.threshold)
+            pick = threshold_pick(torch.from_numpy(priority), torch.from_numpy(p_tok),
+                                  torch.from_numpy(candidates), cfg.threshold).numpy()
             n = len(pick)
         else:
             remaining_steps = max(1, steps_per_block - used)
             n = math.ceil(len(candidates) / remaining_steps)
         n = min(n, len(candidates))
-        pair_t = cfg.pair_temperature
         if parallel:
             pass  # the threshold rule's pick, above
         elif rule == "info_gain":
-            pick, tokens = yield from info_gain_pick(runner, ev, state.answer, tokens, conf,
-                                                     candidates, n, cfg, generator)
+            pick, tokens = yield from info_gain_pick(
+                runner, batch.evaluations[b], answer, torch.from_numpy(tokens),
+                torch.from_numpy(conf), torch.from_numpy(candidates), n, cfg, generator)
+            pick, tokens = pick.numpy(), tokens.numpy()
         elif rule == "confidence" and pair_t > 0:
-            pick, drawn = sample_pairs(ev, candidates, n, cfg.k1, cfg.gamma, scoring, pair_t,
-                                       generator)
-            tokens = tokens.clone()
-            tokens[pick] = drawn
-            s_pair = slot_scores(ev.top_probs, ev.entropy, cfg.gamma, scoring)
-            hit = ev.top_tokens == tokens.unsqueeze(1)
-            conf = (s_pair * hit).sum(1)   # the score of each slot's (drawn) token
+            ev = batch.evaluations[b]
+            pick, drawn = sample_pairs(ev, torch.from_numpy(candidates), n, cfg.k1,
+                                       cfg.gamma, scoring, pair_t, generator)
+            pick = pick.numpy()
+            tokens = tokens.copy()
+            tokens[pick] = drawn.numpy()
+            # the score of each slot's (drawn) token
+            conf = token_figure(slot_scores(top_probs, H, cfg.gamma, scoring), top_tokens,
+                                tokens)
         elif (rule == "confidence" and cfg.slot_temperature > 0
-              and int(torch.isfinite(priority[candidates]).sum()) >= n):
-            weights = torch.softmax(priority[candidates] / cfg.slot_temperature, 0)
-            pick = candidates[torch.multinomial(weights, n, generator=generator)]
+              and int(np.isfinite(priority[candidates]).sum()) >= n):
+            weights = torch.softmax(torch.from_numpy(priority[candidates])
+                                    / cfg.slot_temperature, 0)
+            pick = candidates[torch.multinomial(weights, n, generator=generator).numpy()]
         else:
-            order = torch.argsort(priority[candidates], descending=True, stable=True)
-            pick = candidates[order[:n]]
+            pick = candidates[descending_order(priority[candidates], n)[:n]]
         if force and state.step in force:
-            pick, tokens, conf = _forced_step(force[state.step], state, mask_id, ev, tokens,
-                                              conf, priority, candidates, n, rule, cfg,
+            pick, tokens, conf = _forced_step(force[state.step], state, mask_id,
+                                              batch.evaluations[b], torch.from_numpy(tokens),
+                                              torch.from_numpy(conf),
+                                              torch.from_numpy(priority),
+                                              torch.from_numpy(candidates), n, rule, cfg,
                                               scoring)
-        pick = pick.sort().values
-        hit = ev.top_tokens == tokens.unsqueeze(1)
-        p_tok = (ev.top_probs * hit).sum(1)
-        margin = ev.margin
-        cl = candidates.tolist()
+            pick, tokens, conf = pick.numpy(), tokens.numpy(), conf.numpy()
+        pick = np.sort(pick)
+        if tokens is not proposed:
+            p_tok = token_figure(top_probs, top_tokens, tokens)
         # as Python lists once (a tensor indexed slot by slot makes a tensor per slot)
-        p_l, margin_l, conf_l, entropy_l = (t.tolist() for t in (p_tok, margin, conf,
-                                                                  ev.entropy))
-        eligible_figures = {"slots": cl, "p": [p_l[i] for i in cl],
-                            "margin": [margin_l[i] for i in cl],
-                            "score": [conf_l[i] for i in cl],
-                            "entropy": [entropy_l[i] for i in cl]}
-        row = [float(h) if m else None for h, m in zip(entropy_l, masked.tolist())]
+        conf_l = conf.tolist()
+        p_l, margin_l, score_l, entropy_l = np.stack(
+            (p_tok, top2_margin(top_probs), conf, H))[:, candidates].tolist()
+        eligible_figures = {"slots": candidates.tolist(), "p": p_l, "margin": margin_l,
+                            "score": score_l, "entropy": entropy_l}
+        row = [h if m else None for h, m in zip(H.tolist(), masked.tolist())]
         state.entropy_rows.append(row)
-        state.answer = state.answer.clone()
-        state.answer[pick] = tokens[pick]
-        picked, picked_tokens = pick.tolist(), tokens[pick].tolist()
+        state.answer = answer = answer.clone()
+        picked_tokens = tokens[pick]
+        answer.numpy()[pick] = picked_tokens
+        picked, picked_tokens = pick.tolist(), picked_tokens.tolist()
         for s in picked:
             state.order[s] = state.step
         state.steps_in_block[block] = used + 1
@@ -284,7 +367,7 @@ def decode(runner: ModelRunner, state: DecodeState, cfg, rule: str, phase: str,
                          tokens=picked_tokens,
                          token_texts=[token_text(t) for t in picked_tokens],
                          scores=[conf_l[s] for s in picked], entropy=row,
-                         answer=runner.model.decode_masked(state.answer),
+                         answer=model.decode_masked(answer),
                          forwards=runner.forwards - before[0],
                          sequences=runner.sequences - before[1],
                          cache_hits=runner.cache_hits - before[2], eligible=eligible_figures)

@@ -324,18 +324,42 @@ class ModelRunner:
     def evaluate_one(self, answer: torch.Tensor) -> Evaluation:
         return self.evaluate([answer])[0]
 
+    def evaluate_entry(self, answer: torch.Tensor) -> tuple[EvaluationBatch, int]:
+        """:meth:`evaluate_one` of an ``[L]`` answer as (batch, row): where its figures lie,
+        with the same forward, cache and counts, but no :class:`Evaluation` made (a decode
+        step reads the batch's NumPy :attr:`~EvaluationBatch.arrays`; ``batch.evaluations
+        [row]`` is the evaluation :meth:`evaluate_one` returns)."""
+        key = answer.numpy().tobytes()
+        cache = self._cache
+        if key in cache:
+            cache.move_to_end(key)
+            self.cache_hits += 1
+        else:
+            self._store([key], self._forward(answer[None]))
+        self.requested += 1
+        entry = cache.get(key)
+        if entry is None:   # a cache too small to hold it (as evaluate: its own forward)
+            return self._forward(answer[None]), 0
+        return entry
+
     def _forward(self, answers: torch.Tensor) -> EvaluationBatch:
         """One forward of the model on ``answers`` (CPU, ``[B, L]``). Everything the model
         returns stays on its device: only the top-k tokens and probabilities and the
         per-slot entropies come back to the CPU."""
         B, L = answers.shape
         device = self.model.device
-        ids = torch.cat([self.prompt.expand(B, -1), answers], dim=1)
-        answers = ids[:, ids.shape[1] - L:]  # our own copy: the caller may change theirs
-        t0 = time.perf_counter()
         pending, self._pending = self._pending, None
+        P = self.prompt.shape[0]
+        if (pending is not None and pending.ids.shape == (B, P + L)
+                and torch.equal(pending.ids[:, P:], answers)):
+            ids = pending.ids   # the request's: this prompt, then these answers
+        else:
+            ids = torch.cat([self.prompt.expand(B, -1), answers], dim=1)
+            pending = None
+        answers = ids[:, P:]  # our own copy: the caller may change theirs
+        t0 = time.perf_counter()
         passes = scored = None
-        if pending is not None and torch.equal(pending.ids, ids):
+        if pending is not None:
             # lock-step: a scheduler ran these ids with other runners' (their rows of its
             # call are these ids' logits); its share of that call's time is ours
             logits, passes, scored = pending.logits, pending.token_passes, pending.scored
@@ -361,10 +385,11 @@ class ModelRunner:
         # a model with a KV cache reports the positions it computed (else: all of them)
         self.token_passes += int(passes or getattr(self.model, "last_token_passes", None)
                                  or ids.numel())
-        masked = answers == self.model.mask_id
+        masked = answers.numpy() == self.model.mask_id
         H = H.contiguous()
-        H.numpy()[~masked.numpy()] = 0.0   # in place (H is this call's own tensor)
-        return EvaluationBatch(None, answers, masked, H, top_tokens, top_probs)
+        H.numpy()[~masked] = 0.0   # in place (H is this call's own tensor)
+        return EvaluationBatch(None, answers, torch.from_numpy(masked), H, top_tokens,
+                               top_probs)
 
 
 #: the most sequences one lock-step model call holds (a larger set of requests is split

@@ -13,5 +13,5 @@ FAST_MODULES = {
     "test_safetensors_only", "test_viewer_frames", "test_viz", "test_results",
     "test_results_md", "test_comparison", "test_task_views", "test_hostile_scale",
     "test_received_traces", "test_fork_diff", "test_examples", "test_cli_safe",
-    "test_settings", "test_lock_step",
+    "test_settings", "test_lock_step", "test_decode_arrays",
 }

@@ -71,6 +71,18 @@ class BuiltinModel(DiffusionLM):
     def token_text(self, token_id: int) -> str:
         return self.tokenizer.token_text(token_id)
 
+    def decode_masked(self, ids, mask: str = "_") -> str:
+        """:meth:`DiffusionLM.decode_masked` (the same text), with the tokenizer's table
+        read directly: a decode step shows its answer this way, every step."""
+        ids = ids.tolist() if hasattr(ids, "tolist") else [int(i) for i in ids]
+        ends = self.end_ids
+        for i, t in enumerate(ids):
+            if t in ends:
+                ids = ids[:i]
+                break
+        vocab, mask_id = self.tokenizer.vocab, self.mask_id
+        return "".join([mask if t == mask_id else vocab[t] for t in ids])
+
     def decode(self, ids) -> str:
         return self.tokenizer.decode(ids)
 
