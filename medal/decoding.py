@@ -115,22 +115,13 @@ def descending_order(values: np.ndarray, n: int | None = None) -> np.ndarray:
 
 def slot_confidence(rule: str, ev: Evaluation, tokens: torch.Tensor, gamma: float,
                     scoring: str, generator: torch.Generator | None) -> torch.Tensor:
-    """How confident each slot is under ``rule`` (higher is unmasked first)."""
-    # probability of the proposed token in each slot (0 if outside the top-k)
-    hit = ev.top_tokens == tokens.unsqueeze(1)
-    p_tok = (ev.top_probs * hit).sum(1)
-    if rule in ("low_confidence", "threshold", "info_gain"):
-        return p_tok
-    if rule == "random":
-        return torch.rand(len(tokens), generator=generator)
-    if rule in ("entropy", "eb"):
-        return -ev.entropy
-    if rule == "margin":
-        return ev.margin
-    if rule == "confidence":
-        s = slot_scores(ev.top_probs, ev.entropy, gamma, scoring)
-        return (s * hit).sum(1)
-    raise ValueError(rule)
+    """How confident each slot is under ``rule`` (higher is unmasked first), for a state's
+    :class:`Evaluation` and proposed ``tokens``: :func:`slot_confidence_array` (the one
+    table of the rules) on its figures, as a tensor (a fork's forced tokens, rollouts)."""
+    top_tokens, top_probs, tok = ev.top_tokens.numpy(), ev.top_probs.numpy(), tokens.numpy()
+    return torch.from_numpy(np.asarray(slot_confidence_array(
+        rule, ev.entropy.numpy(), top_tokens, top_probs, tok,
+        token_figure(top_probs, top_tokens, tok), gamma, scoring, generator)))
 
 
 def defer_tokens(conf: torch.Tensor, tokens: torch.Tensor, late) -> torch.Tensor:

@@ -1,6 +1,7 @@
 """The decode step's NumPy helpers (medal/decoding.py: token_figure, slot_confidence_array,
 eligible_candidates; medal/runner.py: ModelRunner.evaluate_entry) agree to the bit with
-the per-slot tensor forms they replaced, on the shipped built-in models' own figures."""
+the per-slot tensor forms they replaced, on the shipped built-in models' own figures;
+slot_confidence (the tensor form forks and rollouts use) is that table too."""
 from __future__ import annotations
 
 import numpy as np
@@ -19,6 +20,24 @@ from medal.tasks import get_task
 def _bits(a) -> np.ndarray:
     a = a.numpy() if isinstance(a, torch.Tensor) else a
     return np.ascontiguousarray(a).view(np.uint32 if a.dtype == np.float32 else a.dtype)
+
+
+def _per_slot_confidence(rule, ev, tokens, gamma, scoring, generator) -> torch.Tensor:
+    """The per-slot tensor form the NumPy rule table replaced (written out here, so that
+    the table is checked against an independent form): the proposed token's probability
+    or score summed over its one hit among the slot's top-k tokens."""
+    hit = ev.top_tokens == tokens.unsqueeze(1)
+    if rule in ("low_confidence", "threshold", "info_gain"):
+        return (ev.top_probs * hit).sum(1)
+    if rule == "random":
+        return torch.rand(len(tokens), generator=generator)
+    if rule in ("entropy", "eb"):
+        return -ev.entropy
+    if rule == "margin":
+        return ev.margin
+    if rule == "confidence":
+        return (slot_scores(ev.top_probs, ev.entropy, gamma, scoring) * hit).sum(1)
+    raise ValueError(rule)
 
 
 def _states(task: str, top_k: int):
@@ -76,8 +95,11 @@ def test_decode_step_arrays_equal_the_tensor_forms(task, top_k):
                         if rule in ("info_gain",):
                             continue   # its confidence is low_confidence's (p_tok)
                         seed = int(torch.randint(0, 1 << 30, (1,), generator=g))
-                        want = slot_confidence(rule, ev, tokens, gamma, scoring,
-                                               torch.Generator().manual_seed(seed))
+                        want = _per_slot_confidence(rule, ev, tokens, gamma, scoring,
+                                                    torch.Generator().manual_seed(seed))
+                        tensor = slot_confidence(rule, ev, tokens, gamma, scoring,
+                                                 torch.Generator().manual_seed(seed))
+                        assert np.array_equal(_bits(tensor), _bits(want)), (rule, scoring)
                         have = slot_confidence_array(rule, H, top_tokens, top_probs,
                                                      tokens.numpy(), p_tok, gamma, scoring,
                                                      torch.Generator().manual_seed(seed))
