@@ -89,9 +89,6 @@ class LockStep:
         source, active = iter(runs), []
         while True:
             while len(active) < self.width and (run := next(source, None)) is not None:
-                if self.width > 1 and getattr(run.model, "kv_cache_mode", None):
-                    raise InputError("lock-step runs share model calls; the KV cache holds "
-                                     "one run's prefix: use --lock-step 1 with --kv-cache")
                 run.runner.defer = True
                 active.append(run)
             if not active:

@@ -219,7 +219,8 @@ class Run:
         self.runner = ModelRunner(model, prompt_ids, self.config.gen_length, fixed=self.fixed,
                                   suppress=suppress)
         if getattr(model, "kv_cache_mode", None):  # Fast-dLLM's KV cache (opt-in, approximate)
-            model.start_kv_cache(self.config.block_length, len(prompt_ids))
+            self.runner.kv_cache = model.start_kv_cache(self.config.block_length,
+                                                        len(prompt_ids))
         self.generator = torch.Generator().manual_seed(self.config.seed)
         self.observers = list(observers)
         self.recorder = None

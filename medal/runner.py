@@ -210,6 +210,8 @@ class ModelRunner:
         self.requested = 0         # evaluations asked for (cached or not)
         self._cache_size = cache_size
         self._pending: ForwardRequest | None = None   # run by a scheduler, not yet used
+        #: this run's KV cache (native LLaDA / Dream, opt-in: medal.engine.Run sets it)
+        self.kv_cache = None
 
     def prepare(self, answers: torch.Tensor):
         """Lock-step only (:attr:`defer`): yields the forward that evaluating ``answers``
@@ -319,6 +321,7 @@ class ModelRunner:
         other = ModelRunner(self.model, self.prompt.tolist(), self.gen_length, self.top_k,
                             self._cache_size, self.fixed, self.suppress)
         other._cache = self._cache
+        other.kv_cache = self.kv_cache
         return other
 
     def evaluate_one(self, answer: torch.Tensor) -> Evaluation:
@@ -365,7 +368,8 @@ class ModelRunner:
             logits, passes, scored = pending.logits, pending.token_passes, pending.scored
             t0 -= pending.seconds
         else:
-            logits = self.model.logits(ids.to(device), L)
+            logits = (self.model.logits(ids.to(device), L) if self.kv_cache is None else
+                      self.model.logits(ids.to(device), L, cache=self.kv_cache))
             if device.type == "cuda":
                 torch.cuda.synchronize(device)
         t1 = time.perf_counter()
@@ -448,19 +452,27 @@ def _forward_chunk(chunk: list[ForwardRequest], size: int,
     device = model.device
     if joint_scoring is None:
         joint_scoring = device.type != "cpu"
-    ids = chunk[0].ids if len(chunk) == 1 else torch.cat([r.ids for r in chunk])
+    caches = [r.runner.kv_cache for r in chunk]
     t0 = time.perf_counter()
-    logits = model.logits(ids.to(device), chunk[0].answer_length)
+    if any(c is not None for c in caches):
+        # each run through its own KV cache; the model groups what can share a call
+        logits, passes = model.logits_together([(r.ids, c) for r, c in zip(chunk, caches)],
+                                               chunk[0].answer_length)
+    else:
+        ids = chunk[0].ids if len(chunk) == 1 else torch.cat([r.ids for r in chunk])
+        logits = model.logits(ids.to(device), chunk[0].answer_length)
+        # a model's own (default) cache reports what it computed: the call's, one run's
+        last = getattr(model, "last_token_passes", None)
+        passes = [last] if len(chunk) == 1 and last else None
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     seconds = time.perf_counter() - t0
-    passes = getattr(model, "last_token_passes", None)
     start = 0
-    for r in chunk:
+    for i, r in enumerate(chunk):
         r.logits = logits[start:start + len(r)]
         r.seconds = seconds * len(r) / size
-        if len(chunk) == 1 and passes:   # a KV cache's count is the call's, so one's own
-            r.token_passes = int(passes)
+        if passes is not None:   # what the network computed for this run (its cache)
+            r.token_passes = int(passes[i])
         start += len(r)
     if joint_scoring and len(chunk) > 1:
         _score_together(chunk, logits, size)

@@ -318,9 +318,15 @@ def random_check(args) -> dict:
                 if label != "greedy" and runs[label].get("seconds"):
                     runs[label]["x_greedy_wall_time"] = runs[label]["seconds"] / greedy
         if args.lock_step > 1:
-            fig["lock_step"] = guarded(lambda: lock_step_check(
-                model, task, GenerationConfig(**used, max_iterations=args.max_iterations, seed=0),
-                args.lock_step, args.budget_seconds - (time.perf_counter() - started)))
+            for strategy in args.lock_step_strategies:
+                for kv in args.lock_step_kv:
+                    label = "lock_step" + ("" if strategy == "medal" else f"+{strategy}") + (
+                        "" if kv == "off" else f"+kv_{kv}")
+                    fig[label] = guarded(lambda: lock_step_check(
+                        model, task, GenerationConfig(**used, max_iterations=args.max_iterations,
+                                                      seed=0),
+                        args.lock_step, args.budget_seconds - (time.perf_counter() - started),
+                        strategy=strategy, kv=None if kv == "off" else kv))
         del model
         if device.type == "cuda":
             torch.cuda.empty_cache()
@@ -341,16 +347,19 @@ def guarded(fn) -> dict:
         return {"error": f"{type(exc).__name__}: {exc}"}
 
 
-def lock_step_check(model, task, config: GenerationConfig, width: int, seconds_left: float) -> dict:
-    """MEDAL on ``width`` problems whose prompts have the same length (lock-step joins
-    equal-length forwards only), one at a time and then in lock-step: the wall time of
-    each, the model calls, and whether the answers agree (on a GPU a row's last bit may
-    depend on the batch, docs/SPEED.md, so they may not)."""
+def lock_step_check(model, task, config: GenerationConfig, width: int, seconds_left: float,
+                    strategy: str = "medal", kv: str | None = None) -> dict:
+    """``strategy`` (MEDAL) on ``width`` problems whose prompts have the same length
+    (lock-step joins equal-length forwards only), one at a time and then in lock-step,
+    with Fast-dLLM's KV cache ``kv`` (each run its own; the cached spans of the runs in
+    one block share a call): the wall time of each, the model calls, and whether the
+    answers agree (on a GPU a row's last bit may depend on the batch, docs/SPEED.md, so
+    they may not)."""
     from medal.bench import LockStep
     from medal.engine import Run
 
     def runs(problems):
-        return [Run(model, task="countdown", problem=p, strategy="medal", config=config)
+        return [Run(model, task="countdown", problem=p, strategy=strategy, config=config)
                 for p in problems]
     by_length: dict[int, list] = {}
     for p in task.generate(64, seed=20_000):
@@ -358,18 +367,23 @@ def lock_step_check(model, task, config: GenerationConfig, width: int, seconds_l
                 config=config).runner.prompt.shape[0]
         by_length.setdefault(n, []).append(p)
     problems = max(by_length.values(), key=len)[:width]
-    out = {"width": len(problems), "strategy": "medal", "prompt_tokens":
+    out = {"width": len(problems), "strategy": strategy, "kv_cache": kv, "prompt_tokens":
            next(n for n, ps in by_length.items() if ps[:width] == problems)}
     rows = {}
     for mode, w in (("one_at_a_time", 1), ("lock_step", len(problems))):
         stepper = LockStep(w)
+        model.set_kv_cache(kv)
         t0 = time.perf_counter()
-        done = list(stepper.run(runs(problems)))
+        try:
+            done = list(stepper.run(runs(problems)))
+        finally:
+            model.set_kv_cache(None)
         wall = time.perf_counter() - t0
         rows[mode] = {"wall_seconds": wall, "runs_per_second": len(done) / wall,
                       "model_calls": stepper.model_calls, "sequences": stepper.sequences,
                       "answers": sorted(r.result.text for r in done)}
-        log(f"lock-step check, {mode}: {len(done)} MEDAL runs in {wall:.1f} s, "
+        log(f"lock-step check, {mode}: {len(done)} {strategy} runs (kv cache {kv or 'off'}) "
+            f"in {wall:.1f} s, "
             f"{stepper.model_calls} model calls")
         if wall * 2 > seconds_left:
             break
@@ -434,6 +448,13 @@ def main(argv=None) -> int:
                              + ", ".join(r[0] for r in RANDOM_RUNS) + ")")
     parser.add_argument("--lock-step", type=int, default=1, metavar="N",
                         help="--random: also time N MEDAL runs one at a time and in lock-step")
+    parser.add_argument("--lock-step-strategies", default=["medal"], metavar="S1,S2",
+                        type=lambda t: [x for x in t.split(",") if x],
+                        help="--lock-step: the strategies timed (default medal)")
+    parser.add_argument("--lock-step-kv", default=["off"], metavar="off,prefix,dual",
+                        type=lambda t: [x for x in t.split(",") if x],
+                        help="--lock-step: with the KV cache off and/or on (each run its own "
+                             "cache; results named lock_step+kv_MODE)")
     parser.add_argument("--builtin-lock-step", type=lambda t: [int(x) for x in t.split(",")],
                         default=None, metavar="W1,W2,...",
                         help="bench the built-in models on the device at these lock-step "
@@ -460,6 +481,9 @@ def main(argv=None) -> int:
     for k, v in PAPER.items():
         parser.add_argument("--" + k.replace("_", "-"), type=int, default=v)
     args = parser.parse_args(argv)
+    wrong = [m for m in args.lock_step_kv if m not in ("off", "prefix", "dual")]
+    if wrong:
+        parser.error(f"--lock-step-kv takes off, prefix and dual, got {', '.join(wrong)}")
     if args.random or args.builtin_lock_step:
         figures = random_check(args)
         text = json.dumps(figures, indent=1)

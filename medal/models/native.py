@@ -51,6 +51,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -605,49 +606,141 @@ class BlockKVCache:
         start = self.prompt_length + int(blocks[0]) * self.block_length
         return start, min(start + self.block_length, ids.shape[1])
 
-    def logits(self, net: "NativeLM", ids: torch.Tensor, rows: int, mask_id: int,
-               shifted: bool = False) -> tuple[torch.Tensor, int]:
-        """The answer rows' logits through the cache, and the token positions the network
-        processed."""
-        B, T = ids.shape
+    def plan(self, ids: torch.Tensor, mask_id: int, shifted: bool = False) -> "CachePlan | None":
+        """How a forward of ``ids`` goes through this cache: None when it runs uncached
+        (no block, or rows that differ outside it), else the span it computes and
+        whether the cache must be refreshed first."""
         span = self.span(ids, mask_id)
         if span is None:
-            return net(ids, rows=rows), B * T
+            return None
         start, end = span
         lo = start - 1 if shifted else start  # Dream: slot i is predicted at position i-1
         first = ids[:1]
         same_prefix = bool((ids[:, :lo] == first[:, :lo]).all())
         same_suffix = self.mode == "prefix" or bool((ids[:, end:] == first[:, end:]).all())
         if self.refresh != "step" and not (same_prefix and same_suffix):
-            return net(ids, rows=rows), B * T
+            return None
         key = (start, first[0, :lo].tolist(),
                first[0, end:].tolist() if self.mode == "dual" else None)
-        passes = 0
-        if self.refresh == "step" or key != self.key:
-            # refreshed every step: from every row itself (exact); else from the first
-            # row, for every row of every forward until the next refresh
-            src = ids if self.refresh == "step" else first
-            keep: list = []
-            full = net.forward_span(src, rows=rows, keep=keep)
-            passes += src.numel()
-            self.kv = [((k[:, :, :lo], v[:, :, :lo]),
-                        (k[:, :, end:], v[:, :, end:]) if self.mode == "dual" else (None, None))
-                       for k, v in keep]
-            self.stale_logits = full
-            self.key = key
-            self.refreshes += 1
-        else:
-            self.cached_forwards += 1
-        tail = T if self.mode == "prefix" else end
-        kv = [((kb.expand(B, -1, -1, -1), vb.expand(B, -1, -1, -1)),
-               (None, None) if ka is None else (ka.expand(B, -1, -1, -1),
-                                                va.expand(B, -1, -1, -1)))
-              for (kb, vb), (ka, va) in self.kv]   # expand: a no-op for B cached rows
-        positions = torch.arange(lo, tail, device=ids.device)[None]
-        out = net.forward_span(ids[:, lo:tail], positions=positions, kv=kv)
-        passes += B * (tail - lo)
+        tail = ids.shape[1] if self.mode == "prefix" else end
+        return CachePlan(lo, end, tail, key, self.refresh == "step" or key != self.key)
+
+    def logits(self, net: "NativeLM", ids: torch.Tensor, rows: int, mask_id: int,
+               shifted: bool = False) -> tuple[torch.Tensor, int]:
+        """The answer rows' logits through the cache, and the token positions the network
+        processed."""
+        out, (passes,) = cached_logits(net, [(ids, self)], rows, mask_id, shifted)
+        return out, passes
+
+
+class CachePlan(NamedTuple):
+    """:meth:`BlockKVCache.plan`: the forward computes positions ``[lo, tail)`` (the block
+    starts at ``lo``, or one before it when the outputs are shifted; ``end`` is the block's
+    end) attending to the cache made for ``key``; ``refresh``: remake the cache first."""
+    lo: int
+    end: int
+    tail: int
+    key: tuple
+    refresh: bool
+
+
+def cached_logits(net: "NativeLM", items: list[tuple[torch.Tensor, "BlockKVCache | None"]],
+                  rows: int, mask_id: int, shifted: bool = False
+                  ) -> tuple[torch.Tensor, list[int]]:
+    """Several forwards of one sequence length, each ``(ids [B_i, T], its cache or None)``,
+    in as few network calls as they allow (lock-step, medal.runner.forward_together):
+    the forwards that run uncached together, the refreshes together, then the cached
+    spans together (those computing the same positions in the same mode). Each forward's
+    rows of a call are its own rows alone wherever the network computes a batch's rows
+    independently (tests/networks/test_kv_cache.py checks it on the CPU). Returns the
+    answer-row logits of every forward's rows, in the order given (one tensor, written
+    in place: no copy of a vocabulary-wide tensor per forward), and the token positions
+    the network processed for each. One item is :meth:`BlockKVCache.logits`: the same
+    code."""
+    T = items[0][0].shape[1]
+    starts = [0]
+    for ids, _ in items:
+        starts.append(starts[-1] + ids.shape[0])
+    result: torch.Tensor | None = None   # [all rows, rows, V], made at the first output
+    passes = [0] * len(items)
+
+    def put(i: int, rows_out: torch.Tensor, lo: int = 0, hi: int | None = None) -> None:
+        # item i's rows of the result, answer rows [lo, hi); broadcast over its rows
+        nonlocal result
+        if result is None:
+            result = rows_out.new_empty((starts[-1],) + tuple(rows_out.shape[1:]))
+        result[starts[i]:starts[i + 1], lo:hi] = rows_out
+
+    plans = [None if cache is None else cache.plan(ids, mask_id, shifted)
+             for ids, cache in items]
+
+    def joined(tensors: list[torch.Tensor]) -> torch.Tensor:
+        return tensors[0] if len(tensors) == 1 else torch.cat(tensors)
+
+    plain = [i for i, plan in enumerate(plans) if plan is None]
+    if plain:
+        full = net(joined([items[i][0] for i in plain]), rows=rows)
+        a = 0
+        for i in plain:
+            B = items[i][0].shape[0]
+            put(i, full[a:a + B])
+            passes[i] = B * T
+            a += B
+    stale = [i for i, plan in enumerate(plans) if plan is not None and plan.refresh]
+    if stale:
+        # refreshed every step: from every row itself (exact); else from the first row,
+        # for every row of every forward until the next refresh
+        sources = [items[i][0] if items[i][1].refresh == "step" else items[i][0][:1]
+                   for i in stale]
+        keep: list = []
+        full = net.forward_span(joined(sources), rows=rows, keep=keep)
+        # several runs' refresh: each cache gets its own copy, so that one run's next
+        # refresh frees its memory whatever the others' caches hold (the values are the
+        # same; a run alone keeps views of its own refresh)
+        own = (lambda t: t.clone()) if len(stale) > 1 else (lambda t: t)
+        a = 0
+        for i, src in zip(stale, sources):
+            cache, plan, b = items[i][1], plans[i], a + len(src)
+            lo, end = plan.lo, plan.end
+            cache.kv = [((own(k[a:b, :, :lo]), own(v[a:b, :, :lo])),
+                         (own(k[a:b, :, end:]), own(v[a:b, :, end:])) if cache.mode == "dual"
+                         else (None, None))
+                        for k, v in keep]
+            cache.stale_logits = own(full[a:b])
+            cache.key = plan.key
+            cache.refreshes += 1
+            passes[i] += src.numel()
+            a = b
+    groups: dict[tuple, list[int]] = {}
+    for i, plan in enumerate(plans):
+        if plan is not None:
+            if not plan.refresh:
+                items[i][1].cached_forwards += 1
+            groups.setdefault((plan.lo, plan.tail, items[i][1].mode), []).append(i)
+    for (lo, tail, _), members in groups.items():
+        sizes = [items[i][0].shape[0] for i in members]
+        caches = [items[i][1].kv for i in members]
+
+        def stacked(layer: int, side: int, which: int) -> torch.Tensor | None:
+            # one layer's cached keys (which=0) or values (1), before (side=0) or after
+            # (1) the span, each forward's repeated for its rows (expand: a no-op for a
+            # forward of as many rows as its cache)
+            parts = [c[layer][side][which] for c in caches]
+            if parts[0] is None:
+                return None
+            return joined([t.expand(B, -1, -1, -1) for t, B in zip(parts, sizes)])
+
+        kv = [tuple((stacked(n, side, 0), stacked(n, side, 1)) for side in (0, 1))
+              for n in range(len(caches[0]))]
+        positions = torch.arange(lo, tail, device=items[members[0]][0].device)[None]
+        out = net.forward_span(joined([items[i][0][:, lo:tail] for i in members]),
+                               positions=positions, kv=kv)
         # the answer rows: [T - rows, T) of the sequence; computed: [lo, tail)
-        result = self.stale_logits.expand(B, -1, -1).clone()
         a, b = max(lo, T - rows), tail
-        result[:, a - (T - rows):b - (T - rows)] = out[:, a - lo:b - lo]
-        return result, passes
+        at = 0
+        for i, B in zip(members, sizes):
+            put(i, items[i][1].stale_logits)       # the refresh's rows, then the fresh
+            put(i, out[at:at + B, a - lo:b - lo], a - (T - rows), b - (T - rows))
+            passes[i] += B * (tail - lo)
+            at += B
+    return result, passes

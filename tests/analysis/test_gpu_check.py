@@ -54,14 +54,16 @@ def test_dry_run_on_the_cpu_prints_one_json(tmp_path):
 
 
 def test_dry_run_of_the_lock_step_parts(tmp_path):
-    """--lock-step N (N MEDAL runs on full-size random weights, one at a time and in
-    lock-step) and --builtin-lock-step (the built-in models' bench on the device at
-    several widths), dry-run on the CPU, where lock-step is exact: same answers."""
+    """--lock-step N (N MEDAL and greedy runs on full-size random weights, one at a time
+    and in lock-step, the KV cache off and dual: each run its own cache) and
+    --builtin-lock-step (the built-in models' bench on the device at several widths),
+    dry-run on the CPU, where lock-step is exact: same answers."""
     proc = subprocess.run(
         [sys.executable, "-c", BLOCKED, "--random", f"llada={REAL / 'llada' / 'config.json'}",
          "--device", "cpu", "--dtype", "float32", "--gen-length", "4", "--steps", "4",
          "--block-length", "4", "--lc", "1", "--candidates", "2", "--seconds", "0.01",
-         "--only", "greedy,medal", "--lock-step", "3", "--builtin-lock-step", "1,3",
+         "--only", "greedy,medal", "--lock-step", "3", "--lock-step-kv", "off,dual",
+         "--lock-step-strategies", "medal,greedy", "--builtin-lock-step", "1,3",
          "--builtin-problems", "2"],
         capture_output=True, text=True, timeout=900, cwd=tmp_path,
         env={**os.environ, "OMP_NUM_THREADS": "1"})
@@ -69,10 +71,14 @@ def test_dry_run_of_the_lock_step_parts(tmp_path):
     figures = json.loads(proc.stdout)
     llada = figures["models"]["llada"]
     assert set(llada["runs"]) == {"greedy", "medal"}            # --only
-    lock = llada["lock_step"]
-    assert lock["width"] == 3 and lock["same_answers"] is True and lock["speedup"] > 0
-    assert lock["lock_step"]["model_calls"] < lock["one_at_a_time"]["model_calls"]
-    assert lock["lock_step"]["sequences"] == lock["one_at_a_time"]["sequences"]
+    for label, strategy, kv in (("lock_step", "medal", None), ("lock_step+kv_dual", "medal", "dual"),
+                                ("lock_step+greedy", "greedy", None),
+                                ("lock_step+greedy+kv_dual", "greedy", "dual")):
+        lock = llada[label]
+        assert (lock["strategy"], lock["kv_cache"]) == (strategy, kv)
+        assert lock["width"] == 3 and lock["same_answers"] is True and lock["speedup"] > 0
+        assert lock["lock_step"]["model_calls"] < lock["one_at_a_time"]["model_calls"]
+        assert lock["lock_step"]["sequences"] == lock["one_at_a_time"]["sequences"]
     for task in ("countdown", "sudoku"):
         widths = figures["builtin_lock_step"][task]["widths"]
         assert set(widths) == {"1", "3", "3, scored per run"}

@@ -83,6 +83,29 @@ def test_a_nan_weight_in_the_builtin_model_is_an_error():
             config=GenerationConfig(**SMALL)).finish()
 
 
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
+def test_check_finite_finds_any_nan_or_infinity_and_passes_huge_finite_logits(dtype):
+    """check_finite reduces by a sum: a NaN, +inf or -inf anywhere is caught, and finite
+    logits whose sum overflows (float16's 65504 is reached by a few thousand logits of
+    30) pass through the exact check instead of being refused."""
+    from medal.models.base import check_finite
+    big = torch.finfo(dtype).max
+    huge = torch.full((2, 3, 4000), 30.0, dtype=dtype)
+    huge[0, 0, :2] = big               # finite, but the sum overflows in any dtype
+    assert check_finite(huge, "m") is huge
+    for bad, word in ((float("nan"), "NaN"), (float("inf"), "infinite"),
+                      (float("-inf"), "infinite")):
+        for where in ((0, 0, 0), (1, 2, 3999)):
+            x = torch.zeros(2, 3, 4000, dtype=dtype)
+            x[where] = bad
+            with pytest.raises(ModelLoadError, match=word):
+                check_finite(x, "m")
+    both = torch.zeros(2, 3, 4000, dtype=dtype)
+    both[0, 0, 0], both[1, 1, 1] = float("inf"), float("-inf")   # sum: NaN, still caught
+    with pytest.raises(ModelLoadError, match="infinite"):
+        check_finite(both, "m")
+
 # ---------------------------------------------------------------------- special ids
 
 def test_declared_mask_id_wins_over_the_official_one(base, tmp_path):

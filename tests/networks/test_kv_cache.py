@@ -93,3 +93,62 @@ def test_kv_cache_option_is_refused_for_other_models():
     with pytest.raises(InputError, match="native LLaDA and Dream"):
         load_model("builtin:countdown", kv_cache="prefix")
     assert load_model("builtin:countdown", kv_cache="off").builtin
+
+
+@pytest.mark.parametrize("mode", ["prefix", "dual"])
+def test_lock_step_with_the_cache_equals_the_runs_alone(model, mode):
+    """Runs in lock-step each keep their own cache; their refreshes share one network
+    call and their cached spans another. Every run's trace (answers, figures, counters,
+    token passes) equals the run alone with its cache, and the cached spans of several
+    runs were computed together."""
+    import copy
+    import json
+
+    from medal.bench import LockStep
+
+    cfg = GenerationConfig(gen_length=8, block_length=4, steps=8, lc=2, seed=0)
+    prompts = ["3 5 7 -> 15", "1 8 9 -> 18", "6 3 5 -> 14"]
+    model.set_kv_cache(mode)
+
+    def runs():
+        return [Run(model, task="countdown", prompt=p, strategy=s, config=cfg,
+                    decompose=False, trace=True)
+                for p in prompts for s in ("greedy", "medal")]
+
+    def plain(run):
+        trace = copy.deepcopy(run.trace)
+        trace.pop("timing")
+        return json.loads(json.dumps(trace))
+
+    net = model.net
+    cached_rows: list[int] = []   # each cached span's network call: its rows
+
+    def counting(ids, *args, kv=None, **kw):
+        if kv is not None:
+            cached_rows.append(ids.shape[0])
+        return type(net).forward_span(net, ids, *args, kv=kv, **kw)
+
+    net.forward_span = counting
+    try:
+        one = LockStep(1)     # one at a time: the same code, a model call a forward
+        alone = list(one.run(runs()))
+        alone_rows, cached_rows[:] = list(cached_rows), []
+        lock = LockStep(len(alone))
+        together = list(lock.run(runs()))
+    finally:
+        del net.forward_span
+        model.set_kv_cache(None)
+    together.sort(key=lambda r: (prompts.index(r.prompt), r.strategy))
+    alone.sort(key=lambda r: (prompts.index(r.prompt), r.strategy))
+    assert len({len(r.runner.prompt) for r in alone}) == 1   # prompts of one length
+    for a, b in zip(alone, together):
+        assert plain(b) == plain(a), (a.prompt, a.strategy)
+        assert b.result.token_passes == a.result.token_passes
+        assert b.runner.kv_cache is not a.runner.kv_cache
+        assert b.runner.kv_cache.refreshes == a.runner.kv_cache.refreshes > 0
+    assert lock.requests == one.requests == one.model_calls
+    assert lock.model_calls < one.model_calls / 2
+    # the same cached rows, in far fewer network calls: the first holds every run's
+    assert sum(cached_rows) == sum(alone_rows)
+    assert len(cached_rows) < len(alone_rows) / 2
+    assert cached_rows[0] == len(alone)

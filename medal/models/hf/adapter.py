@@ -62,11 +62,14 @@ class HFDiffusionLM(TokenizerSide, DiffusionLM):
             raise InputError(f"kv cache refresh must be 'block' or 'step', got {refresh!r}")
         self.kv_cache_mode, self.kv_cache_refresh, self.kv_cache = mode, refresh, None
 
-    def start_kv_cache(self, block_length: int, prompt_length: int) -> None:
-        """A fresh cache for a run (called by :class:`medal.engine.Run`); none when off."""
+    def start_kv_cache(self, block_length: int, prompt_length: int):
+        """A fresh cache for a run (called by :class:`medal.engine.Run`, which keeps it on
+        its runner: runs in lock-step each have their own); none when off. It is also the
+        model's :attr:`kv_cache`, the one :meth:`logits` uses when given none."""
         from ..native import BlockKVCache
         self.kv_cache = (BlockKVCache(self.kv_cache_mode, block_length, prompt_length,
                                       self.kv_cache_refresh) if self.kv_cache_mode else None)
+        return self.kv_cache
 
     def __init__(self, net, tokenizer, source: ModelSource, *, device: torch.device,
                  dtype: torch.dtype, chat_template: bool | None = None,
@@ -111,7 +114,7 @@ class HFDiffusionLM(TokenizerSide, DiffusionLM):
         return self._vocab
 
     @torch.inference_mode()
-    def logits(self, ids: torch.Tensor, answer_length: int) -> torch.Tensor:
+    def logits(self, ids: torch.Tensor, answer_length: int, cache=None) -> torch.Tensor:
         """ids ``[B, T]`` -> float32 logits ``[B, answer_length, V]`` of the answer slots,
         on the model's device, row i predicting slot i.
 
@@ -120,9 +123,26 @@ class HFDiffusionLM(TokenizerSide, DiffusionLM):
         last, its outputs being shifted by one). The prompt's logits -- a
         ``[B, T, V]`` tensor of 126k-152k columns -- are never made where the network's
         output layer is a module :meth:`_answer_rows_only` can see (LLaDA, Dream, masked
-        LMs); otherwise they are made and sliced off."""
-        ids = ids.to(self.device)
-        T = ids.shape[1]
+        LMs); otherwise they are made and sliced off.
+
+        ``cache``: the run's KV cache (:meth:`start_kv_cache`); default: the one started
+        last. :attr:`last_token_passes` is then the positions the network computed."""
+        out, passes = self.logits_together(
+            [(ids, self.kv_cache if cache is None else cache)], answer_length)
+        self.last_token_passes = passes[0]
+        return out
+
+    @torch.inference_mode()
+    def logits_together(self, parts: list[tuple[torch.Tensor, object]],
+                        answer_length: int) -> tuple[torch.Tensor, list[int]]:
+        """Several runs' forwards of one sequence length, each ``(ids [B_i, T], its KV
+        cache or None)``, as :meth:`logits` of them all (rows in the order given) and the
+        token positions the network computed for each: lock-step with the KV cache
+        (medal.runner.forward_together; :func:`medal.models.native.cached_logits` groups
+        the cached forwards)."""
+        parts = [(ids.to(self.device), cache) for ids, cache in parts]
+        T = parts[0][0].shape[1]
+        B = sum(ids.shape[0] for ids, _ in parts)
         if self.max_positions is not None and T > self.max_positions:
             raise InputError(f"the sequence is {T} tokens (prompt + answer slots); {self.name} "
                              f"reads at most {self.max_positions}. Lower --gen-length or "
@@ -130,18 +150,21 @@ class HFDiffusionLM(TokenizerSide, DiffusionLM):
         shifted = self.shifted_logits and T > answer_length
         rows = answer_length + 1 if shifted else answer_length
         try:
-            self.last_token_passes = ids.numel()
-            if self.implementation == "native" and self.kv_cache is not None:
-                out, self.last_token_passes = self.kv_cache.logits(
-                    self.net, ids, rows, self.mask_id, shifted=shifted)
-            elif self.implementation == "native":
-                out = self.net(ids, rows=rows)
+            if self.implementation == "native" and any(c is not None for _, c in parts):
+                from ..native import cached_logits
+                out, passes = cached_logits(self.net, parts, rows, self.mask_id,
+                                            shifted=shifted)
             else:
-                with self._answer_rows_only(rows):
-                    out = self.forward(ids)[:, -rows:]
+                ids = parts[0][0] if len(parts) == 1 else torch.cat([p[0] for p in parts])
+                passes = [p[0].numel() for p in parts]
+                if self.implementation == "native":
+                    out = self.net(ids, rows=rows)
+                else:
+                    with self._answer_rows_only(rows):
+                        out = self.forward(ids)[:, -rows:]
         except torch.cuda.OutOfMemoryError as exc:
             raise ModelLoadError(
-                f"out of GPU memory running {self.name} on {ids.shape[0]} sequences of {T} "
+                f"out of GPU memory running {self.name} on {B} sequences of {T} "
                 "tokens. Lower --k2 (children evaluated per forward) or --gen-length, or use "
                 "a GPU with more memory") from exc
         check_finite(out, self.name)
@@ -152,7 +175,7 @@ class HFDiffusionLM(TokenizerSide, DiffusionLM):
         out = out.float()
         out[..., self.mask_id] = float("-inf")
         out[..., self.text_vocab:] = float("-inf")  # ids without a token: never chosen
-        return out
+        return out, passes
 
     def _answer_rows_only(self, rows: int):
         """While active, the network's output layer (``get_output_embeddings()``, when it
