@@ -357,6 +357,8 @@ def results_document(records, strategies, task_name, config, model_name, source,
             by_strategy[s] = {"strategy": s, **a}
     return {"format": "medal-bench", "version": 1, "task": task_name, "model": model_name,
             "problems": source, "strategies": strategies, "config": config.to_json(),
+            # Fast-dLLM's block KV cache (prefix / dual): the answers are approximate
+            "kv_cache": getattr(model, "kv_cache_mode", None),
             # per strategy: the candidates of medal and medal-margin-only are not pooled
             "candidate_analysis_by_strategy": by_strategy,
             "candidate_analysis": next(iter(by_strategy.values()), None),

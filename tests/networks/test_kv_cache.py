@@ -146,9 +146,38 @@ def test_lock_step_with_the_cache_equals_the_runs_alone(model, mode):
         assert b.result.token_passes == a.result.token_passes
         assert b.runner.kv_cache is not a.runner.kv_cache
         assert b.runner.kv_cache.refreshes == a.runner.kv_cache.refreshes > 0
+        assert a.trace["run"]["model"]["kv_cache"] == mode   # the trace says so too
     assert lock.requests == one.requests == one.model_calls
     assert lock.model_calls < one.model_calls / 2
     # the same cached rows, in far fewer network calls: the first holds every run's
     assert sum(cached_rows) == sum(alone_rows)
     assert len(cached_rows) < len(alone_rows) / 2
     assert cached_rows[0] == len(alone)
+
+
+def test_bench_command_runs_the_cache_in_lock_step(tmp_path):
+    """`medal bench --kv-cache dual --lock-step N` on a native LLaDA checkpoint folder:
+    the same records as one at a time with the cache, in fewer model calls (it was
+    refused: the cache held one run's prefix)."""
+    import json
+
+    import standins
+    from medal.bench import comparable
+    from medal.cli import main
+
+    d = standins.save_checkpoint(tmp_path / "llada-native", "llada", "native")
+    docs = {}
+    for width in (1, 4):
+        out = tmp_path / f"w{width}.json"
+        assert main(["bench", "--model", f"llada:{d}", "--device", "cpu", "--task",
+                     "countdown", "--n", "4", "--strategies", "greedy,medal", "--kv-cache",
+                     "dual", "--lock-step", str(width), "--gen-length", "8",
+                     "--block-length", "4", "--steps", "8", "--lc", "2",
+                     "--max-iterations", "4", "--no-decompose", "--no-progress",
+                     "--out", str(out)]) == 0
+        docs[width] = json.loads(out.read_text())
+    assert comparable(docs[4]) == comparable(docs[1])
+    assert docs[4]["kv_cache"] == "dual"           # the document says it is approximate
+    speed = {w: doc["throughput"] for w, doc in docs.items()}
+    assert speed[4]["forwards"] == speed[1]["forwards"] == speed[1]["model_calls"]
+    assert speed[4]["model_calls"] < speed[1]["model_calls"]

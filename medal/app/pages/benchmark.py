@@ -60,7 +60,8 @@ if error:
 st.success(md(f"Loaded {name}"))
 facts = {"task": doc.get("task"), "model": doc.get("model"), "problems": doc.get("problems"),
          "strategies": ", ".join(map(str, doc["summary"])),
-         "processes": doc.get("processes")}
+         "processes": doc.get("processes"),
+         "KV cache (approximate)": doc.get("kv_cache")}
 st.dataframe([{"": k, "value": "—" if v is None else str(v)} for k, v in facts.items()],
              hide_index=True)
 

@@ -218,7 +218,9 @@ class HFDiffusionLM(TokenizerSide, DiffusionLM):
                 "vocab_size": self.vocab_size, "max_positions": self.max_positions,
                 "chat_template": self.chat, "logits_shifted_by_model": self.shifted_logits,
                 "implementation": self.implementation,
-                "remote_code": self.needs_remote_code and self.implementation == "remote"}
+                "remote_code": self.needs_remote_code and self.implementation == "remote",
+                # Fast-dLLM's block cache: answers APPROXIMATE when on (docs/SPEED.md)
+                "kv_cache": self.kv_cache_mode}
 
 
 class LLaDALM(HFDiffusionLM):
