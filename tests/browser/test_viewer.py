@@ -97,12 +97,13 @@ def stride_of(trace: dict, large: int = 6) -> int:
 
 
 def app_stride(trace: dict) -> int:
-    """The app's sweeps and the export's framing check (the export's data and pixel
-    sweeps check every position of every small example): every position of a trace of up
-    to 100, every 2nd of a longer one (the longer search's 149), every 6th of a large one;
-    every position under MEDAL_FULL_SWEEP=1 (CI's campaign step runs them so)."""
+    """The app's sweeps, the export's framing check and its pixel sweep at the second
+    screen size (the export's data sweep and its pixel sweep at 1024x768 check every
+    position of every small example): every position of a trace of up to 30, every 2nd
+    of a longer one (the examples' 62-149), every 6th of a large one; every position
+    under MEDAL_FULL_SWEEP=1 (CI's campaign step runs them so)."""
     n = len(positions(trace))
-    return 1 if FULL_SWEEP or n <= 100 else 2 if n <= LARGE else stride_of(trace)
+    return 1 if FULL_SWEEP or n <= 30 else 2 if n <= LARGE else stride_of(trace)
 
 
 def step_through(pg, trace, where, viewer="medalViewer", stride=1):
@@ -177,15 +178,16 @@ def test_export_paints_every_node_at_every_position(browser, deep_trace, tmp_pat
     was left unpainted after a step (vis-network skips a node whose stored box, stale for
     a node it has not drawn yet, lies outside the view): the longer search at 17 of 149
     positions, the winner's star among them. Every shipped example, every position, and
-    the deep trace (every 6th position; all under MEDAL_FULL_SWEEP=1). And, stepping
-    forwards through the examples, how the view moves (check_view_moves)."""
+    the deep trace (every 6th position; all under MEDAL_FULL_SWEEP=1); at the second size,
+    1440x900, the suite samples them (:func:`app_stride`). And, stepping forwards through
+    the examples, how the view moves (check_view_moves)."""
     bad = []
     for name, trace in traces(deep_trace).items():
         ctx, pg, blocked, errors = open_export(browser, trace, tmp_path, size)
         moves = []
-        bad += paint_sweep(pg, trace, f"export {name} {size}", stride=stride_of(trace),
-                           moves=moves)
-        if stride_of(trace) == 1 and name != "deep":
+        stride = stride_of(trace) if size == "1024x768" else app_stride(trace)
+        bad += paint_sweep(pg, trace, f"export {name} {size}", stride=stride, moves=moves)
+        if stride == 1 and name != "deep":
             check_view_moves(trace, moves, f"export {name} {size}")
         ctx.close()
         assert blocked == [] and errors == []
@@ -919,7 +921,8 @@ def test_app_tree_is_right_at_every_position(browser, server, deep_trace, tmp_pa
     pg.locator('[data-testid="stSidebar"] input[type=file]').set_input_files(str(path))
     pg.wait_for_function("__medalViewer.store && __medalViewer.store.key.startsWith('upload-')",
                          timeout=120_000)
-    step_through(pg, deep_trace, "app deep upload", viewer="__medalViewer", stride=4)
+    step_through(pg, deep_trace, "app deep upload", viewer="__medalViewer",
+                 stride=app_stride(deep_trace))   # the export's sweep takes every 4th
     pg.screenshot(path=str(ARTIFACTS / "e2e-viewer-app-deep-1440x900.png"))
     ctx.close()
     assert offline.blocked == []
