@@ -625,13 +625,6 @@ class BlockKVCache:
         tail = ids.shape[1] if self.mode == "prefix" else end
         return CachePlan(lo, end, tail, key, self.refresh == "step" or key != self.key)
 
-    def logits(self, net: "NativeLM", ids: torch.Tensor, rows: int, mask_id: int,
-               shifted: bool = False) -> tuple[torch.Tensor, int]:
-        """The answer rows' logits through the cache, and the token positions the network
-        processed."""
-        out, (passes,) = cached_logits(net, [(ids, self)], rows, mask_id, shifted)
-        return out, passes
-
 
 class CachePlan(NamedTuple):
     """:meth:`BlockKVCache.plan`: the forward computes positions ``[lo, tail)`` (the block
@@ -655,8 +648,7 @@ def cached_logits(net: "NativeLM", items: list[tuple[torch.Tensor, "BlockKVCache
     independently (tests/networks/test_kv_cache.py checks it on the CPU). Returns the
     answer-row logits of every forward's rows, in the order given (one tensor, written
     in place: no copy of a vocabulary-wide tensor per forward), and the token positions
-    the network processed for each. One item is :meth:`BlockKVCache.logits`: the same
-    code."""
+    the network processed for each. A run alone is one item: the same code."""
     T = items[0][0].shape[1]
     starts = [0]
     for ids, _ in items:
