@@ -235,27 +235,35 @@ class RMSNorm(nn.Module):
 
 
 def rotary_tables(cfg: NativeConfig, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """cos and sin of RoPE's angles ``position * theta^(-2j/d)``, float32, ``[B or 1, 1, T, d]``."""
+    """cos and sin of RoPE's angles ``position * theta^(-2j/d)``, float32, ``[B or 1, 1, T, d]``,
+    the sin with its first half negated: :func:`apply_rotary` turns ``x`` as
+    ``x * cos + rotate_half(x) * sin`` with ``rotate_half(x) * sin`` computed as
+    ``x.roll(d / 2) * signed_sin`` (the same bits, as negation is exact: one operation a
+    call instead of three, made once a forward)."""
     d = cfg.rope_dims
     inv_freq = 1.0 / (cfg.rope_theta ** (torch.arange(0, d, 2, dtype=torch.float,
                                                       device=positions.device) / d))
     angles = positions.float()[..., None] * inv_freq          # [B, T, d/2]
     angles = torch.cat((angles, angles), dim=-1)[:, None]     # [B, 1, T, d]
-    return angles.cos(), angles.sin()
+    sin = angles.sin()
+    return angles.cos(), torch.cat((-sin[..., :d // 2], sin[..., d // 2:]), dim=-1)
 
 
 def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    """The published codes' form: ``(x1, x2) -> (-x2, x1)``, halves of the last dim."""
     x1, x2 = x.chunk(2, dim=-1)
     return torch.cat((-x2, x1), dim=-1)
 
 
-def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+def apply_rotary(x: torch.Tensor, cos: torch.Tensor, signed_sin: torch.Tensor) -> torch.Tensor:
     """RoPE on the first ``cos.shape[-1]`` dims of each head (all of them but for a
-    partial rotary factor); the rest pass through."""
+    partial rotary factor); the rest pass through. ``signed_sin``: :func:`rotary_tables`'
+    (``x.roll(d/2) * signed_sin`` is ``rotate_half(x) * sin`` to the bit)."""
     d = cos.shape[-1]
     if d == x.shape[-1]:
-        return (x * cos) + (rotate_half(x) * sin)
-    turned = (x[..., :d] * cos) + (rotate_half(x[..., :d]) * sin)
+        return (x * cos) + (x.roll(d // 2, -1) * signed_sin)
+    part = x[..., :d]
+    turned = (part * cos) + (part.roll(d // 2, -1) * signed_sin)
     return torch.cat((turned, x[..., d:]), dim=-1)
 
 
@@ -331,18 +339,23 @@ class Block(nn.Module):
         self.shared = (SwiGLU(h, cfg.shared_expert_hidden)
                        if self.moe is not None and cfg.shared_expert_hidden else None)
 
-    def forward(self, x, cos, sin, attention_bias=None, kv=None, keep=None):
-        """``kv`` (the KV cache, :class:`BlockKVCache`): this layer's cached keys and values
-        of the positions before and after ``x``'s span, post-RoPE, ``[B, kv_heads, n,
-        head_dim]`` each (or None); ``x`` attends to them and to itself. ``keep``: a list
-        this layer's keys and values of ``x`` are appended to (for a cache)."""
+    def forward(self, x, cos, sin, attention_bias=None, kv=None, keep=None, batch: int = 1):
+        """``x``: the ``batch`` rows' tokens as one matrix, ``[batch * T, hidden]`` (every
+        linear layer is then one matrix product, without the reshapes a 3-d input takes);
+        ``cos``, ``sin``: :func:`rotary_tables`', in float32 where the family rotates in
+        float32, else in ``x``'s dtype. ``kv`` (the KV cache, :class:`BlockKVCache`): this
+        layer's cached keys and values of the positions before and after ``x``'s span,
+        post-RoPE, ``[B, kv_heads, n, head_dim]`` each (or None); ``x`` attends to them
+        and to itself. ``keep``: a list this layer's keys and values of ``x`` are
+        appended to (for a cache)."""
         cfg = self.cfg
-        B, T, C = x.shape
+        N, C = x.shape
+        B, T = batch, N // batch
         h = self.attn_norm(x)
         q, k, v = self.q(h), self.k(h), self.v(h)
         if cfg.qk_norm:  # per head
-            q = self.q_norm(q.view(B, T, cfg.heads, cfg.head_dim)).view(B, T, -1)
-            k = self.k_norm(k.view(B, T, cfg.kv_heads, cfg.head_dim)).view(B, T, -1)
+            q = self.q_norm(q.view(N, cfg.heads, cfg.head_dim)).view(N, -1)
+            k = self.k_norm(k.view(N, cfg.kv_heads, cfg.head_dim)).view(N, -1)
         if cfg.clip_qkv is not None:
             q, k, v = (t.clamp(-cfg.clip_qkv, cfg.clip_qkv) for t in (q, k, v))
         q = q.view(B, T, cfg.heads, cfg.head_dim).transpose(1, 2)
@@ -352,7 +365,6 @@ class Block(nn.Module):
             q = apply_rotary(q.float(), cos, sin).type_as(v)
             k = apply_rotary(k.float(), cos, sin).type_as(v)
         else:
-            cos, sin = cos.to(v.dtype), sin.to(v.dtype)
             q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
         if keep is not None:
             keep.append((k, v))
@@ -364,7 +376,7 @@ class Block(nn.Module):
             k = k.repeat_interleave(cfg.heads // cfg.kv_heads, dim=1)
             v = v.repeat_interleave(cfg.heads // cfg.kv_heads, dim=1)
         att = F.scaled_dot_product_attention(q, k, v, attn_mask=attention_bias, is_causal=False)
-        x = x + self.o(att.transpose(1, 2).contiguous().view(B, T, C))
+        x = x + self.o(att.transpose(1, 2).reshape(N, C))
         h = self.mlp_norm(x)
         if self.moe is None:
             return x + self.down(F.silu(self.gate(h)) * self.up(h))
@@ -416,12 +428,17 @@ class NativeLM(nn.Module):
         if cfg.scale_embeddings:
             x = x * (cfg.hidden ** 0.5)
         cos, sin = rotary_tables(cfg, positions)
+        if not cfg.rope_in_float32:  # Dream, LLaDA-MoE: the tables in the model's dtype
+            cos, sin = cos.to(x.dtype), sin.to(x.dtype)
+        B, T, C = x.shape
+        x = x.view(B * T, C)
         for i, block in enumerate(self.blocks):
             layer = [] if keep is not None else None
             x = block(x, cos, sin, attention_bias, kv=kv[i] if kv is not None else None,
-                      keep=layer)
+                      keep=layer, batch=B)
             if keep is not None:
                 keep.append(layer[0])
+        x = x.view(B, T, C)
         if rows is not None:
             x = x[:, -rows:]
         x = self.final_norm(x)

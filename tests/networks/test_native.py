@@ -20,6 +20,7 @@ reference numbers recorded from it (``tests/data/native-reference.json``).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import importlib.util
 import json
 import sys
@@ -32,7 +33,7 @@ import standins
 from medal.config import GenerationConfig
 from medal.engine import STRATEGIES, Run
 from medal.errors import ModelLoadError
-from medal.models import hf, load_model
+from medal.models import hf, load_model, native
 from medal.models.native import NativeConfig, NativeLM, checkpoint_name
 from medal.models.tokenizers import load_tokenizer
 from trace_compare import differences
@@ -350,6 +351,34 @@ def test_native_forward_takes_positions_and_an_attention_bias(folder):
         masked = m.net(padded, attention_bias=keep)[:, :-2]
     assert torch.equal(full, same)
     torch.testing.assert_close(masked, full, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("rotary_dims", [None, 6])
+def test_rotary_equals_the_published_form_to_the_bit(dtype, rotary_dims):
+    """The forward turns q and k as ``x * cos + x.roll(d/2) * signed_sin`` (one operation
+    where the published codes take three); it must be their ``x * cos + rotate_half(x) *
+    sin`` to the bit, full and partial (LLaDA-MoE) rotary, in float32 and bfloat16."""
+    cfg = NativeConfig.from_dict("dream", {
+        "num_attention_heads": 2, "hidden_size": 32, "num_hidden_layers": 1,
+        "intermediate_size": 8, "vocab_size": 8, "rope_theta": 10000.0})
+    if rotary_dims:
+        cfg = dataclasses.replace(cfg, rotary_dims=rotary_dims)
+    d = cfg.rope_dims
+    g = torch.Generator().manual_seed(0)
+    positions = torch.randint(0, 4096, (3, 7), generator=g)
+    x = (torch.randn(3, 2, 7, cfg.head_dim, generator=g) * 100).to(dtype)
+    cos, signed_sin = (t.to(dtype) for t in native.rotary_tables(cfg, positions))
+    angles = positions.float()[..., None] * (
+        1.0 / (cfg.rope_theta ** (torch.arange(0, d, 2, dtype=torch.float) / d)))
+    angles = torch.cat((angles, angles), dim=-1)[:, None]
+    assert torch.equal(cos, angles.cos().to(dtype))
+    sin = angles.sin().to(dtype)
+    turned = x[..., :d] * cos + native.rotate_half(x[..., :d]) * sin
+    expected = torch.cat((turned, x[..., d:]), dim=-1)
+    got = native.apply_rotary(x, cos, signed_sin)
+    assert got.dtype == dtype and torch.equal(got, expected)
+    assert not torch.equal(got, x)
 
 
 # ---------------------------------------------------------------------- LLaDA-MoE, any transformers
