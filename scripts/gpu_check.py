@@ -317,6 +317,9 @@ def random_check(args) -> dict:
             for label in runs:
                 if label != "greedy" and runs[label].get("seconds"):
                     runs[label]["x_greedy_wall_time"] = runs[label]["seconds"] / greedy
+        if args.floor:
+            fig["floor"] = guarded(lambda: floor_check(
+                model, len(prompt_ids), L, used["block_length"], args.floor, args.floor_seconds))
         if args.lock_step > 1:
             for strategy in args.lock_step_strategies:
                 for kv in args.lock_step_kv:
@@ -396,6 +399,106 @@ def lock_step_check(model, task, config: GenerationConfig, width: int, seconds_l
     return out
 
 
+def per_call(fn, device: torch.device, seconds: float) -> dict:
+    """ms a call of ``fn`` (synchronised), and the host's share: the ms until the call
+    returns, before waiting for the device. Where the two are equal the device waits on
+    the host (the call is bound by issuing its operations); on the CPU they are the same
+    by construction."""
+    fn()
+    sync(device)
+    n, issue, total, start = 0, 0.0, 0.0, time.perf_counter()
+    while n < 3 or time.perf_counter() - start < seconds:
+        t0 = time.perf_counter()
+        fn()
+        t1 = time.perf_counter()
+        sync(device)
+        issue, total, n = issue + t1 - t0, total + time.perf_counter() - t0, n + 1
+    return {"ms": total / n * 1e3, "host_ms": issue / n * 1e3, "calls": n}
+
+
+def dispatched_ops(fn) -> int:
+    """The tensor operations one call of ``fn`` dispatches (each costs the host a few
+    microseconds in eager PyTorch, whatever its size)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Count(TorchDispatchMode):
+        n = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            Count.n += 1
+            return func(*args, **(kwargs or {}))
+    with Count():
+        fn()
+    return Count.n
+
+
+def graph_replay(fn, device: torch.device, seconds: float) -> dict:
+    """``fn`` captured once as a CUDA graph and replayed: its ms a call, and whether the
+    replay's output equals the eager call's (a measurement for deciding on CUDA graphs;
+    MEDAL does not use them)."""
+    if device.type != "cuda":
+        return {"skipped": "CUDA graphs need a CUDA device"}
+    side = torch.cuda.Stream(device)
+    side.wait_stream(torch.cuda.current_stream(device))
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream(device).wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = fn()
+    graph.replay()
+    eager = fn()
+    sync(device)
+    out = per_call(graph.replay, device, seconds)
+    out["equal_to_eager"] = bool(torch.equal(captured, eager))
+    out["max_abs_diff"] = float((captured.float() - eager.float()).abs().max())
+    return out
+
+
+def floor_check(model, prompt_tokens: int, L: int, block: int, widths: list[int],
+                seconds: float) -> dict:
+    """The per-call floor (docs/SPEED.md, "Lock-step with the KV cache"): the network's
+    forward of the whole sequence (uncached) and of one block attending to a dual cache of
+    the rest (what a cached decode step computes), at each batch width: ms a call, the
+    host's ms to issue it, the operations it dispatches, and the same forward replayed
+    as a CUDA graph. Where ms equals host ms and the graph's replay is much faster, the
+    call is bound by the host, and lock-step (more rows a call) or CUDA graphs pay."""
+    net, device = model.net, model.device
+    T = prompt_tokens + L
+    g = torch.Generator().manual_seed(0)
+    ids = torch.cat([torch.randint(0, 1000, (max(widths), prompt_tokens), generator=g),
+                     torch.full((max(widths), L), model.mask_id, dtype=torch.long)], 1)
+    ids = ids.to(device)
+    lo, hi = prompt_tokens, prompt_tokens + min(block, L)
+    positions = torch.arange(lo, hi, device=device)[None]
+    out = {"tokens": T, "block": hi - lo, "widths": {}}
+    with torch.no_grad():
+        keep: list = []
+        net.forward_span(ids[:1], rows=L, keep=keep)
+        cache = [((k[:, :, :lo], v[:, :, :lo]), (k[:, :, hi:], v[:, :, hi:])) for k, v in keep]
+        del keep
+        for w in widths:
+            kv = [tuple((k.expand(w, -1, -1, -1).contiguous(),
+                         v.expand(w, -1, -1, -1).contiguous()) for k, v in layer)
+                  for layer in cache]
+            full_ids, span_ids = ids[:w].contiguous(), ids[:w, lo:hi].contiguous()
+            calls = {"full": lambda: net(full_ids, rows=L),
+                     "cached_block": lambda: net.forward_span(span_ids, positions=positions,
+                                                              kv=kv)}
+            row = out["widths"][str(w)] = {}
+            for name, fn in calls.items():
+                fig = per_call(fn, device, seconds)
+                fig["ops"] = dispatched_ops(fn)
+                fig["graph"] = guarded(lambda: graph_replay(fn, device, seconds))
+                row[name] = fig
+                graph = fig["graph"].get("ms")
+                log(f"floor, width {w}, {name}: {fig['ms']:.2f} ms a call, host "
+                    f"{fig['host_ms']:.2f} ms, {fig['ops']} ops"
+                    + (f"; as a CUDA graph {graph:.2f} ms" if graph else ""))
+    return out
+
+
 def builtin_lock_step(widths: list[int], device: torch.device, n_problems: int) -> dict:
     """`medal bench --device DEVICE --lock-step W` on the built-in models (medal and
     greedy on held-out problems) at each width: runs per second, model calls, and whether
@@ -462,6 +565,13 @@ def main(argv=None) -> int:
                              "without --random")
     parser.add_argument("--builtin-problems", type=int, default=30,
                         help="--builtin-lock-step: problems a task (x medal, greedy)")
+    parser.add_argument("--floor", type=lambda t: [int(x) for x in t.split(",")],
+                        default=None, metavar="W1,W2,...",
+                        help="with --random: time one forward of the whole sequence and of "
+                             "one block against a dual cache at these batch widths (ms a call, "
+                             "the host's ms, operations dispatched, as a CUDA graph)")
+    parser.add_argument("--floor-seconds", type=float, default=1.0,
+                        help="time per --floor figure")
     parser.add_argument("--trust-remote-code", action="store_true")
     parser.add_argument("--implementation", choices=["native", "remote"], default=None,
                         help="LLaDA/Dream: MEDAL's native code (default) or the checkpoint's")

@@ -64,7 +64,7 @@ def test_dry_run_of_the_lock_step_parts(tmp_path):
          "--block-length", "4", "--lc", "1", "--candidates", "2", "--seconds", "0.01",
          "--only", "greedy,medal", "--lock-step", "3", "--lock-step-kv", "off,dual",
          "--lock-step-strategies", "medal,greedy", "--builtin-lock-step", "1,3",
-         "--builtin-problems", "2"],
+         "--builtin-problems", "2", "--floor", "1,2", "--floor-seconds", "0.01"],
         capture_output=True, text=True, timeout=900, cwd=tmp_path,
         env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -79,6 +79,15 @@ def test_dry_run_of_the_lock_step_parts(tmp_path):
         assert lock["width"] == 3 and lock["same_answers"] is True and lock["speedup"] > 0
         assert lock["lock_step"]["model_calls"] < lock["one_at_a_time"]["model_calls"]
         assert lock["lock_step"]["sequences"] == lock["one_at_a_time"]["sequences"]
+    floor = llada["floor"]          # --floor: the per-call floor's figures at each width
+    assert floor["block"] == 4 and set(floor["widths"]) == {"1", "2"}
+    for row in floor["widths"].values():
+        for call in ("full", "cached_block"):
+            fig = row[call]
+            assert 0 < fig["host_ms"] <= fig["ms"] and fig["calls"] >= 3 and fig["ops"] > 0
+            assert fig["graph"] == {"skipped": "CUDA graphs need a CUDA device"}
+        # the cached forward dispatches what the full one does, plus the cache's joins
+        assert row["full"]["ops"] <= row["cached_block"]["ops"] <= row["full"]["ops"] + 8
     for task in ("countdown", "sudoku"):
         widths = figures["builtin_lock_step"][task]["widths"]
         assert set(widths) == {"1", "3", "3, scored per run"}

@@ -381,6 +381,44 @@ def test_rotary_equals_the_published_form_to_the_bit(dtype, rotary_dims):
     assert not torch.equal(got, x)
 
 
+def _ops_per_layer(family: str, dtype: torch.dtype) -> float:
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Count(TorchDispatchMode):
+        n = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            Count.n += 1
+            return func(*args, **(kwargs or {}))
+    counts = []
+    for layers in (2, 4):
+        cfg = dataclasses.replace(NativeConfig.from_dict(family, json.loads(
+            (standins.REAL_CONFIGS / standins.FOLDER[family] / "config.json").read_text())),
+            layers=layers, vocab_size=64)
+        net = NativeLM(cfg).to(dtype).eval()
+        Count.n = 0
+        with torch.no_grad(), Count():
+            net(torch.randint(0, 64, (2, 12)), rows=4)
+        counts.append(Count.n)
+    return (counts[1] - counts[0]) / 2
+
+
+@pytest.mark.parametrize("family, dtype, most", [
+    ("llada", torch.float32, 50), ("llada", torch.bfloat16, 58),
+    ("dream", torch.float32, 58), ("dream", torch.bfloat16, 62)])
+def test_a_layer_dispatches_few_operations(family, dtype, most):
+    """On a GPU a cached forward of a few dozen tokens costs what the host takes to issue
+    its operations, ~10 us each (docs/SPEED.md: 20-23 ms a call for LLaDA-8B whatever the
+    tokens), so each layer's operation count is its floor. Each linear layer is one matrix
+    product (no 3-d reshapes), RoPE one roll (not rotate_half's three operations), and
+    Dream's cos/sin cast once a forward. Operations a layer, before -> after: LLaDA float32
+    65 -> 47, bfloat16 73 -> 55; Dream 73 -> 55 and 79 -> 59 (Dream's grouped-query
+    attention repeats k and v: 4 more)."""
+    per_layer = _ops_per_layer(family, dtype)
+    print(f"{family} {dtype}: {per_layer} operations a layer")
+    assert per_layer <= most
+
+
 # ---------------------------------------------------------------------- LLaDA-MoE, any transformers
 
 def test_llada_moe_is_native_by_default_with_its_mask_named_mask(folder):
