@@ -12,12 +12,20 @@ def load_recorded_model(trace: dict, what: str = "medal repro", **options):
     """The model a trace names, only if this machine has it (issue 31: a received trace
     is data, never an instruction): a built-in model, a checkpoint folder that exists
     here, or a hub id whose files are already in the local Hugging Face cache (then
-    loaded with the hub switched off). A hub id that is not here is never downloaded:
+    loaded with the hub switched off), with the KV cache the trace records (its mode, a
+    decoding setting: prefix or dual). A hub id that is not here is never downloaded:
     :class:`ModelLoadError` says so and how to give the model (``--model SPEC``)."""
     from .errors import ModelLoadError
     from .models import load_model
-    name = ((trace.get("run") or {}).get("model") or {}).get("name")
+    recorded = (trace.get("run") or {}).get("model") or {}
+    name = recorded.get("name")
     name = name.strip() if isinstance(name, str) else ""
+    if options.get("kv_cache") in (None, "off") and recorded.get("kv_cache") in ("prefix",
+                                                                                "dual"):
+        # the run decoded through Fast-dLLM's (approximate) block cache: its answers are
+        # what the cache computed, so the re-run (or a fork) takes the same cache (the
+        # CLI's --kv-cache is "off" unless given; to re-run without it, give the model)
+        options = {**options, "kv_cache": recorded["kv_cache"]}
     if name.startswith("builtin:"):
         return load_model(name, **options)
     fix = ("; give the model yourself with --model SPEC (or model= in Python), e.g. a "

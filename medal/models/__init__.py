@@ -47,8 +47,10 @@ def __getattr__(name: str) -> Any:
 def load_model(spec: str, **options) -> "DiffusionLM":
     """Load a model from its spec; raises :class:`ModelLoadError` with the fix on failure.
 
-    Options (for ``transformers`` models; the built-in models take ``device`` only, and
-    ``auto`` keeps them on the CPU): ``trust_remote_code`` (bool), ``device`` (auto/cpu/cuda), ``dtype``
+    Options (for ``transformers`` models; the built-in models take ``device`` and
+    ``kv_cache`` only, and ``auto`` keeps them on the CPU): ``trust_remote_code`` (bool),
+    ``device`` (auto/cpu/cuda), ``kv_cache`` (off/prefix/dual: Fast-dLLM's block cache,
+    approximate; native LLaDA and Dream, and the built-in models), ``dtype``
     (auto/float32/bfloat16/float16), ``revision``, ``chat_template`` (None: use the
     tokenizer's if it has one), ``implementation`` (native/remote; None: native, or
     ``MEDAL_IMPLEMENTATION``), ``mask_id`` (override), ``memory_check`` (False: skip the
@@ -62,18 +64,18 @@ def load_model(spec: str, **options) -> "DiffusionLM":
     spec = (spec or "").strip()
     kv_cache = options.pop("kv_cache", None)
     kv_cache = None if kv_cache in (None, "off") else kv_cache
-    if kv_cache is not None and not is_hf_spec(spec):
-        raise InputError(f"--kv-cache {kv_cache}: the KV cache is for the native LLaDA and "
-                         f"Dream code, not {spec or 'this model'}; leave it off")
     if spec.startswith("builtin:"):
-        return BuiltinModel.load(spec.split(":", 1)[1], device=options.get("device"))
+        model = BuiltinModel.load(spec.split(":", 1)[1], device=options.get("device"))
+        model.set_kv_cache(kv_cache)
+        return model
     if is_hf_spec(spec):
         model = load_hf_model(spec, **options)
         if kv_cache is not None:
             setter = getattr(model, "set_kv_cache", None)
             if setter is None:
                 raise InputError(f"--kv-cache {kv_cache}: {model.name} has no KV cache; the "
-                                 "cache is for the native LLaDA and Dream code")
+                                 "cache is for the native LLaDA and Dream code and the "
+                                 "built-in models")
             setter(kv_cache)
         return model
     shipped = ", ".join("builtin:" + n for n in builtin_names()) or "none shipped yet"

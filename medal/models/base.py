@@ -109,3 +109,44 @@ class DiffusionLM(ABC):
     def check_prompt(self, prompt: str) -> None:
         if not isinstance(prompt, str) or not prompt.strip():
             raise InputError("the prompt is empty; give the question or task to answer")
+
+
+class BlockCacheMixin:
+    """Fast-dLLM's block KV cache (:class:`medal.models.native.BlockKVCache`), opt-in and
+    APPROXIMATE, for the models whose network computes a span against cached keys and
+    values (``forward_span``): the native LLaDA and Dream code and the built-in models."""
+
+    #: None (off), "prefix" or "dual" (:meth:`set_kv_cache`)
+    kv_cache_mode: str | None = None
+    kv_cache_refresh = "block"
+    #: the cache started last (:meth:`start_kv_cache`): :meth:`logits`' default
+    kv_cache = None
+    #: token positions the network computed in the last :meth:`logits` call
+    last_token_passes: int | None = None
+
+    def set_kv_cache(self, mode: str | None, refresh: str = "block") -> None:
+        """Turn the block KV cache on ("prefix" or "dual") or off (None). APPROXIMATE (see
+        BlockKVCache); each run starts it afresh for its block length and prompt.
+        ``refresh="step"`` recomputes it at every forward (the exactness check; no
+        saving)."""
+        from .native import KV_CACHE_MODES
+        if mode is not None and mode not in KV_CACHE_MODES:
+            raise InputError(f"kv cache must be one of {', '.join(KV_CACHE_MODES)} or off, "
+                             f"got {mode!r}")
+        if mode is not None:
+            self._check_kv_cache_applies()
+        if refresh not in ("block", "step"):
+            raise InputError(f"kv cache refresh must be 'block' or 'step', got {refresh!r}")
+        self.kv_cache_mode, self.kv_cache_refresh, self.kv_cache = mode, refresh, None
+
+    def _check_kv_cache_applies(self) -> None:
+        """Raise :class:`InputError` where this model cannot take the cache."""
+
+    def start_kv_cache(self, block_length: int, prompt_length: int):
+        """A fresh cache for a run (called by :class:`medal.engine.Run`, which keeps it on
+        its runner: runs in lock-step each have their own); none when off. It is also the
+        model's :attr:`kv_cache`, the one :meth:`logits` uses when given none."""
+        from .native import BlockKVCache
+        self.kv_cache = (BlockKVCache(self.kv_cache_mode, block_length, prompt_length,
+                                      self.kv_cache_refresh) if self.kv_cache_mode else None)
+        return self.kv_cache

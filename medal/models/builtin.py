@@ -6,7 +6,7 @@ from pathlib import Path
 import torch
 
 from ..errors import InputError, ModelLoadError
-from .base import DiffusionLM, check_finite
+from .base import BlockCacheMixin, DiffusionLM, check_finite
 from .tiny import CharTokenizer, TinyDLM, load_checkpoint
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -16,7 +16,11 @@ def builtin_names() -> list[str]:
     return sorted(p.parent.name for p in ASSETS.glob("*/model.safetensors"))
 
 
-class BuiltinModel(DiffusionLM):
+class BuiltinModel(BlockCacheMixin, DiffusionLM):
+    """A shipped tiny model (:mod:`medal.models.tiny`). Fast-dLLM's block KV cache
+    (``--kv-cache prefix|dual``, approximate, off by default) serves it as it serves the
+    native LLaDA and Dream code: a trained model whose answers the approximation can
+    be measured on (docs/SPEED.md)."""
     builtin = True
 
     def __init__(self, net: TinyDLM, meta: dict, name: str):
@@ -64,9 +68,30 @@ class BuiltinModel(DiffusionLM):
         return [self.pad_id] * (limit - len(ids)) + ids
 
     @torch.inference_mode()
-    def logits(self, ids: torch.Tensor, answer_length: int) -> torch.Tensor:
-        return check_finite(self.net(ids.to(self.device), last=answer_length),
-                            self.name).float()
+    def logits(self, ids: torch.Tensor, answer_length: int, cache=None) -> torch.Tensor:
+        """``cache``: the run's KV cache (:meth:`start_kv_cache`); default: the one started
+        last, none when the cache is off. :attr:`last_token_passes` is then the positions
+        the network computed."""
+        cache = self.kv_cache if cache is None else cache
+        if cache is None:
+            self.last_token_passes = None
+            return check_finite(self.net(ids.to(self.device), last=answer_length),
+                                self.name).float()
+        out, passes = self.logits_together([(ids, cache)], answer_length)
+        self.last_token_passes = passes[0]
+        return out
+
+    @torch.inference_mode()
+    def logits_together(self, parts: list[tuple[torch.Tensor, object]],
+                        answer_length: int) -> tuple[torch.Tensor, list[int]]:
+        """Several runs' forwards of one sequence length, each ``(ids, its KV cache or
+        None)``: :meth:`logits` of them all (rows in the order given) and the positions
+        the network computed for each (lock-step with the cache; the cached spans of
+        runs in the same block share a call, :func:`medal.models.native.cached_logits`)."""
+        from .native import cached_logits
+        out, passes = cached_logits(self.net, [(ids.to(self.device), c) for ids, c in parts],
+                                    answer_length, self.mask_id)
+        return check_finite(out, self.name).float(), passes
 
     def token_text(self, token_id: int) -> str:
         return self.tokenizer.token_text(token_id)
@@ -92,5 +117,8 @@ class BuiltinModel(DiffusionLM):
         return ASSETS / self.name.split(":", 1)[1]
 
     def describe(self) -> dict:
-        return {**super().describe(), "parameters": self.net.n_params(),
-                "training": self.meta.get("training", {})}
+        out = {**super().describe(), "parameters": self.net.n_params(),
+               "training": self.meta.get("training", {})}
+        if self.kv_cache_mode:   # Fast-dLLM's block cache: answers APPROXIMATE (SPEED.md)
+            out["kv_cache"] = self.kv_cache_mode
+        return out

@@ -688,7 +688,7 @@ def cached_logits(net: "NativeLM", items: list[tuple[torch.Tensor, "BlockKVCache
 
     plain = [i for i, plan in enumerate(plans) if plan is None]
     if plain:
-        full = net(joined([items[i][0] for i in plain]), rows=rows)
+        full = net.forward_span(joined([items[i][0] for i in plain]), rows=rows)
         a = 0
         for i in plain:
             B = items[i][0].shape[0]

@@ -41,7 +41,8 @@ def add_model_arguments(parser) -> None:
     g.add_argument("--skip-memory-check", action="store_true",
                    help="load even if the memory estimate says the device is too small")
     g.add_argument("--kv-cache", choices=("off", "prefix", "dual"), default="off",
-                   help="native LLaDA/Dream: Fast-dLLM's block KV cache (APPROXIMATE: cached "
+                   help="native LLaDA/Dream and the built-in models: Fast-dLLM's block KV "
+                        "cache (APPROXIMATE: cached "
                         "keys/values of the prompt and earlier blocks, refreshed once a "
                         "block; dual also caches the later blocks). Off: exact "
                         "(docs/SPEED.md)")

@@ -89,10 +89,20 @@ class SelfAttention(nn.Module):
         self.proj = nn.Linear(cfg.n_embd, cfg.n_embd)
         self.dropout = cfg.dropout
 
-    def forward(self, x):
+    def forward(self, x, kv=None, keep=None):
+        """``kv``: this layer's cached ((keys, values) before, (keys, values) after) ``x``'s
+        span, ``[B, heads, n, head_dim]`` or None (Fast-dLLM's block cache,
+        :class:`medal.models.native.BlockKVCache`); ``x`` attends to them and to itself.
+        ``keep``: a list this layer's keys and values of ``x`` are appended to."""
         B, T, C = x.shape
         q, k, v = self.qkv(x).split(C, dim=2)
         q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))
+        if keep is not None:
+            keep.append((k, v))
+        if kv is not None:
+            (kb, vb), (ka, va) = kv
+            k = torch.cat([t for t in (kb, k, ka) if t is not None], dim=2)
+            v = torch.cat([t for t in (vb, v, va) if t is not None], dim=2)
         y = F.scaled_dot_product_attention(q, k, v, is_causal=False,
                                            dropout_p=self.dropout if self.training else 0.0)
         return self.proj(y.transpose(1, 2).contiguous().view(B, T, C))
@@ -107,8 +117,8 @@ class Block(nn.Module):
         self.mlp = nn.Sequential(nn.Linear(cfg.n_embd, 4 * cfg.n_embd), nn.GELU(),
                                  nn.Linear(4 * cfg.n_embd, cfg.n_embd))
 
-    def forward(self, x):
-        x = x + self.attn(self.ln1(x))
+    def forward(self, x, kv=None, keep=None):
+        x = x + self.attn(self.ln1(x), kv=kv, keep=keep)
         return x + self.mlp(self.ln2(x))
 
 
@@ -135,14 +145,28 @@ class TinyDLM(nn.Module):
     def forward(self, ids, last: int | None = None):
         """Logits of every position, or of the ``last`` positions only (the output layer,
         the largest matrix of a small model, runs on those rows alone)."""
+        return self.forward_span(ids, rows=last)
+
+    def forward_span(self, ids, positions: torch.Tensor | None = None, rows: int | None = None,
+                     kv: list | None = None, keep: list | None = None) -> torch.Tensor:
+        """:meth:`forward` of a span of the sequence (the native networks' interface, so
+        that Fast-dLLM's block cache, :func:`medal.models.native.cached_logits`, serves
+        these models too): ``ids`` are the span's tokens at ``positions`` (``[1, T]``;
+        default 0..T-1), ``kv`` per layer the cached ((keys, values) before, (keys,
+        values) after) the span attends to besides itself; ``keep`` (a list) receives per
+        layer the span's own (keys, values); ``rows``: logits of the last ``rows``
+        positions only. Without ``kv`` and ``positions`` it is the plain forward."""
         T = ids.shape[1]
-        if T > self.cfg.block_size:
-            raise InputError(f"sequence of {T} tokens exceeds the model's {self.cfg.block_size}")
-        x = self.tok_emb(ids) + self.pos_emb(torch.arange(T, device=ids.device))
-        for block in self.blocks:
-            x = block(x)
-        if last is not None:
-            x = x[:, T - last:]
+        if positions is None:
+            if T > self.cfg.block_size:
+                raise InputError(f"sequence of {T} tokens exceeds the model's "
+                                 f"{self.cfg.block_size}")
+            positions = torch.arange(T, device=ids.device)
+        x = self.tok_emb(ids) + self.pos_emb(positions)
+        for i, block in enumerate(self.blocks):
+            x = block(x, kv=kv[i] if kv is not None else None, keep=keep)
+        if rows is not None:
+            x = x[:, T - rows:]
         return self.head(self.ln_f(x))
 
     def n_params(self) -> int:

@@ -88,11 +88,130 @@ def test_approximate_answers_against_exact(model, strategy, extra, capsys):
         assert res.token_passes < exact.token_passes
 
 
-def test_kv_cache_option_is_refused_for_other_models():
+def test_kv_cache_option_on_the_builtin_models():
+    """The built-in models take the cache too (they refused it before): the option turns
+    it on, the description (and so the trace) says so, a wrong mode is refused."""
     from medal.models import load_model
-    with pytest.raises(InputError, match="native LLaDA and Dream"):
-        load_model("builtin:countdown", kv_cache="prefix")
-    assert load_model("builtin:countdown", kv_cache="off").builtin
+    m = load_model("builtin:countdown", kv_cache="prefix")
+    assert m.builtin and m.kv_cache_mode == "prefix" and m.describe()["kv_cache"] == "prefix"
+    off = load_model("builtin:countdown", kv_cache="off")
+    assert off.kv_cache_mode is None and "kv_cache" not in off.describe()  # traces as before
+    with pytest.raises(InputError, match="prefix, dual"):
+        load_model("builtin:countdown", kv_cache="suffix")
+
+
+# ---------------------------------------------------------------------- built-in models
+
+def _builtin_states(model, batch=3, seed=0):
+    """Built-in Countdown: a 24-token prompt and ``batch`` answer states inside block 1
+    (of 7 slots; block 0 filled alike, block 1 partly filled, different per row)."""
+    g = torch.Generator().manual_seed(seed)
+    P, L, block = model.net.cfg.prompt_length, model.net.cfg.answer_length, 7
+    prompt = torch.randint(3, model.vocab_size, (P,), generator=g)
+    ans = torch.full((batch, L), model.mask_id)
+    ans[:, :block] = torch.randint(3, model.vocab_size, (block,), generator=g)
+    for b in range(batch):
+        ans[b, block + b % block] = 10 + b
+    return torch.cat([prompt.expand(batch, -1), ans], 1), L, block, P
+
+
+@pytest.mark.parametrize("mode", ["prefix", "dual"])
+def test_builtin_refreshed_every_step_equals_the_uncached(mode):
+    from medal.models import load_model
+    model = load_model("builtin:countdown")
+    ids, L, block, P = _builtin_states(model)
+    exact = model.logits(ids, L)
+    assert model.last_token_passes is None            # no cache: every position
+    model.set_kv_cache(mode, refresh="step")
+    model.start_kv_cache(block, P)
+    for rows in (ids[:1], ids):
+        torch.testing.assert_close(model.logits(rows, L), exact[:len(rows)],
+                                   rtol=1e-5, atol=1e-5)
+    assert model.kv_cache.refreshes == 2
+    assert model.last_token_passes - len(ids) * ids.shape[1] < len(ids) * ids.shape[1]
+    model.set_kv_cache("prefix" if mode == "dual" else "dual")   # block mode: approximate
+    model.start_kv_cache(block, P)
+    model.logits(ids[:1], L)                                    # the refresh
+    moved = ids[:1].clone()
+    moved[0, P + block + 3] = 12                                # a commitment in the block
+    fresh = model.logits(moved, L)
+    assert model.kv_cache.refreshes == 1 and model.kv_cache.cached_forwards == 1
+    assert not torch.equal(fresh, exact[:1])
+
+
+def test_builtin_approximate_answers_against_exact(capsys):
+    """On a trained model (the random-weight tiny LLaDA/Dream above are the worst case):
+    the cached answers against the exact ones on held-out problems, reported; most
+    answers survive the approximation, at fewer token passes and the same forwards."""
+    from medal.models import load_model
+    from medal.tasks import get_task
+    model = load_model("builtin:countdown")
+    problems = get_task("countdown").generate(12, seed=10_000)
+    runs = {}
+    for mode in (None, "prefix", "dual"):
+        model.set_kv_cache(mode)
+        runs[mode] = [Run(model, task="countdown", problem=p, strategy="greedy",
+                          config=GenerationConfig(seed=0)).finish() for p in problems]
+    exact = runs[None]
+    for mode in ("prefix", "dual"):
+        same = sum(a.answer_ids == b.answer_ids for a, b in zip(runs[mode], exact))
+        right = sum(bool(r.verified) for r in runs[mode])
+        with capsys.disabled():
+            print(f"\n[kv cache] builtin countdown greedy {mode}: {same}/{len(exact)} answers "
+                  f"as exact, {right} right (exact {sum(bool(r.verified) for r in exact)})")
+        assert same >= len(exact) * 2 // 3
+        assert all(a.sequence_forwards == b.sequence_forwards
+                   and a.token_passes < b.token_passes for a, b in zip(runs[mode], exact))
+
+
+def test_a_cached_run_reproduces_with_its_cache(tmp_path, capsys):
+    """A trace made with the cache records it (run.model.kv_cache); `medal repro` re-runs
+    it with the same cache (identical; the CLI's --kv-cache defaults to off, which did
+    not), and without it the re-run differs: the cache's approximation is part of what
+    the run computed."""
+    from medal.cli import main
+    from medal.models import load_model
+    from medal.repro import load_recorded_model, reproduce
+    from medal.tasks import get_task
+    model = load_model("builtin:countdown", kv_cache="dual")
+    problem = get_task("countdown").generate(3, seed=10_000)[2]
+    run = Run(model, task="countdown", problem=problem, strategy="medal",
+              config=GenerationConfig(seed=0), trace=True)
+    run.finish()
+    trace = run.trace
+    assert trace["run"]["model"]["kv_cache"] == "dual"
+    assert load_recorded_model(trace).kv_cache_mode == "dual"
+    assert reproduce(trace)[0] == "identical"
+    verdict, diff, _ = reproduce(trace, model=load_model("builtin:countdown"))
+    assert verdict == "different"
+    path = tmp_path / "cached.json"
+    assert main(["generate", "--model", "builtin:countdown", "--prompt",
+                 "Use 4, 18, 13 to make 20.", "--strategy", "medal", "--kv-cache", "dual",
+                 "--trace", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["repro", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == f"{path}: identical"
+    main(["repro", str(path), "--model", "builtin:countdown"])   # the model given: no cache
+    assert capsys.readouterr().out.splitlines()[0] == f"{path}: different"
+
+
+def test_builtin_bench_with_the_cache_in_lock_step(tmp_path):
+    """`medal bench --kv-cache dual` on a built-in model: the document says the cache was
+    on, and lock-step gives the records of one at a time in fewer model calls."""
+    import json
+
+    from medal.bench import comparable
+    from medal.cli import main
+    docs = {}
+    for width in (1, 4):
+        out = tmp_path / f"w{width}.json"
+        assert main(["bench", "--task", "countdown", "--n", "6", "--strategies",
+                     "greedy,threshold,medal", "--kv-cache", "dual", "--lock-step", str(width),
+                     "--no-progress", "--out", str(out)]) == 0
+        docs[width] = json.loads(out.read_text())
+    assert comparable(docs[4]) == comparable(docs[1])
+    assert docs[1]["kv_cache"] == docs[4]["kv_cache"] == "dual"
+    assert docs[4]["throughput"]["model_calls"] < docs[1]["throughput"]["model_calls"]
 
 
 @pytest.mark.parametrize("mode", ["prefix", "dual"])

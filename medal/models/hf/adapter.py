@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 
 from ...errors import InputError, ModelLoadError
-from ..base import DiffusionLM, check_finite
+from ..base import BlockCacheMixin, DiffusionLM, check_finite
 from .families import (DREAM_EOS_ID, DREAM_EOS_TOKEN, DREAM_FULL_ATTENTION, DREAM_IM_END_ID,
                        DREAM_IM_END_TOKEN, DREAM_MASK_ID, DREAM_MASK_TOKEN, LLADA_EOS_ID,
                        LLADA_EOS_TOKEN, LLADA_EOT_ID, LLADA_EOT_TOKEN, LLADA_MASK_ID,
@@ -21,7 +21,7 @@ from .spec import ModelSource
 from .tokens import TokenizerSide
 
 
-class HFDiffusionLM(TokenizerSide, DiffusionLM):
+class HFDiffusionLM(BlockCacheMixin, TokenizerSide, DiffusionLM):
     """A checkpoint folder as a :class:`DiffusionLM`. Subclasses say how a family is loaded
     (:attr:`auto_class`, :attr:`needs_remote_code`, :attr:`native`), which tokens are
     special (:class:`~.tokens.TokenizerSide`), and how its forward is called
@@ -39,37 +39,10 @@ class HFDiffusionLM(TokenizerSide, DiffusionLM):
     #: the model's outputs are shifted: position i predicts slot i+1 (Dream)
     shifted_logits = False
 
-    #: Fast-dLLM's block KV cache (medal.models.native.BlockKVCache), opt-in and
-    #: approximate: None (off), "prefix" or "dual" (:meth:`set_kv_cache`)
-    kv_cache_mode: str | None = None
-    kv_cache_refresh = "block"
-    kv_cache = None
-    last_token_passes: int | None = None
-
-    def set_kv_cache(self, mode: str | None, refresh: str = "block") -> None:
-        """Turn Fast-dLLM's block KV cache on ("prefix" or "dual") or off (None), for the
-        native LLaDA and Dream code. APPROXIMATE (see BlockKVCache); each run starts it
-        afresh for its block length and prompt. ``refresh="step"`` recomputes it at every
-        forward (the exactness check; no saving)."""
-        from ..native import KV_CACHE_MODES
-        if mode is not None and mode not in KV_CACHE_MODES:
-            raise InputError(f"kv cache must be one of {', '.join(KV_CACHE_MODES)} or off, "
-                             f"got {mode!r}")
-        if mode is not None and (self.implementation != "native" or self.family == "llada-moe"):
+    def _check_kv_cache_applies(self) -> None:
+        if self.implementation != "native" or self.family == "llada-moe":
             raise InputError(f"{self.name}: the KV cache is for MEDAL's native LLaDA and Dream "
                              "code; load with --implementation native, or leave it off")
-        if refresh not in ("block", "step"):
-            raise InputError(f"kv cache refresh must be 'block' or 'step', got {refresh!r}")
-        self.kv_cache_mode, self.kv_cache_refresh, self.kv_cache = mode, refresh, None
-
-    def start_kv_cache(self, block_length: int, prompt_length: int):
-        """A fresh cache for a run (called by :class:`medal.engine.Run`, which keeps it on
-        its runner: runs in lock-step each have their own); none when off. It is also the
-        model's :attr:`kv_cache`, the one :meth:`logits` uses when given none."""
-        from ..native import BlockKVCache
-        self.kv_cache = (BlockKVCache(self.kv_cache_mode, block_length, prompt_length,
-                                      self.kv_cache_refresh) if self.kv_cache_mode else None)
-        return self.kv_cache
 
     def __init__(self, net, tokenizer, source: ModelSource, *, device: torch.device,
                  dtype: torch.dtype, chat_template: bool | None = None,
