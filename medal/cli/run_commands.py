@@ -103,6 +103,9 @@ def bench_command(args) -> int:
     if doc is None:  # a non-zero rank of a sharded run: rank 0 reports
         return 0
     print(bench.format_table(doc["summary"]))
+    if doc.get("kv_cache"):
+        print(f"kv cache: {doc['kv_cache']} -- Fast-dLLM's block cache: the answers are "
+              "APPROXIMATE, they may differ from the exact decode's (docs/SPEED.md)")
     print(bench.format_throughput(doc))
     for name, m in doc["summary"].items():
         if "ms_per_iteration" in m:
@@ -176,7 +179,8 @@ def generate_command(args) -> int:
                "forwards": res.forwards, "sequence_forwards": res.sequence_forwards,
                "cost": res.cost(),
                "seconds": round(res.seconds, 4), "strategy": run.strategy,
-               "prompt": run.model_prompt, "seed": config.seed}
+               "prompt": run.model_prompt, "seed": config.seed,
+               "kv_cache": getattr(model, "kv_cache_mode", None)}
         if res.search is not None:
             out.update(stop_reason=res.search.stop_reason, iterations=res.search.iterations,
                        winner=res.search.winner)
@@ -196,6 +200,9 @@ def generate_command(args) -> int:
     print(f"cost:      {res.token_passes} token passes; {res.valid_tokens} output tokens, "
           + (f"TPF {res.tpf:.2f}" if res.tpf is not None else "TPF n/a (no forward)")
           + " (medal.cost)")
+    if getattr(model, "kv_cache_mode", None):
+        print(f"kv cache:  {model.kv_cache_mode} -- Fast-dLLM's block cache: the answer is "
+              "APPROXIMATE, it may differ from the exact decode's (docs/SPEED.md)")
     if args.trace:
         print(f"trace:     {args.trace}")
     return 0

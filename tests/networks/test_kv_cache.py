@@ -188,16 +188,18 @@ def test_a_cached_run_reproduces_with_its_cache(tmp_path, capsys):
     assert main(["generate", "--model", "builtin:countdown", "--prompt",
                  "Use 4, 18, 13 to make 20.", "--strategy", "medal", "--kv-cache", "dual",
                  "--trace", str(path)]) == 0
-    capsys.readouterr()
+    assert "kv cache:  dual -- Fast-dLLM's block cache: the answer is APPROXIMATE" in \
+        capsys.readouterr().out                               # generate says so
     assert main(["repro", str(path)]) == 0
     assert capsys.readouterr().out.splitlines()[0] == f"{path}: identical"
     main(["repro", str(path), "--model", "builtin:countdown"])   # the model given: no cache
     assert capsys.readouterr().out.splitlines()[0] == f"{path}: different"
 
 
-def test_builtin_bench_with_the_cache_in_lock_step(tmp_path):
-    """`medal bench --kv-cache dual` on a built-in model: the document says the cache was
-    on, and lock-step gives the records of one at a time in fewer model calls."""
+def test_builtin_bench_with_the_cache_in_lock_step(tmp_path, capsys):
+    """`medal bench --kv-cache dual` on a built-in model: the document and the printed
+    table say the cache was on, and lock-step gives the records of one at a time in fewer
+    model calls."""
     import json
 
     from medal.bench import comparable
@@ -209,6 +211,8 @@ def test_builtin_bench_with_the_cache_in_lock_step(tmp_path):
                      "greedy,threshold,medal", "--kv-cache", "dual", "--lock-step", str(width),
                      "--no-progress", "--out", str(out)]) == 0
         docs[width] = json.loads(out.read_text())
+        assert "kv cache: dual -- Fast-dLLM's block cache: the answers are APPROXIMATE" in \
+            capsys.readouterr().out
     assert comparable(docs[4]) == comparable(docs[1])
     assert docs[1]["kv_cache"] == docs[4]["kv_cache"] == "dual"
     assert docs[4]["throughput"]["model_calls"] < docs[1]["throughput"]["model_calls"]
