@@ -536,6 +536,11 @@ def builtin_lock_step(widths: list[int], device: torch.device, n_problems: int) 
     return out
 
 
+def widths(text: str) -> list[int]:
+    """"1,4,16" -> [1, 4, 16] (an argparse type)."""
+    return [int(x) for x in text.split(",")]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model", nargs="?",
@@ -558,15 +563,13 @@ def main(argv=None) -> int:
                         type=lambda t: [x for x in t.split(",") if x],
                         help="--lock-step: with the KV cache off and/or on (each run its own "
                              "cache; results named lock_step+kv_MODE)")
-    parser.add_argument("--builtin-lock-step", type=lambda t: [int(x) for x in t.split(",")],
-                        default=None, metavar="W1,W2,...",
+    parser.add_argument("--builtin-lock-step", type=widths, default=None, metavar="W1,W2,...",
                         help="bench the built-in models on the device at these lock-step "
                              "widths (the first is the baseline, e.g. 1,16,64); with or "
                              "without --random")
     parser.add_argument("--builtin-problems", type=int, default=30,
                         help="--builtin-lock-step: problems a task (x medal, greedy)")
-    parser.add_argument("--floor", type=lambda t: [int(x) for x in t.split(",")],
-                        default=None, metavar="W1,W2,...",
+    parser.add_argument("--floor", type=widths, default=None, metavar="W1,W2,...",
                         help="with --random: time one forward of the whole sequence and of "
                              "one block against a dual cache at these batch widths (ms a call, "
                              "the host's ms, operations dispatched, as a CUDA graph)")

@@ -267,6 +267,20 @@ def apply_rotary(x: torch.Tensor, cos: torch.Tensor, signed_sin: torch.Tensor) -
     return torch.cat((turned, x[..., d:]), dim=-1)
 
 
+def with_cache(k: torch.Tensor, v: torch.Tensor, kv=None, keep: list | None = None):
+    """A span's keys and values ``[B, heads, T, head_dim]`` for its attention: appended
+    to ``keep`` (the layer's share of a cache refresh), then joined with the cached ones
+    before and after the span (``kv``: ((keys, values) before, (keys, values) after), a
+    side None where there is none; :class:`BlockKVCache`)."""
+    if keep is not None:
+        keep.append((k, v))
+    if kv is None:
+        return k, v
+    (kb, vb), (ka, va) = kv
+    return (torch.cat([t for t in (kb, k, ka) if t is not None], dim=2),
+            torch.cat([t for t in (vb, v, va) if t is not None], dim=2))
+
+
 class SwiGLU(nn.Module):
     """``down(silu(gate(x)) * up(x))``: one expert of a mixture (no biases)."""
 
@@ -366,12 +380,7 @@ class Block(nn.Module):
             k = apply_rotary(k.float(), cos, sin).type_as(v)
         else:
             q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
-        if keep is not None:
-            keep.append((k, v))
-        if kv is not None:
-            (kb, vb), (ka, va) = kv
-            k = torch.cat([t for t in (kb, k, ka) if t is not None], dim=2)
-            v = torch.cat([t for t in (vb, v, va) if t is not None], dim=2)
+        k, v = with_cache(k, v, kv, keep)
         if cfg.kv_heads != cfg.heads:
             k = k.repeat_interleave(cfg.heads // cfg.kv_heads, dim=1)
             v = v.repeat_interleave(cfg.heads // cfg.kv_heads, dim=1)

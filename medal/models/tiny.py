@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from safetensors.torch import load_file
 
 from ..errors import InputError, ModelLoadError
+from .native import with_cache
 
 PAD, MASK, EOS = "<pad>", "<mask>", "<eos>"
 SPECIALS = (PAD, MASK, EOS)
@@ -97,12 +98,7 @@ class SelfAttention(nn.Module):
         B, T, C = x.shape
         q, k, v = self.qkv(x).split(C, dim=2)
         q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))
-        if keep is not None:
-            keep.append((k, v))
-        if kv is not None:
-            (kb, vb), (ka, va) = kv
-            k = torch.cat([t for t in (kb, k, ka) if t is not None], dim=2)
-            v = torch.cat([t for t in (vb, v, va) if t is not None], dim=2)
+        k, v = with_cache(k, v, kv, keep)
         y = F.scaled_dot_product_attention(q, k, v, is_causal=False,
                                            dropout_p=self.dropout if self.training else 0.0)
         return self.proj(y.transpose(1, 2).contiguous().view(B, T, C))
