@@ -11,7 +11,9 @@ and 5, greedy / threshold / MEDAL wall time, sequence forwards and TPF (medal.co
 paper's settings, with Fast-dLLM's KV cache off and on (prefix, dual: approximate), the
 peak GPU memory against the memory guard's estimate
 (:func:`medal.models.hf.memory_needed`) and the analytic one
-(:func:`medal.profile.peak_memory_estimate`). Random weights give the real time and memory of a
+(:func:`medal.profile.peak_memory_estimate`); with ``--floor 1,4,16`` the per-call floor
+(a whole forward and a cached block's at each batch width: ms, the host's ms, operations
+dispatched, the same forward as a CUDA graph). Random weights give the real time and memory of a
 forward, not real answers: their confidences are low, so the threshold rule commits about
 one slot a step and TPF near 1 is what random weights give, not what a trained model
 gives. Planned to finish in under 8 minutes on one H100 (``--budget-seconds`` skips
