@@ -79,8 +79,8 @@ def drawn(pg, viewer="medalViewer"):
     return pg.evaluate(f"({READ})(window.{viewer} || globalThis.__medalViewer)")
 
 
-#: The deep trace's sweep is a campaign: the suite checks every 4th of its ~440 positions
-#: forwards (every position of every shipped example, and the deep trace's last 40
+#: The sweeps are a campaign: the suite checks a sample of the positions forwards (every
+#: 2nd of an example over 30 positions, every 4th of the deep trace's ~440; the last 40
 #: backwards one by one, as before); MEDAL_FULL_SWEEP=1 checks every position (CI runs it
 #: as a step of its own, .ci/run).
 FULL_SWEEP = os.environ.get("MEDAL_FULL_SWEEP", "") not in ("", "0")
@@ -97,9 +97,9 @@ def stride_of(trace: dict, large: int = 6) -> int:
 
 
 def app_stride(trace: dict) -> int:
-    """The app's sweeps, the export's framing check and its pixel sweep at the second
-    screen size (the export's data sweep and its pixel sweep at 1024x768 check every
-    position of every small example): every position of a trace of up to 30, every 2nd
+    """The app's sweeps, the export's data sweep and framing check and its pixel sweep at
+    the second screen size (the export's pixel sweep at 1024x768, with the view's moves,
+    checks every position of every small example): every position of a trace of up to 30, every 2nd
     of a longer one (the examples' 62-149), every 6th of a large one; every position
     under MEDAL_FULL_SWEEP=1 (CI's campaign step runs them so)."""
     n = len(positions(trace))
@@ -125,11 +125,14 @@ def step_through(pg, trace, where, viewer="medalViewer", stride=1):
 def test_export_tree_is_right_at_every_position(browser, deep_trace, tmp_path, name):
     trace = traces(deep_trace)[name]
     ctx, pg, blocked, errors = open_export(browser, trace, tmp_path)
-    step_through(pg, trace, f"export {name}", stride=stride_of(trace, 4))
-    # Play to the end: the winner's path, not the last selection nor every root edge (a
-    # large trace plays its last 40 positions: all of them take 100 ms each)
     n = len(positions(trace))
-    pg.evaluate(f"medalViewer.go({0 if stride_of(trace) == 1 else max(0, n - 40)})")
+    # every position of an example of up to 30, every 2nd of a longer one, every 4th of
+    # a large one (all of them, and Play from the start, under MEDAL_FULL_SWEEP=1)
+    stride = app_stride(trace) if n <= LARGE else stride_of(trace, 4)
+    step_through(pg, trace, f"export {name}", stride=stride)
+    # Play to the end: the winner's path, not the last selection nor every root edge (a
+    # sampled sweep plays the last 40 positions: each takes 100 ms)
+    pg.evaluate(f"medalViewer.go({0 if stride == 1 else max(0, n - 40)})")
     pg.select_option("select.mv-speed", "100")
     pg.click("button.mv-play")
     pg.wait_for_function("medalViewer.pos === medalViewer.n() - 1 && !medalViewer.playing",
