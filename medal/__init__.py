@@ -60,7 +60,7 @@ _LAZY = {"Run": ("engine", "Run"), "GenerationConfig": ("config", "GenerationCon
          "load_trace": ("trace", "load_trace"), "loads_trace": ("trace", "loads_trace"),
          "show": ("viewer", "show"), "Trace": ("viewer", "Trace"),
          "compare": ("comparison", "compare"),
-         "tree_graph": ("viz.tree", "tree_graph"), "tree_stats": ("viz.tree", "tree_stats")}
+         "tree_graph": ("views.tree", "tree_graph"), "tree_stats": ("views.tree", "tree_stats")}
 
 
 def __getattr__(name: str) -> Any:

@@ -476,7 +476,7 @@ class GenerationConfig:
 
 
 #: Every setting, in the order of the fields: the one declaration the CLI's flags
-#: (``medal.cli.add_config_arguments``), the app's widgets (``medal.viz.controller.PARAMETERS``)
+#: (``medal.cli.add_config_arguments``), the app's widgets (``medal.app.controller.PARAMETERS``)
 #: and the operator's limits (``medal.serving``) are built from.
 SETTINGS: tuple[Setting, ...] = tuple(
     replace(f.metadata["setting"], name=f.name, default=f.default, kind=_KINDS[f.type])

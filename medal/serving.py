@@ -272,7 +272,7 @@ FRAMES_CACHE = ModelCache(max_entries=8)
 
 def run_budget(settings: Settings):
     """The budget of one run under these settings (checked between engine steps)."""
-    from .viz.controller import RunBudget
+    from .app.controller import RunBudget
     lim = settings.limits
     return RunBudget(cpu_seconds=lim["run_cpu_seconds"],
                      memory_bytes=lim["run_memory_mb"] * 2 ** 20,

@@ -22,9 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 CHILD = r"""
 import json, resource, sys, time
 from medal.trace import load_trace
-from medal.viz.export import export_html
+from medal.viewer.export import export_html
 trace = load_trace(sys.argv[1])
-import medal.viz.export as ex; ex.plotly_js(); ex.vis_assets()  # the libraries, read once
+import medal.viewer.export as ex; ex.plotly_js(); ex.vis_assets()  # the libraries, read once
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t0 = time.process_time()
 page = export_html(trace)

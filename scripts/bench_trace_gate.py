@@ -72,9 +72,9 @@ def main() -> int:
     from medal.engine import Run
     from medal.models import load_model
     from medal.trace import loads_trace
-    from medal import viz
+    from medal import views as viz
     from medal.viewer import bundle
-    from medal.viz import inspector
+    from medal.views import inspector
 
     run = Run(load_model(args.model), task="countdown", prompt="Use 4, 18, 13 to make 20.",
               strategy="medal", config=GenerationConfig(max_iterations=40), trace=True,

@@ -49,7 +49,7 @@ def main() -> int:
     from playwright.sync_api import sync_playwright
 
     from medal.trace import load_trace
-    from medal.viz.export import write_html
+    from medal.viewer.export import write_html
     t0 = time.perf_counter()
     trace = load_trace(args.trace) if args.trace else large_trace(
         args.lc, args.min_action_prob, args.iterations)

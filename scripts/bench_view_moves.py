@@ -44,8 +44,8 @@ def main() -> int:
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
-    from medal.viz.examples import list_examples, load_example
-    from medal.viz.export import write_html
+    from medal.examples import list_examples, load_example
+    from medal.viewer.export import write_html
     tmp = Path(tempfile.mkdtemp())
     pages = {}
     if not args.no_moves:

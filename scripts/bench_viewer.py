@@ -119,8 +119,8 @@ def main() -> int:
     from playwright.sync_api import sync_playwright
 
     print(f"load average at the start: {os.getloadavg()}", file=sys.stderr)
-    from medal.viz.examples import list_examples, load_example
-    from medal.viz.export import write_html
+    from medal.examples import list_examples, load_example
+    from medal.viewer.export import write_html
     tmp = Path(tempfile.mkdtemp())
     out, moves = {}, {}
     sizes = {}

@@ -46,7 +46,7 @@ from medal.engine import Run  # noqa: E402
 from medal.models import load_model  # noqa: E402
 from medal.tasks import get_task  # noqa: E402
 from medal.trace import write_trace  # noqa: E402
-from medal.viz.examples import EXAMPLES_DIR, INDEX  # noqa: E402
+from medal.examples import EXAMPLES_DIR, INDEX  # noqa: E402
 
 SCAN = 300  # problems looked at, at most, per example
 

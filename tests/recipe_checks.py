@@ -60,7 +60,7 @@ def check_word_view(model, task) -> None:
     the task."""
     from medal.engine import Run
     from medal.tasks import get_task
-    from medal.viz import board
+    from medal.views import board
     problem = get_task(task).example_problems[0]
     run = Run(model, task=task, problem=problem, strategy="medal", compare_greedy=True,
               trace=True)

@@ -136,9 +136,9 @@ def render_everything(trace: dict) -> None:
     viewer's frames at every position."""
     import json
 
-    from medal import viz
+    from medal import views as viz
     from medal.trace import dumps
-    from medal.viz import inspector, teaching
+    from medal.views import inspector, teaching
     n_iter = viz.iteration_count(trace)
     for k in sorted({0, n_iter // 2, n_iter}):
         t = viz.trace_at_iteration(trace, k)

@@ -28,7 +28,7 @@ def warm() -> None:
     def work():
         try:
             from ..viewer import warm_examples
-            from ..viz import components
+            from . import components
             components.viewer_lib()
             import medal.engine  # noqa: F401  (torch, the engine: the Run page's imports)
             warm_examples()

@@ -6,8 +6,8 @@ import streamlit as st
 from packaging.version import Version
 
 from ..trace import dumps
-from ..viz.controller import download_name
-from ..viz.export import export_html
+from .controller import download_name
+from ..viewer.export import export_html
 from .session import STATE
 
 DEFERRED_DOWNLOAD = Version(st.__version__) >= Version("1.52")

@@ -22,7 +22,7 @@ import streamlit as st
 from .. import serving
 from ..errors import MedalError, ModelLoadError, TraceError
 from ..trace import loads_trace, size_text
-from ..viz.safe import md
+from ..views.safe import md
 
 STATE = st.session_state
 MAX_VOCAB_LISTED = 5000        # larger vocabularies: the top tokens and a text field
@@ -42,7 +42,7 @@ def _serving():
 # ---------------------------------------------------------------------- sources
 
 def _examples() -> dict:
-    from ..viz.examples import list_examples
+    from ..examples import list_examples
     return {e.name: e for e in list_examples()}
 
 
@@ -90,7 +90,7 @@ _EXAMPLE_TRACES: dict = {}
 
 def _example_trace(name: str) -> dict:
     if name not in _EXAMPLE_TRACES:
-        from ..viz.examples import load_example
+        from ..examples import load_example
         _EXAMPLE_TRACES[name] = load_example(_examples()[name])
     return _EXAMPLE_TRACES[name]
 
@@ -162,7 +162,7 @@ def _upload_b() -> None:
 def compare_section() -> None:
     """The Compare view: two sources, one timeline."""
     from ..comparison import Comparison
-    from ..viz import components
+    from . import components
 
     st.subheader("Compare two runs")
     note = STATE.pop("fork_note", None)
@@ -216,7 +216,7 @@ def compare_section() -> None:
 
 
 def _on_compare_need() -> None:
-    from ..viz import components
+    from . import components
     components.session_sender().need(components.trigger("medal_compare", "need"))
 
 
@@ -412,7 +412,7 @@ def fork_budget(settings):
     """The budget of one fork: the operator's per-run budget, its CPU capped by what is
     left of this session's (:data:`SESSION_RUNS` runs' worth for all its forks), so a
     visitor cannot fork without end; the server's memory limit as for every run."""
-    from ..viz.controller import OverBudget
+    from .controller import OverBudget
     budget = serving.run_budget(settings)
     total = SESSION_RUNS * budget.cpu_seconds
     used = float(STATE.get("session_cpu", 0.0))
@@ -472,7 +472,7 @@ def _do_fork(source_id, label, node, step, actions, then) -> None:
 
     from ..config import GenerationConfig
     from ..fork import fork
-    from ..viz.controller import OverBudget, advance, release
+    from .controller import OverBudget, advance, release
 
     trace = source_trace(source_id)
     settings = _serving()

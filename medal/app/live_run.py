@@ -12,10 +12,10 @@ import streamlit as st
 from .. import serving, timeline
 from ..errors import MedalError
 from ..viewer import Frames
-from ..viz import components
-from ..viz.controller import (OverBudget, advance, app_threads, create_run, k2_note,
+from . import components
+from .controller import (OverBudget, advance, app_threads, create_run, k2_note,
                               make_config, release)
-from ..viz.safe import md
+from ..views.safe import md
 from .session import STATE, serving_settings
 from .sidebar import load_model_or_error, settings_key
 
@@ -156,7 +156,7 @@ def handle_request(req: dict | None, settings: dict | None):
         if run is None:
             return
     if op == "step":
-        from medal.viz.components import visitor_int
+        from medal.app.components import visitor_int
         want = visitor_int(req.get("want"), default=1, low=1, high=10 ** 6)
         t0 = time.perf_counter()
         while not run.done and len(timeline.positions(run_trace(run))) < want:

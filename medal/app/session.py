@@ -6,7 +6,7 @@ import streamlit as st
 
 from .. import models, serving
 from ..tasks import TASKS
-from ..viz.controller import PARAMETERS
+from .controller import PARAMETERS
 
 DEFAULT_MODEL = models.DEFAULT_MODEL
 DEVICES = tuple(models.DEVICES)

@@ -8,8 +8,8 @@ from .. import serving
 from ..engine import STRATEGIES
 from ..errors import MedalError
 from ..tasks import TASKS
-from ..viz.controller import PARAMETERS, prompt_note
-from ..viz.safe import md
+from .controller import PARAMETERS, prompt_note
+from ..views.safe import md
 from .session import DEFAULT_MODEL, DEVICES, DTYPES, STATE, K, index_of, serving_settings
 
 

@@ -8,8 +8,8 @@ from .. import serving
 from ..errors import MedalError, TraceError
 from ..trace import loads_trace, size_text
 from ..viewer import Frames
-from ..viz.examples import list_examples, load_example
-from ..viz.safe import md
+from ..examples import list_examples, load_example
+from ..views.safe import md
 from .session import STATE, serving_settings
 
 

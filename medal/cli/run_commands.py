@@ -134,7 +134,7 @@ def bench_command(args) -> int:
                                             f"({r['mean_sequence_forwards']:.0f} seqs)" for r in rows))
         print(f"wrote {path} and {out.with_name(f'sweep_{name}.html')}")
     if args.ui:
-        from ..viz.bench import measure_ui_step
+        from ..viewer.bench import measure_ui_step
         figures = measure_ui_step(model, task=args.task, threads=1)
         print("UI step: " + ", ".join(f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}"
                                       for k, v in figures.items()))

@@ -136,7 +136,7 @@ def candidates_command(args) -> int:
 
 def export_command(args) -> int:
     from ..trace import load_trace
-    from ..viz.export import write_html
+    from ..viewer.export import write_html
 
     from ..files import refuse_overwriting_input
     refuse_overwriting_input([args.trace], args.out, "the output")

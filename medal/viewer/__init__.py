@@ -39,9 +39,9 @@ from ..extensions import lend
 from .examples_cache import example_frames, warm_examples
 from .html_page import CSP, JS_PARTS, pack, page, standalone_page, viewer_css, viewer_js
 from .notebook import Display, Trace, show
-from .parts import card_parts, explanation, frame_parts, meta, stats_parts
-from .sharing import FORMAT, Encoder, Frames, bundle
-from .tree_frame import (EDGE_COLOUR, HIDDEN_EDGE, MAX_NODES, OUTLIER_SHARE, highlighted_path,
+from ..views.parts import card_parts, explanation, frame_parts, meta, stats_parts
+from ..views.frames import FORMAT, Encoder, Frames, bundle
+from ..views.tree_frame import (EDGE_COLOUR, HIDDEN_EDGE, MAX_NODES, OUTLIER_SHARE, highlighted_path,
                          legend, reward_outlier, tree_parts)
 
 __all__ = ["CSP", "Display", "EDGE_COLOUR", "Encoder", "FORMAT", "Frames", "HIDDEN_EDGE",

@@ -2,7 +2,7 @@
 opens an example without waiting for them."""
 from __future__ import annotations
 
-from .sharing import Frames
+from ..views.frames import Frames
 
 
 _EXAMPLES: dict = {}
@@ -14,7 +14,7 @@ def example_frames(name: str) -> Frames:
     with _EXAMPLES_LOCK:
         frames = _EXAMPLES.get(name)
         if frames is None:
-            from ..viz.examples import list_examples, load_example
+            from ..examples import list_examples, load_example
             ex = next(e for e in list_examples() if e.name == name)
             frames = Frames(f"example-{name}")
             frames.update(load_example(ex))
@@ -31,7 +31,7 @@ def warm_examples() -> None:
     warm_examples.started = True
 
     def work():
-        from ..viz.examples import list_examples
+        from ..examples import list_examples
         for ex in list_examples():
             try:
                 example_frames(ex.name)

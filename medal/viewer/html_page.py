@@ -5,13 +5,13 @@ request."""
 from __future__ import annotations
 
 import base64
+import functools
 import gzip
 import html as _html
 import json
 from pathlib import Path
 
-from ..viz.tree import vis_assets
-from .sharing import bundle
+from ..views.frames import bundle
 
 
 HERE = Path(__file__).resolve().parent
@@ -101,3 +101,17 @@ MedalViewer.unpack(document.getElementById("medal-data").textContent).then(funct
 </script>
 </body></html>
 """
+
+
+@functools.lru_cache(maxsize=1)
+def vis_assets() -> tuple[str, str]:
+    """(JavaScript, CSS) of vis-network as bundled inside the pyvis package."""
+    import pyvis
+    lib = Path(pyvis.__file__).parent / "lib"
+    folders = sorted(lib.glob("vis-*"), key=lambda p: [int(x) if x.isdigit() else x
+                                                        for x in p.name[4:].split(".")])
+    for folder in reversed(folders):
+        js, css = folder / "vis-network.min.js", folder / "vis-network.css"
+        if js.is_file() and css.is_file():
+            return js.read_text(encoding="utf-8"), css.read_text(encoding="utf-8")
+    raise FileNotFoundError(f"no vis-network*.min.js/.css under {lib}; reinstall pyvis")

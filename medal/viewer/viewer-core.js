@@ -1,6 +1,6 @@
 /* MEDAL Explorer's viewer: one run's frames, stepped in the browser.
  *
- * Hosts: the Streamlit app (medal/viz/components.py), the self-contained HTML export and a
+ * Hosts: the Streamlit app (medal/app/components.py), the self-contained HTML export and a
  * Jupyter notebook (medal/viewer). Python computes the frames; this script draws
  * them: header, tree (vis-network), task view, candidates, entropy heatmaps (SVG), unmasking
  * order, inspector, timeline, keys and play. Every string from a trace is written with

@@ -161,7 +161,7 @@ def test_cost_definitions():
 def test_benchmark_page_plots_accuracy_against_each_cost():
     """The Benchmark page's costs include token passes and TPF; TPF's frontier runs the
     other way (more tokens per forward is cheaper)."""
-    from medal.viz.results import COSTS, frontier, frontier_figure, summary_rows
+    from medal.views.results import COSTS, frontier, frontier_figure, summary_rows
     assert {"mean_forwards", "mean_sequence_forwards", "mean_token_passes", "tpf"} <= set(COSTS)
     doc = {"task": "countdown", "summary": {
         "greedy": {"n": 10, "accuracy": 0.5, "mean_forwards": 28, "mean_sequence_forwards": 28,

@@ -21,7 +21,7 @@ from medal.engine import Run
 from medal.errors import InputError, ModelLoadError, TraceError
 from medal.fork import fork, fork_trace, trace_sha256
 from medal.trace import dumps, load_trace, loads_trace, write_trace
-from medal.viz.examples import list_examples, rerun
+from medal.examples import list_examples, rerun
 from medal.timeline import positions, trace_at
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -162,7 +162,7 @@ def test_a_forced_action_outside_the_action_set_searches_below_it(parents):
 
 def test_forked_traces_pass_the_gate_and_replay(parents, tmp_path):
     from viz_support import render_everything
-    from medal.viz.export import export_html
+    from medal.viewer.export import export_html
     parent = parents["sudoku"]
     step = parent["decode"][2]
     for kw in (dict(node=3, actions=[(18, "#5")], then="decode"),

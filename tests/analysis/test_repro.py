@@ -14,7 +14,7 @@ from medal import provenance, repro
 from medal.diff import without_context
 from medal.models import load_model
 from medal.trace import load_trace
-from medal.viz.examples import list_examples
+from medal.examples import list_examples
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBLEM = '{"numbers": [4, 18, 13], "target": 20}'

@@ -12,7 +12,7 @@ from medal import bench
 from medal.config import GenerationConfig
 from medal.models import load_model
 from medal.tasks import SUDOKU
-from medal.viz.results import (ResultsError, frontier, frontier_figure, loads_results,
+from medal.views.results import (ResultsError, frontier, frontier_figure, loads_results,
                                summary_rows)
 
 
@@ -112,7 +112,7 @@ def test_not_json_and_too_big():
 def test_readme_states_the_results_size_limit_the_code_has():
     """Issue 28 #7: the README said 50 MB; the code refuses a results file over 20 MiB."""
     from pathlib import Path
-    from medal.viz.results import MAX_RESULTS_BYTES
+    from medal.views.results import MAX_RESULTS_BYTES
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     para = readme[readme.index("**Benchmark**"):][:600]
     assert f"at most {MAX_RESULTS_BYTES / 2**20:g} MiB" in para and "50 MB" not in para

@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 
 from medal.bench import results_document
 from medal.config import GenerationConfig
-from medal.viz.results import (COSTS, ResultsError, frontier, frontier_figure, loads_results,
+from medal.views.results import (COSTS, ResultsError, frontier, frontier_figure, loads_results,
                                summary_rows)
-from medal.viz.safe import md
+from medal.views.safe import md
 
 HOSTILE = Path(__file__).resolve().parents[1] / "data" / "hostile"
 FUZZ_EXAMPLES = int(os.environ.get("MEDAL_FUZZ_EXAMPLES", "100"))

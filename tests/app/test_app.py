@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from medal.trace import dumps  # noqa: E402
 
-from medal.viz.phases import current_phase  # noqa: E402
+from medal.views.phases import current_phase  # noqa: E402
 from medal.timeline import positions  # noqa: E402
 from viz_support import (RANDOM_SPEC, Press, app_test, make_trace,  # noqa: E402
                          patch_load_model, upload)
@@ -241,7 +241,7 @@ def test_uploaded_trace_is_replayed_without_a_model(app, packed):
 
 def test_teaching_page_reads_the_open_example(app):
     """Issue 18: "How MEDAL works" shows the numbers of the example open on the Run page."""
-    from medal.viz.examples import list_examples, load_example
+    from medal.examples import list_examples, load_example
     ex = list_examples()[0]
     app.session_state["w_source"] = "Example"
     app.session_state["example_name"] = ex.name

@@ -15,7 +15,7 @@ from medal import serving  # noqa: E402
 from medal.config import GenerationConfig  # noqa: E402
 from medal.engine import Run  # noqa: E402
 from medal.trace import dumps  # noqa: E402
-from medal.viz.controller import process_rss  # noqa: E402
+from medal.app.controller import process_rss  # noqa: E402
 
 
 class Session(dict):

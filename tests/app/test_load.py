@@ -19,7 +19,7 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from medal import serving  # noqa: E402
-from medal.viz.controller import (OverBudget, RunBudget, process_rss,  # noqa: E402
+from medal.app.controller import (OverBudget, RunBudget, process_rss,  # noqa: E402
                                   run_memory_estimate)
 from viz_support import app_test  # noqa: E402
 

@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from medal.viz.examples import list_examples  # noqa: E402
+from medal.examples import list_examples  # noqa: E402
 from viz_support import app_test, show_tab  # noqa: E402
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -71,7 +71,7 @@ def test_a_new_session_opens_on_an_example_with_what_to_do_first():
     assert {"w_k1", "w_prompt", "w_lc"} <= _setting_keys(at)
     assert any("open an example run" in i.value for i in at.info)
     # drawn for the first time after the landing, every setting has its default (issue 18 #1)
-    from medal.viz.controller import PARAMETERS
+    from medal.app.controller import PARAMETERS
     widgets = {w.key: w for w in (*at.number_input, *at.checkbox, *at.selectbox)}
     for p in PARAMETERS:
         assert widgets[f"w_{p.name}"].value == p.default, p.name
@@ -113,7 +113,7 @@ def test_a_url_naming_nothing_known_says_so_as_text_and_opens_the_default(query,
     warning = " ".join(w.value for w in at.warning)
     assert says in warning
     # the Markdown source: every character that would start a link, tag or directive is
-    # escaped (medal.viz.safe.md), so the browser shows the text as typed
+    # escaped (medal.views.safe.md), so the browser shows the text as typed
     assert all(e in warning for e in escaped), warning
     assert at.radio(key="w_source").value == "Example"
     assert at.session_state["example_name"] == "countdown-medal-fixes-greedy"

@@ -123,7 +123,7 @@ def test_streamlit_config_keeps_errors_and_requests_in():
 
 def test_markdown_escaping_shows_text_as_typed():
     """Failure 5: strategy, answer and search.why were rendered as Markdown."""
-    from medal.viz.safe import md
+    from medal.views.safe import md
     assert md("14*3*2") == "14\\*3\\*2"
     hostile = "![x](http://127.0.0.1:9/a.png) [link](http://evil) <img src=x> :red[x] $x$"
     out = md(hostile)
@@ -184,7 +184,7 @@ def test_medal_app_warms_the_run_page_while_the_server_starts(monkeypatch):
     import medal.cli
     import medal.viewer.examples_cache
     from streamlit.web import cli as st_cli
-    from medal.viz.examples import list_examples
+    from medal.examples import list_examples
     started = []
     monkeypatch.setattr(sys, "argv", list(sys.argv))       # medal app sets Streamlit's
     monkeypatch.setattr(st_cli, "main", lambda: started.append(list(sys.argv)) or 0)

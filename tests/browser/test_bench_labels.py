@@ -1,6 +1,6 @@
 """The Benchmark page's accuracy-against-cost plot keeps its point labels apart (issue 18,
 item 8: "Benchmark plot labels overlap"), in Chromium: the figure the page draws
-(``medal.viz.results.frontier_figure``) rendered by plotly.js at the page's widths, and the
+(``medal.views.results.frontier_figure``) rendered by plotly.js at the page's widths, and the
 drawn labels' boxes measured. Strategies at one point (greedy and random cost the same and
 often score the same) are the hard case.
 """
@@ -16,7 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_browser import browser  # noqa: E402,F401
 
-from medal.viz.results import loads_results  # noqa: E402
+from medal.views.results import loads_results  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "medal" / "assets" / "bench-countdown.json"
@@ -76,7 +76,7 @@ def overlapping(boxes: list[dict]) -> list[tuple[str, str]]:
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("which", ["shipped", "crowded"])
 def test_benchmark_plot_labels_do_not_overlap(browser, which, width):  # noqa: F811
-    from medal.viz.results import frontier_figure
+    from medal.views.results import frontier_figure
     raw = SHIPPED.read_bytes() if which == "shipped" else json.dumps(crowded()).encode()
     doc = loads_results(raw)
     boxes = drawn_label_boxes(browser, frontier_figure(doc), width)

@@ -190,7 +190,7 @@ CMP = """() => { const c = globalThis.__medalCompare; if (!c || !c.root.isConnec
 
 
 def test_app_compares_two_examples_and_shows_where_they_part(app):
-    from medal.viz.examples import list_examples
+    from medal.examples import list_examples
     shipped = list_examples()
     pg = app
     pg.get_by_text("Compare", exact=True).click()
@@ -209,7 +209,7 @@ def test_app_compares_two_examples_and_shows_where_they_part(app):
     s = pg.evaluate(CMP)
     assert s["row"] == s["part"]["row"] and "they part here" in s["caption"]
     side = pg.inner_text(".mv-cmp-side")
-    from medal.viz.examples import load_example
+    from medal.examples import load_example
     for ex in shipped[:2]:
         assert load_example(ex)["result"]["answer"] in side
     pg.screenshot(path=str(ARTIFACTS / "compare-app-examples.png"))
@@ -239,7 +239,7 @@ def test_app_compare_opened_first_gets_the_library_once(browser, server):
     every run of the page. Opened first (the URL's ?source=compare: no viewer has brought
     the library yet), it gets the library once; choosing another pair brings that pair's
     frames, not the library again."""
-    from medal.viz.examples import list_examples
+    from medal.examples import list_examples
     shipped = list_examples()
     context, pg, offline = offline_session(browser, server, {"width": 1400, "height": 1200},
                                            query="?source=compare")
@@ -295,7 +295,7 @@ def test_app_what_if_needs_the_model_that_made_the_trace(app, tmp_path):
     """An uploaded trace from a model this server does not offer: the form says it cannot
     be forked here, and nothing breaks."""
     from medal.trace import write_trace
-    from medal.viz.examples import list_examples, load_example
+    from medal.examples import list_examples, load_example
     trace = load_example(list_examples()[0])
     trace["run"]["model"]["name"] = "llada-8b-instruct"
     path = tmp_path / "other-model.json"
@@ -317,7 +317,7 @@ def test_app_what_if_needs_the_model_that_made_the_trace(app, tmp_path):
 def test_app_what_if_at_a_decode_step(app):
     """At a phase-C step the inspector offers a fork of that step; the fork then decodes
     and opens beside the original, parting at that step."""
-    from medal.viz.examples import list_examples, load_example
+    from medal.examples import list_examples, load_example
     from medal.timeline import positions
     ex = next(e for e in list_examples() if e.name == "countdown-medal-fixes-greedy")
     trace = load_example(ex)

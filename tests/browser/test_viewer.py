@@ -41,9 +41,9 @@ from medal.config import GenerationConfig  # noqa: E402
 from medal.engine import Run  # noqa: E402
 from medal.models import builtin_names, load_model  # noqa: E402
 from medal.trace import dumps, loads_trace  # noqa: E402
-from medal.viz.examples import list_examples, load_example  # noqa: E402
-from medal.viz.export import write_html  # noqa: E402
-from medal.viz.common import nodes_by_id  # noqa: E402
+from medal.examples import list_examples, load_example  # noqa: E402
+from medal.viewer.export import write_html  # noqa: E402
+from medal.views.common import nodes_by_id  # noqa: E402
 from medal.timeline import positions  # noqa: E402
 
 EXAMPLES = list_examples()

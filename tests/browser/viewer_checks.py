@@ -2,9 +2,9 @@
 viewer's frames), and the reading of what vis-network actually holds."""
 from __future__ import annotations
 
-from medal.viz.common import candidate_ids, current_path, node_path, nodes_by_id, winner_id
+from medal.views.common import candidate_ids, current_path, node_path, nodes_by_id, winner_id
 from medal.timeline import positions, trace_at
-from medal.viz.tree import CANDIDATE_COLOUR, NEW_COLOUR, PATH_COLOUR, WINNER_COLOUR
+from medal.views.tree import CANDIDATE_COLOUR, NEW_COLOUR, PATH_COLOUR, WINNER_COLOUR
 
 #: reads every drawn node's and edge's style out of the viewer's vis DataSets
 READ = """(v) => ({pos: v.pos,

@@ -17,8 +17,9 @@ LAYERS = [
     ("trace", ["provenance", "trace.limits", "trace.recorder", "trace.differences",
                "trace.packing", "trace.gate*", "trace.writing", "trace", "timeline"]),
     ("engine", ["engine"]),
-    ("analysis", ["diff*", "fork", "repro", "bench", "profile", "train"]),
-    ("views", ["viz*", "viewer*", "comparison"]),
+    ("analysis", ["diff*", "fork", "repro", "bench", "profile", "train", "examples"]),
+    ("views", ["views*"]),
+    ("viewer", ["viewer*", "comparison"]),
     ("hosts", ["app*", "cli*", "serving", "lm_eval*", "__main__", "assets*", ""]),
 ]
 

@@ -9,7 +9,7 @@ from medal import cli, serving
 from medal.cli.settings import PLAIN
 from medal.config import SETTINGS, GenerationConfig, Setting
 from medal.errors import InputError
-from medal.viz import controller
+from medal.app import controller
 
 
 def _parser_actions(command: str) -> dict:

@@ -146,7 +146,7 @@ def test_medal_beats_greedy_on_fresh_problems(model):
 
 
 def test_twins_runs_render_as_an_expression_view(model):
-    from medal.viz import board
+    from medal.views import board
     check_word_view(model, "twins")
     problem = TWINS.example_problems[0]
     assert board.task_of({"run": {"problem": problem.to_json()}}) == "twins"

@@ -200,8 +200,8 @@ def test_frames_are_linear_in_tree_depth(base):
 
 
 def test_the_cards_slot_texts_agree_with_the_path_walk(base):
-    from medal.viz.common import nodes_by_id
-    from medal.viz.inspector import _slot_texts
+    from medal.views.common import nodes_by_id
+    from medal.views.inspector import _slot_texts
     t = _deep_chain(base, 50)
     nodes = nodes_by_id(t)
     memo: dict = {}
@@ -228,7 +228,7 @@ def test_show_puts_a_dict_through_the_gate(base):
 @pytest.mark.parametrize("value", ["abc", {"a": 1}, [1], None, True, 1e308, -5, "٣", "²",
                                    float("nan"), 10 ** 30, "9" * 5000])
 def test_a_visitors_values_are_ignored_not_an_error(value):
-    from medal.viz.components import Sender, visitor_int
+    from medal.app.components import Sender, visitor_int
     assert visitor_int(value, default=7) in (7, 0) or isinstance(visitor_int(value), int)
     s = Sender()
     s.need({"key": "k", "pool": value, "frames": value})

@@ -199,7 +199,7 @@ def test_tree_view_survives_a_parent_cycle_that_skipped_the_gate(real_traces):
     a, b = nodes[-1]["id"], nodes[-2]["id"]
     nodes[-1]["parent"], nodes[-2]["parent"] = b, a
     nodes[-3]["parent"] = nodes[-3]["id"]
-    code = ("import json, sys; from medal.viz import tree_view; "
+    code = ("import json, sys; from medal.views import tree_view; "
             "v = tree_view(json.load(sys.stdin), 2); print(v.total)")
     out = subprocess.run([sys.executable, "-c", code], input=json.dumps(data), text=True,
                          capture_output=True, timeout=120, cwd=ROOT)

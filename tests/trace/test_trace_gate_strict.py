@@ -129,7 +129,7 @@ def test_deep_nesting_in_a_node_is_refused_and_the_download_never_recurses():
 def test_an_unvisited_node_exports(tmp_path):
     """A non-root node with N = 0 is drawn safely: its UCB is infinite, shown as "∞"
     (the export raised 'Out of range float values are not JSON compliant')."""
-    from medal.viz.export import export_html
+    from medal.viewer.export import export_html
     trace = loads_trace(hostile("trace_export_crash_unvisited_node.json"))
     assert any(n["N"] == 0 for n in trace["tree"]["nodes"][1:])
     page = export_html(trace)

@@ -17,7 +17,7 @@ from medal.trace.limits import MAX_ANY_STRING
 from medal.models.builtin import BuiltinModel
 from medal.trace import (PACKED, PACKED_1, PACKED_FORMS, dumps, load_trace, loads_trace, pack_v1,
                          write_trace)
-from medal.viz.examples import list_examples, load_example
+from medal.examples import list_examples, load_example
 
 
 def _exact(value) -> str:

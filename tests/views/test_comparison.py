@@ -11,7 +11,7 @@ import pytest
 import medal
 from medal.comparison import Comparison, align
 from medal.errors import InputError, TraceError
-from medal.viz.examples import list_examples, load_example
+from medal.examples import list_examples, load_example
 from medal.timeline import positions
 
 EXAMPLES = list_examples()
@@ -199,7 +199,7 @@ def test_app_what_if_stops_a_fork_over_the_run_budget(monkeypatch):
     """The fork is charged like a live run (serving.run_budget, checked between engine
     steps): over it, the fork stops with the reason, and nothing opens."""
     from medal import serving
-    from medal.viz.controller import RunBudget
+    from medal.app.controller import RunBudget
     monkeypatch.setattr(serving, "run_budget",
                         lambda settings: RunBudget(cpu_seconds=0.0, memory_bytes=2 ** 40))
     at = _whatif_page(monkeypatch)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from medal.viz.board import task_of
-from medal.viz.examples import comparable, list_examples, load_example, rerun
+from medal.views.board import task_of
+from medal.examples import comparable, list_examples, load_example, rerun
 from trace_compare import differences
 
 #: The examples record the forward's float32 figures at full precision on the machine that

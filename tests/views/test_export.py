@@ -18,7 +18,7 @@ from medal.config import GenerationConfig
 from medal.engine import Run
 from medal.models import load_model
 from medal.trace import dumps, loads_trace, write_trace
-from medal.viz import export
+from medal.viewer import export
 from medal.timeline import positions
 from viz_support import export_data, states
 
@@ -95,7 +95,7 @@ def test_export_is_self_contained(trace):
 
 
 def test_shipped_examples_export_under_3_mb():
-    from medal.viz.examples import list_examples, load_example
+    from medal.examples import list_examples, load_example
     for e in list_examples():
         assert len(export.export_html(load_example(e)).encode()) <= 3_000_000, e.name
 

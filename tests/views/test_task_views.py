@@ -14,9 +14,9 @@ from medal.engine import Run
 from medal.models import load_model
 from medal.tasks import SUDOKU
 from medal.trace import dumps, loads_trace
-from medal.viz import board, candidates
-from medal.viz.heatmap import entropy_grid
-from medal.viz.order import answer_end, slot_tokens
+from medal.views import board, candidates
+from medal.views.heatmap import entropy_grid
+from medal.views.order import answer_end, slot_tokens
 
 SEPARATORS = {4, 9, 14}
 

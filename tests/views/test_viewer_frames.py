@@ -9,7 +9,7 @@ import copy
 import pytest
 
 from medal.viewer import Frames, bundle, reward_outlier
-from medal.viz.examples import list_examples, load_example
+from medal.examples import list_examples, load_example
 from medal.timeline import positions
 from viz_support import states
 
@@ -84,7 +84,7 @@ def test_labels_show_ids_and_the_siblings_ucb_during_a_selection(trace):
 
 
 def test_the_end_shows_the_winners_path(trace):
-    from medal.viz.tree import WINNER_COLOUR
+    from medal.views.tree import WINNER_COLOUR
     last = states(bundle(trace))[-1]
     nodes = {n["id"]: n for n in trace["tree"]["nodes"]}
     path = node_path(nodes, trace["search"]["winner"])[::-1]

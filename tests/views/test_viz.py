@@ -1,4 +1,4 @@
-"""The views of a run (medal.viz), built from real traces of a tiny random model."""
+"""The views of a run (medal.views), built from real traces of a tiny random model."""
 from __future__ import annotations
 
 import copy
@@ -14,13 +14,14 @@ from medal.engine import Run
 from medal.errors import InputError
 from medal.timeline import positions
 from medal.trace import dumps, loads_trace
-from medal.viz import (current_phase, entropy_grid, iteration_count, order_summary, progress,
+from medal.views import (current_phase, entropy_grid, iteration_count, order_summary, progress,
                        trace_at_iteration, tree_view)
-from medal.viz import controller, inspector, teaching
-from medal.viz.common import esc, nodes_by_id, node_path
-from medal.viz.order import orders
-from medal.viz.phases import PHASES, phase_cycle_html
-from medal.viz.tree import node_tooltip, visible_node_ids
+from medal.app import controller
+from medal.views import inspector, teaching
+from medal.views.common import esc, nodes_by_id, node_path
+from medal.views.order import orders
+from medal.views.phases import PHASES, phase_cycle_html
+from medal.views.tree import node_tooltip, visible_node_ids
 
 from viz_support import make_trace, random_model
 
@@ -416,7 +417,7 @@ def test_helpers():
 
 
 def test_measure_ui_step():
-    from medal.viz.bench import measure_ui_step
+    from medal.viewer.bench import measure_ui_step
     import torch
     before = torch.get_num_threads()
     out = measure_ui_step(random_model(), n_steps=4, threads=1,
@@ -448,7 +449,7 @@ def test_tree_layout_holds_still_as_the_tree_grows(budget_trace):
     (tidy_tree_checks)."""
     from medal.viewer import Frames
     from medal.timeline import positions, trace_at
-    from medal.viz.tree import layout
+    from medal.views.tree import layout
     final = layout(budget_trace)
     assert len(final) == len(budget_trace["tree"]["nodes"])
     tidy_tree_checks(budget_trace, final)
@@ -480,7 +481,7 @@ def tidy_tree_checks(trace, xy):
     centred over its children, which are side by side in order of birth; every subtree
     contiguous on every layer (no node of another subtree between two of its nodes), so
     no edge crosses another."""
-    from medal.viz.tree import H_GAP, V_GAP
+    from medal.views.tree import H_GAP, V_GAP
     nodes = nodes_by_id(trace)
     kids = {}
     for n in sorted(nodes.values(), key=lambda n: n["id"]):
@@ -526,8 +527,8 @@ def test_tree_layout_is_tidy_at_any_shape():
     examples and for random trees of every kind of branching (bushy, chains, one wide
     layer, MCTS-like K2-groups)."""
     import random
-    from medal.viz.examples import list_examples, load_example
-    from medal.viz.tree import layout
+    from medal.examples import list_examples, load_example
+    from medal.views.tree import layout
     for ex in list_examples():
         t = load_example(ex)
         tidy_tree_checks(t, layout(t))
@@ -554,7 +555,7 @@ def test_tree_layout_is_linear_in_one_node_groups():
     5,000-node chain are laid out long before the 5 s alarm (the bound is ~100x slack; the
     old code runs past it by more than 10x)."""
     import signal
-    from medal.viz.tree import layout
+    from medal.views.tree import layout
     parents = [None] + [0] * 100 + [1 + j % 100 for j in range(1500)]
     chain = [None] + list(range(5000))
 
@@ -576,7 +577,7 @@ def test_tree_layout_is_linear_in_one_node_groups():
 def test_tree_colour_scale_is_fixed_for_the_run(budget_trace):
     """Issue 10 #3: the colour of Q is not rescaled per frame: one outlier Q does not
     repaint the other nodes, and a node keeps its colour while its Q is unchanged."""
-    from medal.viz.tree import q_scale
+    from medal.views.tree import q_scale
     scale = q_scale(budget_trace)
     assert scale and scale[0] < scale[1]
     colours = {n["id"]: n["color"]["background"] for n in tree_view(budget_trace, 300).nodes}
@@ -608,9 +609,9 @@ def test_tree_colour_scale_separates_the_runs_q_values():
     0.002-0.23) was wider than the run's values, and Sudoku's Q within 0.05 of each other
     looked alike (87 of its 398 pairs over an eighth of its 5-95% range)."""
     import itertools
-    from medal.viz.examples import list_examples, load_example
-    from medal.viz.tree import q_scale
-    from medal.viz.common import VIRIDIS, lerp_colour
+    from medal.examples import list_examples, load_example
+    from medal.views.tree import q_scale
+    from medal.views.common import VIRIDIS, lerp_colour
     for ex in list_examples():
         trace = load_example(ex)
         lo, hi = q_scale(trace)
@@ -711,8 +712,8 @@ def test_committed_slots_and_outlines(trace):
 def test_small_fixes_plural_download_name_k2():
     """Issue 10 #7: "1 iteration" singular; downloads named after the run; K2 above the
     possible reported."""
-    from medal.viz.controller import download_name, k2_note, prompt_note
-    from medal.viz.phases import plural
+    from medal.app.controller import download_name, k2_note, prompt_note
+    from medal.views.phases import plural
     assert plural(1, "iteration") == "1 iteration" and plural(2, "iteration") == "2 iterations"
     t = make_trace(lc=1, candidates=1, max_iterations=1)
     t2 = copy.deepcopy(t)
@@ -737,8 +738,8 @@ def test_tree_graph_is_the_trace_tree_with_every_figure():
     import networkx as nx
     import medal
     from medal.viewer import bundle
-    from medal.viz.examples import list_examples, load_example
-    from medal.viz.tree import GRAPH_FIELDS, layout
+    from medal.examples import list_examples, load_example
+    from medal.views.tree import GRAPH_FIELDS, layout
     t = load_example(next(e for e in list_examples() if e.name == "countdown-longer-search"))
     g = medal.tree_graph(t)
     assert isinstance(g, nx.DiGraph) and nx.is_arborescence(g)
@@ -774,7 +775,7 @@ def test_tree_stats_of_a_trace_equal_its_graphs():
     """Issue 28: the viewer reads tree_stats at every update of a live run; from a trace
     it reads the node list (no graph, no layout), with the graph's figures exactly."""
     import medal
-    from medal.viz.examples import list_examples, load_example
+    from medal.examples import list_examples, load_example
     for ex in list_examples():
         t = load_example(ex)
         assert medal.tree_stats(t) == medal.tree_stats(medal.tree_graph(t)), ex.name

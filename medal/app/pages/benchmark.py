@@ -2,7 +2,7 @@
 and as accuracy against cost.
 
 Layout only: reading and validating the file, the table and the figure are built by
-``medal.viz.results``. The loaded file is kept in the session, so it survives a switch
+``medal.views.results``. The loaded file is kept in the session, so it survives a switch
 to another page and back.
 """
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pathlib import Path
 import streamlit as st
 
 from medal.serving import upload_mb
-from medal.viz.results import (COSTS, MAX_RESULTS_BYTES, ResultsError, frontier,
+from medal.views.results import (COSTS, MAX_RESULTS_BYTES, ResultsError, frontier,
                                frontier_figure, loads_results, summary_rows)
-from medal.viz.safe import md
+from medal.views.safe import md
 
 SHIPPED = Path(__file__).resolve().parents[2] / "assets" / "bench-countdown.json"
 

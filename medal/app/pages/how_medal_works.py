@@ -1,15 +1,15 @@
 """MEDAL Explorer -- the teaching page: the paper's formulas beside the current run's numbers.
 
-Layout only; the numbers come from ``medal.viz.teaching``, read from the same trace the
+Layout only; the numbers come from ``medal.views.teaching``, read from the same trace the
 Run page shows (the live run, or the uploaded trace).
 """
 from __future__ import annotations
 
 import streamlit as st
 
-from medal.viz import teaching
-from medal.viz.examples import list_examples, load_example
-from medal.viz.safe import md  # trace strings are shown as text, never as Markdown
+from medal.views import teaching
+from medal.examples import list_examples, load_example
+from medal.views.safe import md  # trace strings are shown as text, never as Markdown
 
 def current_trace() -> dict | None:
     """The run open on the Run page: the live run, the uploaded trace or the example."""

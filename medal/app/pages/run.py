@@ -1,7 +1,7 @@
 """MEDAL Explorer -- the Run page: watch MEDAL think, step by step.
 
-Layout only: the run is driven by ``medal.viz.controller``; every figure and HTML block is
-built by ``medal.viz`` from the trace dict -- the same dict for a live run (``run.trace``)
+Layout only: the run is driven by ``medal.app.controller``; every figure and HTML block is
+built by ``medal.views`` from the trace dict -- the same dict for a live run (``run.trace``)
 and for an uploaded trace file. Both are stepped on one timeline (``medal.timeline``):
 every event is a position, and what the page shows is the trace as it stood there.
 
@@ -26,8 +26,9 @@ from medal.app.sidebar import settings_key, sidebar_settings
 from medal.app.sources import (example_buttons, example_section, land, landing_example_note,
                                replay_frames, upload_section)
 from medal.viewer import example_frames, warm_examples
-from medal.viz import components, progress
-from medal.viz.safe import md
+from medal.app import components
+from medal.views import progress
+from medal.views.safe import md
 
 serving.keep_on_machine()
 

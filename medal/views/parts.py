@@ -8,16 +8,16 @@ import math
 
 from ..scores import entropy_drop
 from ..tasks import task_of_trace
-from ..viz.board import task_view_html
-from ..viz.candidates import candidate_rows, near_tie, winners_by
-from ..viz.common import action_label, nodes_by_id, run_config, run_info, visible_token
-from ..viz.heatmap import entropy_grid
-from ..viz.inspector import (_completion_text, _slot_texts, action_table, candidate_report,
+from .board import task_view_html
+from .candidates import candidate_rows, near_tie, winners_by
+from .common import action_label, nodes_by_id, run_config, run_info, visible_token
+from .heatmap import entropy_grid
+from .inspector import (_completion_text, _slot_texts, action_table, candidate_report,
                              ucb_card)
-from ..viz.order import answer_end, order_summary, slot_tokens
-from ..viz.phases import MCTS_PHASES, current_phase, progress
+from .order import answer_end, order_summary, slot_tokens
+from .phases import MCTS_PHASES, current_phase, progress
 from ..timeline import ITERATION_ENDS, label_at, positions, trace_at
-from ..viz.tree import layout, q_scale
+from .tree import layout, q_scale
 from .tree_frame import (EDGE_COLOUR, MAX_NODES, _short, highlighted_path, legend,
                          reward_outlier, tree_parts)
 
@@ -279,7 +279,7 @@ def _step_part(trace: dict, t: dict, pos) -> dict | None:
     completion, which no strip holds)."""
     if pos.kind not in ("decode", "compare"):
         return None
-    from ..viz.common import main_phase
+    from .common import main_phase
     try:
         rec = (trace["decode"] if pos.kind == "decode" else trace["comparison"]["steps"])[pos.index]
     except (KeyError, IndexError, TypeError):
@@ -314,7 +314,7 @@ def _child_rows(trace: dict, xy: dict) -> dict:
 
 def explanation(t: dict, key: str) -> str:
     """The phase's explanation, with this run's L_c and C where the text names them."""
-    from ..viz.phases import PHASES
+    from .phases import PHASES
     text = PHASES[key][1]
     cfg = run_config(t)
     if key == "backpropagation":
@@ -353,11 +353,11 @@ def meta(trace: dict) -> dict:
 
 
 def _tree_shape(trace: dict) -> dict | None:
-    """The run's tree in figures (:func:`medal.viz.tree.tree_stats`, from its networkx
+    """The run's tree in figures (:func:`medal.views.tree.tree_stats`, from its networkx
     graph), for the tree bar; None without a tree."""
     if not (trace.get("tree") or {}).get("nodes"):
         return None
-    from ..viz.tree import tree_stats
+    from .tree import tree_stats
     st = tree_stats(trace)
     return {k: st[k] for k in ("nodes", "depth", "expanded", "leaves", "unvisited")} | {
         "branching": round(st["branching"], 2),

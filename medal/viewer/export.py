@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..viewer import bundle, page
+from . import bundle, page
 
 
 def export_html(trace: dict) -> str:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import math
 
-from ..viz.common import (VIRIDIS, action_label, candidate_ids, current_path, latest_children,
+from .common import (VIRIDIS, action_label, candidate_ids, current_path, latest_children,
                           lerp_colour, node_path, nodes_by_id, winner_id)
-from ..viz.tree import (CANDIDATE_COLOUR, H_GAP, LABEL_FONT, NEW_COLOUR, PATH_COLOUR,
+from .tree import (CANDIDATE_COLOUR, H_GAP, LABEL_FONT, NEW_COLOUR, PATH_COLOUR,
                         SMALL_FONT, UNVISITED, V_GAP, WINNER_COLOUR, layout, visible_node_ids)
 
 

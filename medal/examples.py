@@ -14,9 +14,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..trace import load_trace
+from .trace import load_trace
 
-EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "assets" / "examples"
+EXAMPLES_DIR = Path(__file__).resolve().parent / "assets" / "examples"
 INDEX = "index.json"
 TIMING_KEYS = ("seconds", "model_seconds", "search_seconds", "search_model_seconds",
                "comparison_seconds", "ms_per_step")
@@ -50,8 +50,8 @@ def load_example(example: Example):
 def rerun(trace: dict, task: str, model=None) -> dict:
     """Run again what ``trace`` records (:func:`medal.engine.rerun`), with the model it
     names unless ``model`` is given; returns the new trace."""
-    from ..engine import rerun as run_again
-    from ..models import load_model
+    from .engine import rerun as run_again
+    from .models import load_model
 
     model = model or load_model(trace["run"]["model"]["name"])
     return run_again(trace, model, task=task)
@@ -60,7 +60,7 @@ def rerun(trace: dict, task: str, model=None) -> dict:
 def comparable(trace: dict) -> dict:
     """``trace`` without wall-clock figures, library versions and the record of where it
     ran, its configuration complete (fields it predates at their defaults)."""
-    from ..config import GenerationConfig
+    from .config import GenerationConfig
     out = copy.deepcopy(trace)
     out.pop("timing", None)
     out.pop("reproducibility", None)

@@ -23,11 +23,9 @@ networkx graph.
 """
 from __future__ import annotations
 
-import functools
 import json
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from .common import (VIRIDIS, action_label, candidate_ids, current_path, esc, fmt,
                      latest_children, lerp_colour, nodes_by_id, node_path, winner_id)
@@ -544,20 +542,5 @@ def tree_view(trace: dict, max_nodes: int = DEFAULT_MAX_NODES, *,
                            "color": {"color": "#cccccc"}})
     return view
 
-
-# ---------------------------------------------------------------------- HTML
-
-@functools.lru_cache(maxsize=1)
-def vis_assets() -> tuple[str, str]:
-    """(JavaScript, CSS) of vis-network as bundled inside the pyvis package."""
-    import pyvis
-    lib = Path(pyvis.__file__).parent / "lib"
-    folders = sorted(lib.glob("vis-*"), key=lambda p: [int(x) if x.isdigit() else x
-                                                        for x in p.name[4:].split(".")])
-    for folder in reversed(folders):
-        js, css = folder / "vis-network.min.js", folder / "vis-network.css"
-        if js.is_file() and css.is_file():
-            return js.read_text(encoding="utf-8"), css.read_text(encoding="utf-8")
-    raise FileNotFoundError(f"no vis-network*.min.js/.css under {lib}; reinstall pyvis")
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from ..timeline import positions
-from ..viz.tree import VIS_OPTIONS, q_scale
+from .tree import VIS_OPTIONS, q_scale
 from .parts import frame_parts, meta
 from .tree_frame import MAX_NODES
 
@@ -101,7 +101,7 @@ class Frames:
             keep += 1
         if not final and keep == len(self.labels) and keep:
             keep -= 1        # the head of a live run may have moved on within its position
-        # the colour scale of Q (viz.tree.q_scale): a live run's changes once, when its
+        # the colour scale of Q (views.tree.q_scale): a live run's changes once, when its
         # search ends (iteration 1's rule, then the run's own range); every frame is then
         # drawn again on it, so a live run's frames equal its replay's
         scale = q_scale(trace)

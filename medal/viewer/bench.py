@@ -5,10 +5,10 @@ JSON. The same path the app draws (issue 26: it once timed a drawing path the ap
 longer used).
 
     from medal.models import load_model
-    from medal.viz.bench import measure_ui_step
+    from medal.viewer.bench import measure_ui_step
     print(measure_ui_step(load_model("builtin:countdown"), threads=1))
 
-or ``python -m medal.viz.bench builtin:countdown 60 1`` (spec, steps, threads).
+or ``python -m medal.viewer.bench builtin:countdown 60 1`` (spec, steps, threads).
 
 Goal: at most 300 ms per step on 2 CPU cores with the built-in model.
 """
@@ -31,7 +31,7 @@ def measure_ui_step(model, n_steps: int = 60, *, task: str = "countdown",
     the mean of each part, plus the tree size reached.
 
     ``threads``: torch threads while measuring (None: leave as is). The app runs the
-    built-in models on one thread (see :func:`medal.viz.controller.app_threads`)."""
+    built-in models on one thread (see :func:`medal.app.controller.app_threads`)."""
     import torch
 
     previous = torch.get_num_threads()
@@ -50,7 +50,7 @@ def _measure(model, n_steps, task, prompt, strategy, config, max_nodes, warmup) 
 
     from ..engine import Run
     from ..tasks import get_task
-    from ..viewer import MAX_NODES, Frames
+    from . import MAX_NODES, Frames
 
     t = get_task(task)
     prompt = prompt or t.format_prompt(t.example_problems[0])
@@ -98,7 +98,7 @@ def _measure(model, n_steps, task, prompt, strategy, config, max_nodes, warmup) 
     }
 
 
-def main() -> None:  # python -m medal.viz.bench [model-spec] [n_steps]
+def main() -> None:  # python -m medal.viewer.bench [model-spec] [n_steps]
     import json
     import sys
 

@@ -55,7 +55,7 @@ def viewer_lib() -> str:
     """vis-network and the viewer's JavaScript, evaluated once per browser session by the
     component (see :func:`viewer`)."""
     from ..viewer import viewer_js
-    from .tree import vis_assets
+    from ..viewer.html_page import vis_assets
     js, _css = vis_assets()
     return js + "\n" + viewer_js() + "\n//# sourceURL=medal-viewer-lib.js\n"
 
@@ -65,7 +65,7 @@ def _viewer_component():
     import streamlit as st
 
     from ..viewer import viewer_css
-    from .tree import vis_assets
+    from ..viewer.html_page import vis_assets
     _js, css = vis_assets()
     tooltip = "".join(m.group(0) for m in re.finditer(r"div\.vis-tooltip\{[^}]*\}", css))
     # only the adapter: Streamlit sends a component's inline code with every run of the
@@ -202,7 +202,7 @@ def _compare_component():
     import streamlit as st
 
     from ..viewer import viewer_css
-    from .tree import vis_assets
+    from ..viewer.html_page import vis_assets
     _js, css = vis_assets()
     tooltip = "".join(m.group(0) for m in re.finditer(r"div\.vis-tooltip\{[^}]*\}", css))
     # only the adapter, as for the viewer: the library and the pair's frames go in the
