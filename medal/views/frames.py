@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import json
 
-from ..timeline import positions
+from ..timeline import MCTS_KINDS, positions
 from .tree import VIS_OPTIONS, q_scale
-from .parts import frame_parts, meta
+from .builder import GONE, FrameBuilder
+from .parts import meta
 from .tree_frame import MAX_NODES
 
 
@@ -18,15 +19,20 @@ FORMAT = "medal-viewer/1"
 # ---------------------------------------------------------------------- sharing
 
 class Encoder:
-    """Turns full frames into shared ones, incrementally (a live run adds frames as the
-    engine makes them): a pool of distinct values and per-frame changes."""
+    """Turns frames into shared ones, incrementally (a live run adds frames as the engine
+    makes them): a pool of distinct values and, per frame, the keys that changed.
+
+    :meth:`add` takes a frame as whole parts (``{part: {key: value}}``: keys missing
+    from a part are removed) and/or as changes (``{part: {key: value or GONE}}``). Only
+    the current state is kept (part -> key -> pool index); :meth:`truncate` rebuilds an
+    earlier one from the frames' changes."""
 
     def __init__(self):
         self.pool: list = []
         self._index: dict[str, int] = {}
         self.frames: list[dict] = []
-        self._states: list[dict[str, dict[str, int]]] = []
-        self._last: dict = {}   # the previous frame's parts (the objects, by part)
+        self._state: dict[str, dict] = {}
+        self._last: dict = {}   # the previous frame's whole parts (the objects, by part)
 
     def _intern(self, value) -> int:
         key = json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
@@ -39,47 +45,60 @@ class Encoder:
     def truncate(self, n: int) -> None:
         """Forget frames from ``n`` on (the pool keeps its values)."""
         del self.frames[n:]
-        del self._states[n:]
-        self._last = {}
+        self._state, self._last = {}, {}
+        for delta in self.frames:
+            for p, ch in delta.items():
+                d = self._state.setdefault(p, {})
+                for k in range(0, len(ch), 2):
+                    if ch[k + 1] < 0:
+                        d.pop(ch[k], None)
+                    else:
+                        d[ch[k]] = ch[k + 1]
 
-    def add(self, parts: dict[str, dict]) -> dict:
-        prev = self._states[-1] if self._states else {}
-        state = {}
-        for p, items in parts.items():
-            before = prev.get(p, {})
-            if p in prev and items is self._last.get(p):
-                state[p] = before   # the very same part as the previous frame's: unchanged
-                continue
-            out = state[p] = {}
+    def _put(self, before: dict, k, v, out: list) -> None:
+        i = before.get(k)
+        # unchanged (often the very same object): no serialisation needed
+        if i is None or not (self.pool[i] is v or self.pool[i] == v):
+            i = self._intern(v)
+        if before.get(k) != i:
+            before[k] = i
+            out += [k, i]
+
+    def add(self, parts: dict[str, dict] | None = None,
+            changes: dict[str, dict] | None = None) -> dict:
+        delta: dict[str, list] = {}
+        for p, items in (parts or {}).items():
+            if p in self._state and items is self._last.get(p):
+                continue    # the very same part as the previous frame's: unchanged
+            before = self._state.setdefault(p, {})
+            out: list = []
             for k, v in items.items():
-                i = before.get(k)
-                # unchanged since the previous frame (often the very same object): no
-                # serialisation needed
-                if i is None or not (self.pool[i] is v or self.pool[i] == v):
-                    i = self._intern(v)
-                out[k] = i
-        delta = {}
-        for p, items in state.items():
-            before = prev.get(p, {})
-            if items is before:
-                continue
-            changes = []
-            for k, i in items.items():
-                if before.get(k) != i:
-                    changes += [k, i]
-            for k in before:
-                if k not in items:
-                    changes += [k, -1]
-            if changes:
-                delta[p] = changes
-        self._states.append(state)
+                self._put(before, k, v, out)
+            for k in [k for k in before if k not in items]:
+                del before[k]
+                out += [k, -1]
+            if out:
+                delta[p] = out
+            self._last[p] = items
+        for p, items in (changes or {}).items():
+            before = self._state.setdefault(p, {})
+            out = delta.setdefault(p, [])
+            for k, v in items.items():
+                if v is GONE:
+                    if k in before:
+                        del before[k]
+                        out += [k, -1]
+                else:
+                    self._put(before, k, v, out)
+            if not out:
+                del delta[p]
         self.frames.append(delta)
-        self._last = dict(parts)
         return delta
 
 
 class Frames:
-    """A run's frames, built once per position and extended as a live trace grows."""
+    """A run's frames, each built from the previous one (:class:`.builder.FrameBuilder`)
+    and extended as a live trace grows."""
 
     def __init__(self, key: str, max_nodes: int = MAX_NODES):
         self.key = key
@@ -90,17 +109,17 @@ class Frames:
         self.meta: dict = {}
         self.dirty_from = 0      # the first frame the latest update() (re)computed
         self._memo: dict = {}
+        self._builder: FrameBuilder | None = None
+        self._trace = None
 
     def update(self, trace: dict, *, final: bool = True) -> None:
-        """Frames for every position of ``trace``; a growing trace recomputes only its
-        last known position (it may have changed) and the new ones."""
+        """Frames for every position of ``trace``; a growing trace (the same dict, a live
+        run's) adds the new positions' frames, each from the previous one."""
         pos = positions(trace)
         labels = [p.label for p in pos]
         keep = 0
         while keep < min(len(labels), len(self.labels)) and labels[keep] == self.labels[keep]:
             keep += 1
-        if not final and keep == len(self.labels) and keep:
-            keep -= 1        # the head of a live run may have moved on within its position
         # the colour scale of Q (views.tree.q_scale): a live run's changes once, when its
         # search ends (iteration 1's rule, then the run's own range); every frame is then
         # drawn again on it, so a live run's frames equal its replay's
@@ -108,20 +127,33 @@ class Frames:
         if self.labels and scale != self._memo.get("scale_drawn", scale):
             keep = 0
         self._memo["scale_drawn"] = scale
-        if keep < len(self.labels) or keep == 0:
+        grown = trace is self._trace and keep == len(self.labels)
+        if not grown:
+            keep = 0
+        if keep < len(self.labels) or keep == 0 or self._builder is None:
             keep = min(keep, len(self.enc.frames))
             self.enc.truncate(keep)
             self.labels, self.kinds = self.labels[:keep], self.kinds[:keep]
         self.meta = meta(trace) if trace.get("run") else {}
         self.dirty_from = len(self.labels)
-        self._memo.pop("layout", None)        # the trace may have grown: new nodes placed
-        for k in ("trace_at", "final_parts"):   # (its final tree may change)
-            self._memo.pop(k, None)
-        self._memo["q_scale"] = scale
+        if len(self.labels) == len(pos) and self._builder is not None:
+            return
+        final_tree = len(pos) and pos[-1].kind not in MCTS_KINDS and pos[-1].kind != "root"
+        if self._builder is None or not grown or keep == 0:
+            # a new trace, or a change the frames so far did not foresee: from the start
+            for k in ("layout", "kids", "trace_at", "final_parts"):
+                self._memo.pop(k, None)
+            self._builder = FrameBuilder(trace, pos, max_nodes=self.max_nodes, scale=scale,
+                                         memo=self._memo)
+            self.enc.truncate(0)
+            self.labels, self.kinds = [], []
+            self.dirty_from = 0
+        else:
+            self._builder.grow(pos)
+        self._trace = trace
         for i in range(len(self.labels), len(pos)):
-            parts, _ids = frame_parts(trace, i, max_nodes=self.max_nodes, memo=self._memo,
-                                      timeline=pos)
-            self.enc.add(parts)
+            parts, changes = self._builder.frame(i)
+            self.enc.add(parts, changes)
             self.labels.append(labels[i])
             self.kinds.append(pos[i].kind)
 

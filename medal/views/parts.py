@@ -88,30 +88,40 @@ def _node_card(trace: dict, nid: int, nodes: dict | None = None, kids: dict | No
                                                  "s (recomputed)", "child")} for r in rows]}
 
 
-def stats_parts(t: dict, info: dict, memo: dict) -> dict:
-    """Every node's figures at this position (``memo``: shared across the positions of
-    one run, keyed by what the figures depend on)."""
-    nodes = nodes_by_id(t)
-    c = float(run_config(t).get("c", 0.1))
+def last_selections(t: dict) -> dict[int, tuple]:
+    """Per node: (iteration, row) of the latest selection that weighed it."""
     last: dict[int, tuple] = {}
     for it in t.get("iterations") or []:
         for level in it["selection"]["levels"]:
             for row in level:
                 last[row["node"]] = (it["iteration"], row)
+    return last
+
+
+def stats_parts(t: dict, info: dict, memo: dict) -> dict:
+    """Every node's figures at this position (``memo``: shared across the positions of
+    one run, keyed by what the figures depend on)."""
+    nodes = nodes_by_id(t)
+    c = float(run_config(t).get("c", 0.1))
+    last = last_selections(t)
     win, cands = info.get("winner"), set(info.get("candidates") or ())
-    out = {}
-    for nid, n in nodes.items():
-        parent = nodes.get(n.get("parent"))
-        lr = last.get(nid)
-        key = (nid, n["N"], n["W"], n["Q"], parent["N"] if parent else None, n.get("r_ig"),
-               nid == win, nid in cands, n.get("exhausted"), n.get("created_iteration"),
-               None if lr is None else (lr[0], lr[1]["N"], lr[1]["Q"], lr[1]["parent_N"],
-                                        lr[1]["chosen"]))
-        hit = memo.get(key)
-        if hit is None:
-            hit = memo[key] = _node_stats(t, n, parent, nodes, c, lr, win, cands)
-        out[str(nid)] = hit
-    return out
+    return {str(nid): node_stats_item(t, n, nodes, c, last.get(nid), win, cands, memo)
+            for nid, n in nodes.items()}
+
+
+def node_stats_item(t: dict, n: dict, nodes: dict, c: float, lr, win, cands,
+                    memo: dict) -> dict:
+    """One node's figures (memoised on what they depend on)."""
+    nid = n["id"]
+    parent = nodes.get(n.get("parent"))
+    key = (nid, n["N"], n["W"], n["Q"], parent["N"] if parent else None, n.get("r_ig"),
+           nid == win, nid in cands, n.get("exhausted"), n.get("created_iteration"),
+           None if lr is None else (lr[0], lr[1]["N"], lr[1]["Q"], lr[1]["parent_N"],
+                                    lr[1]["chosen"]))
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = _node_stats(t, n, parent, nodes, c, lr, win, cands)
+    return hit
 
 
 def _node_stats(t, n, parent, nodes, c, last, win, cands) -> dict:
@@ -214,8 +224,6 @@ def frame_parts(trace: dict, index: int, *, max_nodes: int = MAX_NODES,
     pos = timeline[index]
     memo = {} if memo is None else memo
     t = trace_at(trace, index, timeline, cache=memo.setdefault("trace_at", {}))
-    ph = current_phase(t)
-    frac, caption = progress(t)
     if "q_scale" not in memo:
         memo["q_scale"] = q_scale(trace)
     scale = memo["q_scale"] if (t.get("iterations") and (
@@ -249,26 +257,38 @@ def frame_parts(trace: dict, index: int, *, max_nodes: int = MAX_NODES,
         cards = card_parts(t, memo.setdefault("cards", {}))
         if final and pos.kind not in ("selection", "expansion", "simulation"):
             memo["final_parts"] = (post_key, nodes, tn, te, info, stats, cards)
+    head = head_part(trace, t, pos, info, nodes)
+    parts = {"h": {"0": head}, "n": tn, "e": te, "s": stats, "a": cards,
+             **other_parts(trace, t, pos, scale, info, memo)}
+    return parts, list(nodes)
+
+
+def head_part(trace: dict, t: dict, pos, info: dict, nodes) -> dict:
+    """The header: the position, its phase explained, the progress, the tree's info."""
+    ph = current_phase(t)
+    frac, caption = progress(t)
     focus = _focus_node(t, info.get("path") or [])
     result = t.get("result") or {}
     answer = None
     if result:
         answer = {"text": str(result.get("answer")), "verified": result.get("verified")}
-    head = {"kind": pos.kind, "label": label_at(trace, pos), "phase": ph.key, "title": ph.title,
+    return {"kind": pos.kind, "label": label_at(trace, pos), "phase": ph.key, "title": ph.title,
             "iteration": ph.iteration, "explanation": explanation(t, ph.key),
             "detail": ph.detail, "progress": 1.0 if pos.kind == "finished" else round(frac, 4),
             "caption": caption, "iteration_end": pos.kind in ITERATION_ENDS,
             "mcts": ph.key in MCTS_PHASES,
             "focus": focus, "partial": nodes[focus]["sequence"] if focus in nodes else None,
             "answer": answer, "tree": info}
-    parts = {"h": {"0": head}, "n": tn, "e": te, "s": stats, "a": cards,
-             "g": _grid_parts(t),
-             "o": _order_part(t),
-            "v": {"task": task_view_html(t) or "",
-                   "cands": _candidates_part(t), "legend": legend(scale, info),
-                   "summary": _summary(t) if pos.kind == "finished" else None,
-                   "step": _step_part(trace, t, pos)}}
-    return parts, list(nodes)
+
+
+def other_parts(trace: dict, t: dict, pos, scale, info: dict, memo: dict) -> dict:
+    """The parts beside the tree: heatmap grids, the unmasking order, and the views
+    (task view, candidates, legend, summary, the decode step)."""
+    return {"g": _grid_parts(t), "o": _order_part(t),
+            "v": {"task": task_view_html(t) or "", "cands": _candidates_part(t),
+                  "legend": legend(scale, info),
+                  "summary": _summary(t) if pos.kind == "finished" else None,
+                  "step": _step_part(trace, t, pos)}}
 
 
 def _step_part(trace: dict, t: dict, pos) -> dict | None:
@@ -332,14 +352,17 @@ def card_parts(t: dict, memo: dict) -> dict:
         if n.get("parent") is not None:
             kids.setdefault(n["parent"], []).append(n["id"])
     texts: dict = {}   # per position: the tree's actions are fixed, but not its nodes
-    out = {}
-    for nid in nodes:
-        key = (nid, nid in kids)
-        card = memo.get(key)
-        if card is None:
-            card = memo[key] = _node_card(t, nid, nodes, kids, texts)
-        out[str(nid)] = card
-    return out
+    return {str(nid): card_for(t, nid, nodes, kids, texts, memo) for nid in nodes}
+
+
+def card_for(t: dict, nid: int, nodes: dict, kids: dict, texts: dict, memo: dict) -> dict:
+    """A node's card, made when the node is first seen and again when it is first
+    expanded (``memo``: the run's cards by (node, expanded))."""
+    key = (nid, bool(kids.get(nid)))
+    card = memo.get(key)
+    if card is None:
+        card = memo[key] = _node_card(t, nid, nodes, kids, texts)
+    return card
 
 
 def meta(trace: dict) -> dict:

@@ -69,10 +69,10 @@ def _edge_style(eid, a, b, *, colour, width, dashes=False):
             "arrows": {"to": {"enabled": True, "scaleFactor": 0.45}}}
 
 
-def highlighted_path(trace: dict) -> list[int]:
+def highlighted_path(trace: dict, nodes: dict | None = None) -> list[int]:
     """The path the tree highlights: the winner's once it is chosen, else the latest
     selection path."""
-    nodes = nodes_by_id(trace)
+    nodes = nodes_by_id(trace) if nodes is None else nodes
     w = winner_id(trace)
     if w is not None and w in nodes:
         return node_path(nodes, w)
@@ -87,57 +87,178 @@ def _short(text: str, n: int) -> str:
 _EDGES: dict = {}
 
 
-def _edge_for(n: dict, keep, path_edges, path_colour: str, out_e: dict) -> None:
-    parent = n.get("parent")
-    if parent is None or parent not in keep:
-        return
-    on = (parent, n["id"]) in path_edges
-    key = (parent, n["id"], path_colour if on else EDGE_COLOUR)
+class TreeContext:
+    """What a tree node's drawing depends on beyond its own figures, at one position:
+    the highlighted path, the latest expansion's children, the candidates, the winner,
+    the siblings the selection weighed (with their UCB), the Q colour scale."""
+
+    __slots__ = ("path", "path_set", "path_edges", "win", "path_colour", "new",
+                 "with_reward", "cands", "ucb_rows", "scale")
+
+    def __init__(self, trace: dict, kind: str, scale, nodes: dict, *, path=None,
+                 cands=None):
+        self.path = highlighted_path(trace, nodes) if path is None else path
+        self.path_set = set(self.path)
+        self.path_edges = set(zip(self.path, self.path[1:]))
+        self.win = winner_id(trace)
+        self.path_colour = WINNER_COLOUR if self.win is not None else PATH_COLOUR
+        self.new = set(latest_children(trace)) if kind in ("expansion", "simulation") else set()
+        self.with_reward = self.new if kind == "simulation" else set()
+        self.cands = set(candidate_ids(trace) if cands is None else cands)
+        self.ucb_rows: dict[int, dict] = {}
+        its = trace.get("iterations") or []
+        if kind == "selection" and its:
+            for level in its[-1]["selection"]["levels"]:
+                for row in level:
+                    self.ucb_rows[row["node"]] = row
+        self.scale = scale
+
+    def marked(self) -> set[int]:
+        """The nodes drawn differently from a plain node at this position."""
+        return self.path_set | self.new | self.cands | set(self.ucb_rows) | (
+            {self.win} if self.win is not None else set())
+
+
+def node_item(trace: dict, n: dict, nodes: dict, ctx: TreeContext, xy: dict
+              ) -> tuple[dict, bool, bool]:
+    """One drawn node with every style field set: (vis item, Q clipped by the colour
+    scale, r_IG flagged as an outlier)."""
+    nid = n["id"]
+    q_lo, q_hi = ctx.scale if ctx.scale else (0.0, 0.0)
+    win, path_set, new, cands = ctx.win, ctx.path_set, ctx.new, ctx.cands
+    row = ctx.ucb_rows.get(nid)
+    extra = []
+    clipped = False
+    if n["N"] > 0:
+        t = 0.5 if q_hi <= q_lo else (n["Q"] - q_lo) / (q_hi - q_lo)
+        colour = lerp_colour(t, VIRIDIS)
+        if t > 1 or t < 0:
+            clipped = True
+            extra.append(f"Q = {n['Q']:.3f} lies {'above' if t > 1 else 'below'} the "
+                         f"colour scale ({q_lo:g} to {q_hi:g}): drawn in its "
+                         f"{'top' if t > 1 else 'bottom'} colour")
+    else:
+        colour = UNVISITED
+    border = (WINNER_COLOUR if nid == win else ctx.path_colour if nid in path_set else
+              NEW_COLOUR if nid in new else CANDIDATE_COLOUR if nid in cands else "#555555")
+    shape = "star" if nid == win else "diamond" if nid in cands else "dot"
+    # sized by N on an absolute scale: a backpropagation resizes only what it updates
+    size = min(30.0, 9 + 4 * math.log2(1 + max(n["N"], 0)))
+    if nid == win:
+        size = max(size, 22)
+    head = f"#{nid}" + ("" if n.get("action") else " root")
+    if nid == win:
+        head = "★ " + head
+    if clipped:
+        head += " ⇡" if n["Q"] > q_hi else " ⇣"
+    lines = [head]
+    if n.get("action"):
+        lines.append(action_label(n))
+    font_size, font_bg = LABEL_FONT, "rgba(255,255,255,0.85)"
+    if row is not None:
+        u = row.get("ucb")
+        # (9 characters at most: two siblings' labels must not touch; the chosen one
+        # is on the path and has an orange background)
+        lines.append("UCB " + ("∞" if u is None or (isinstance(u, float) and math.isinf(u))
+                               else f"{u:.3f}"))
+        font_size, font_bg = SMALL_FONT, "#e8f1ff" if not row.get("chosen") else "#ffe0c2"
+    flag = reward_outlier(trace, nid, nodes) if n.get("r_ig") is not None else None
+    if flag:
+        extra.append(flag["text"])
+    if nid in ctx.with_reward and n.get("r_ig") is not None:
+        lines.append(f"r={n['r_ig']:.3f}" + (" ⚠" if flag else ""))
+        if n.get("completion"):
+            lines.append(_short(n["completion"].replace("_", "·"), 11))
+        font_size, font_bg = SMALL_FONT, "#fff3c4"
+    x, y = xy.get(nid, (0.0, 0.0))
+    item = _node_style(
+        nid=nid, label="\n".join(lines), x=x, y=y, shape=shape, size=round(size, 1),
+        background=colour, border=border,
+        border_width=(4 if (nid in path_set or nid == win or nid in new) else
+                      2.5 if nid in cands else 1.5),
+        dashes=[5, 4] if nid in new else False, font_size=font_size,
+        font_background=font_bg, note=" · ".join(extra))
+    return item, clipped, bool(flag)
+
+
+def edge_item(n: dict, ctx: TreeContext) -> dict:
+    """The edge from ``n``'s parent to ``n`` (both drawn)."""
+    parent = n["parent"]
+    on = (parent, n["id"]) in ctx.path_edges
+    key = (parent, n["id"], ctx.path_colour if on else EDGE_COLOUR)
     e = _EDGES.get(key)
     if e is None:
-        eid = f"{parent}-{n['id']}"
-        e = _EDGES[key] = _edge_style(eid, parent, n["id"], colour=key[2],
+        e = _EDGES[key] = _edge_style(f"{parent}-{n['id']}", parent, n["id"], colour=key[2],
                                       width=4 if on else 1.2)
         if len(_EDGES) > 100_000:
             _EDGES.clear()
-    out_e[e["id"]] = e
+    return e
+
+
+def hidden_items(parent: int, count: int, xy: dict) -> tuple[str, dict, str, dict]:
+    """The '+k' mark of the ``count`` nodes below ``parent`` the cap leaves out, and its
+    edge: (node id, node item, edge id, edge item)."""
+    hid = f"hidden-{parent}"
+    px, py = xy.get(parent, (0.0, 0.0))
+    item = _node_style(
+        nid=hid, label=f"+{count}", x=px + H_GAP / 2, y=py + V_GAP / 2, shape="dot",
+        size=4, background="#eeeeee", border="#bbbbbb", border_width=1, dashes=False,
+        font_size=SMALL_FONT, font_background="rgba(255,255,255,0.85)",
+        font_colour="#555555",
+        note=f"{count} node{'s' if count != 1 else ''} below node {parent} not drawn "
+             "(fewer visits)")
+    eid = f"{parent}-{hid}"
+    return hid, item, eid, _edge_style(eid, parent, hid, colour=HIDDEN_EDGE, width=1,
+                                       dashes=True)
+
+
+def tree_info(trace: dict, ctx: TreeContext, clipped, outliers, total: int,
+              shown: int) -> dict:
+    """What the viewer frames and explains about the tree at this position."""
+    return {"path": ctx.path, "new": sorted(ctx.new), "candidates": sorted(ctx.cands),
+            "winner": ctx.win, "ucb": sorted(ctx.ucb_rows), "clipped": sorted(clipped),
+            "outliers": sorted(outliers), "total": total, "shown": shown,
+            "root": (trace.get("tree") or {}).get("root", 0)}
 
 
 def tree_parts(trace: dict, kind: str, max_nodes: int = MAX_NODES,
                scale: tuple[float, float] | None = None,
                n_scale: int | None = None, xy: dict | None = None,
                memo: dict | None = None) -> tuple[dict, dict, dict]:
-    """(nodes, edges, info) for the tree at this position: vis items keyed by id (every
-    style field set) and what the viewer frames and explains (path, new children,
-    candidates, winner, the siblings' UCB during a selection, what was clipped)."""
+    """(nodes, edges, info) for the tree at this position, from scratch: vis items keyed
+    by id (every style field set) and what the viewer frames and explains (path, new
+    children, candidates, winner, the siblings' UCB during a selection, what was
+    clipped). :class:`medal.views.builder.FrameBuilder` makes the same items from the
+    previous position's, drawing again only what changed."""
     nodes = nodes_by_id(trace)
     if not nodes:
         return {}, {}, {}
+    ctx = TreeContext(trace, kind, scale, nodes)
     keep = visible_node_ids(trace, max_nodes)
-    path = highlighted_path(trace)
-    keep.update(path)
-    path_set = set(path)
-    path_edges = set(zip(path, path[1:]))
-    win = winner_id(trace)
-    path_colour = WINNER_COLOUR if win is not None else PATH_COLOUR
-    new = set(latest_children(trace)) if kind in ("expansion", "simulation") else set()
-    with_reward = new if kind == "simulation" else set()
-    cands = set(candidate_ids(trace))
-    ucb_rows: dict[int, dict] = {}
-    its = trace.get("iterations") or []
-    if kind == "selection" and its:
-        for level in its[-1]["selection"]["levels"]:
-            for row in level:
-                ucb_rows[row["node"]] = row
-    q_lo, q_hi = scale if scale else (0.0, 0.0)
-    shown = [nodes[i] for i in sorted(keep)]
-    # sized by N on a scale fixed for the run (the root's final N), so a backpropagation
-    # resizes only the nodes it updates
-    n_max = n_scale or max((n["N"] for n in shown), default=1) or 1
+    keep.update(ctx.path)
     xy = xy if xy is not None else layout(trace)   # (a node never moves: the full run's do)
-    memo = {} if memo is None else memo
     out_n, out_e, clipped, outliers = {}, {}, [], []
-    hidden_below: dict[int, int] = {}
+    for nid in sorted(keep):
+        n = nodes[nid]
+        item, was_clipped, was_outlier = node_item(trace, n, nodes, ctx, xy)
+        out_n[str(nid)] = item
+        if was_clipped:
+            clipped.append(nid)
+        if was_outlier:
+            outliers.append(nid)
+        if n.get("parent") is not None and n["parent"] in keep:
+            e = edge_item(n, ctx)
+            out_e[e["id"]] = e
+    for parent, count in sorted(hidden_below(nodes, keep).items()):
+        hid, item, eid, edge = hidden_items(parent, count, xy)
+        out_n[hid], out_e[eid] = item, edge
+    return out_n, out_e, tree_info(trace, ctx, clipped, outliers, len(nodes), len(keep))
+
+
+def hidden_below(nodes: dict, keep: set) -> dict[int, int]:
+    """Per drawn node, how many nodes below it are not drawn (those whose nearest drawn
+    ancestor it is)."""
+    out: dict[int, int] = {}
     # each hidden node's nearest drawn ancestor, remembered for the nodes on the way: one
     # step a node in all (walking each node up to the root was O(depth^2) on a chain)
     anchors: dict = {}
@@ -157,94 +278,8 @@ def tree_parts(trace: dict, kind: str, max_nodes: int = MAX_NODES,
         for a in walk:
             anchors[a] = anchor
         if anchor is not None and anchor in keep:
-            hidden_below[anchor] = hidden_below.get(anchor, 0) + 1
-    for n in shown:
-        nid = n["id"]
-        row = ucb_rows.get(nid)
-        mkey = (nid, n["N"], n["Q"], n.get("r_ig"), n.get("completion"),
-                n.get("exhausted"), nid in path_set, nid == win, path_colour, nid in new,
-                nid in with_reward, nid in cands, n_max, q_lo, q_hi,
-                None if row is None else (row.get("ucb"), row.get("chosen")))
-        hit = memo.get(mkey)
-        if hit is not None:
-            out_n[str(nid)], was_clipped, was_outlier = hit
-            if was_clipped:
-                clipped.append(nid)
-            if was_outlier:
-                outliers.append(nid)
-            _edge_for(n, keep, path_edges, path_colour, out_e)
-            continue
-        extra = []
-        if n["N"] > 0:
-            t = 0.5 if q_hi <= q_lo else (n["Q"] - q_lo) / (q_hi - q_lo)
-            colour = lerp_colour(t, VIRIDIS)
-            if t > 1 or t < 0:
-                clipped.append(nid)
-                extra.append(f"Q = {n['Q']:.3f} lies {'above' if t > 1 else 'below'} the "
-                             f"colour scale ({q_lo:g} to {q_hi:g}): drawn in its "
-                             f"{'top' if t > 1 else 'bottom'} colour")
-        else:
-            colour = UNVISITED
-        border = (WINNER_COLOUR if nid == win else path_colour if nid in path_set else
-                  NEW_COLOUR if nid in new else CANDIDATE_COLOUR if nid in cands else "#555555")
-        shape = "star" if nid == win else "diamond" if nid in cands else "dot"
-        # sized by N on an absolute scale: a backpropagation resizes only what it updates
-        size = min(30.0, 9 + 4 * math.log2(1 + max(n["N"], 0)))
-        if nid == win:
-            size = max(size, 22)
-        head = f"#{nid}" + ("" if n.get("action") else " root")
-        if nid == win:
-            head = "★ " + head
-        if nid in clipped:
-            head += " ⇡" if n["Q"] > q_hi else " ⇣"
-        lines = [head]
-        if n.get("action"):
-            lines.append(action_label(n))
-        font_size, font_bg = LABEL_FONT, "rgba(255,255,255,0.85)"
-        if row is not None:
-            u = row.get("ucb")
-            # (9 characters at most: two siblings' labels must not touch; the chosen one
-            # is on the path and has an orange background)
-            lines.append("UCB " + ("∞" if u is None or (isinstance(u, float) and math.isinf(u))
-                                   else f"{u:.3f}"))
-            font_size, font_bg = SMALL_FONT, "#e8f1ff" if not row.get("chosen") else "#ffe0c2"
-        flag = reward_outlier(trace, nid, nodes) if n.get("r_ig") is not None else None
-        if flag:
-            outliers.append(nid)
-            extra.append(flag["text"])
-        if nid in with_reward and n.get("r_ig") is not None:
-            lines.append(f"r={n['r_ig']:.3f}" + (" ⚠" if flag else ""))
-            if n.get("completion"):
-                lines.append(_short(n["completion"].replace("_", "·"), 11))
-            font_size, font_bg = SMALL_FONT, "#fff3c4"
-        x, y = xy.get(nid, (0.0, 0.0))
-        out_n[str(nid)] = _node_style(
-            nid=nid, label="\n".join(lines), x=x, y=y, shape=shape, size=round(size, 1),
-            background=colour, border=border,
-            border_width=(4 if (nid in path_set or nid == win or nid in new) else
-                          2.5 if nid in cands else 1.5),
-            dashes=[5, 4] if nid in new else False, font_size=font_size,
-            font_background=font_bg,
-            note=" · ".join(extra))
-        memo[mkey] = (out_n[str(nid)], nid in clipped, nid in outliers)
-        _edge_for(n, keep, path_edges, path_colour, out_e)
-    for parent, count in sorted(hidden_below.items()):
-        hid = f"hidden-{parent}"
-        px, py = xy.get(parent, (0.0, 0.0))
-        out_n[hid] = _node_style(
-            nid=hid, label=f"+{count}", x=px + H_GAP / 2, y=py + V_GAP / 2, shape="dot",
-            size=4, background="#eeeeee", border="#bbbbbb", border_width=1, dashes=False,
-            font_size=SMALL_FONT, font_background="rgba(255,255,255,0.85)",
-            font_colour="#555555",
-            note=f"{count} node{'s' if count != 1 else ''} below node {parent} not drawn "
-                 "(fewer visits)")
-        eid = f"{parent}-{hid}"
-        out_e[eid] = _edge_style(eid, parent, hid, colour=HIDDEN_EDGE, width=1, dashes=True)
-    info = {"path": path, "new": sorted(new), "candidates": sorted(cands),
-            "winner": win, "ucb": sorted(ucb_rows), "clipped": clipped,
-            "outliers": outliers, "total": len(nodes), "shown": len(shown),
-            "root": (trace.get("tree") or {}).get("root", 0)}
-    return out_n, out_e, info
+            out[anchor] = out.get(anchor, 0) + 1
+    return out
 
 
 def legend(scale, info: dict) -> dict:
