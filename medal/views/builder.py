@@ -27,7 +27,8 @@ from __future__ import annotations
 import bisect
 
 from ..timeline import MCTS_KINDS, _empty_after, trace_at
-from .common import nodes_by_id, node_path, run_config
+from .common import nodes_by_id, run_config
+from .order import one_position
 from .parts import (head_part, other_parts, card_for, node_stats_item, _child_rows,
                     last_selections)
 from .tree import layout
@@ -186,8 +187,10 @@ class FrameBuilder:
             by_id = getattr(tree, "by_id", None)
             nodes = by_id if by_id is not None else nodes_by_id(t)
             info = self._tree(t, pos, tree, nodes, changed, scale, changes)
-        head = head_part(self.trace, t, pos, info, nodes)
-        parts = {"h": {"0": head}, **other_parts(self.trace, t, pos, scale, info, self.memo)}
+        with one_position():
+            head = head_part(self.trace, t, pos, info, nodes)
+            parts = {"h": {"0": head},
+                     **other_parts(self.trace, t, pos, scale, info, self.memo)}
         return parts, changes
 
     def _tree_gone(self, changes) -> None:

@@ -57,7 +57,12 @@ def run_info(trace: dict, key: str, default=None):
 
 
 def nodes_by_id(trace: dict) -> dict[int, dict]:
+    """Node id -> node. A tree that carries its index (the frame builder's trees,
+    :class:`medal.views.tree_state.IndexedTree`) answers from it, read only."""
     tree = trace.get("tree") or {}
+    index = getattr(tree, "by_id", None)
+    if index is not None:
+        return index
     return {n["id"]: n for n in tree.get("nodes", [])}
 
 

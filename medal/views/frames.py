@@ -67,16 +67,27 @@ class Encoder:
     def add(self, parts: dict[str, dict] | None = None,
             changes: dict[str, dict] | None = None) -> dict:
         delta: dict[str, list] = {}
+        pool = self.pool
         for p, items in (parts or {}).items():
-            if p in self._state and items is self._last.get(p):
+            last = self._last.get(p)
+            if p in self._state and items is last:
                 continue    # the very same part as the previous frame's: unchanged
             before = self._state.setdefault(p, {})
+            last = last or {}
             out: list = []
             for k, v in items.items():
-                self._put(before, k, v, out)
-            for k in [k for k in before if k not in items]:
-                del before[k]
-                out += [k, -1]
+                if last.get(k) is v and k in before:
+                    continue    # the very object the previous frame had here
+                i = before.get(k)
+                if i is None or not (pool[i] is v or pool[i] == v):
+                    i = self._intern(v)
+                    if before.get(k) != i:
+                        before[k] = i
+                        out += [k, i]
+            if len(before) > len(items):
+                for k in [k for k in before if k not in items]:
+                    del before[k]
+                    out += [k, -1]
             if out:
                 delta[p] = out
             self._last[p] = items

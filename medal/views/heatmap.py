@@ -36,50 +36,70 @@ class EntropyGrid:
         return not self.rows
 
 
+def grid_rows(trace: dict, which: str = "medal") -> tuple[str, list[tuple]]:
+    """(title, rows) of the step x slot grid: each row (entropy, label, slots, texts) --
+    the record's own entropy list (not copied), the row's label, and the slots it
+    unmasked with their tokens' texts. MEDAL's rows: one per node on the winner's path
+    (while the search runs, on the current selection path), then its main decode."""
+    rows: list[tuple] = []
+    if which == "greedy":
+        comparison = trace.get("comparison") or {}
+        for step in comparison.get("steps") or []:
+            rows.append((step["entropy"], f"step {step['step']}", step["slots"],
+                         step["token_texts"]))
+        return "greedy (low-confidence)", rows
+    path = search_path(trace)
+    winner_known = winner_id(trace) is not None
+    for d, node in enumerate(path):
+        nxt = path[d + 1] if d + 1 < len(path) else None
+        if nxt is None and winner_known:
+            break  # the winner's own entropies are phase C's first row
+        slots = [nxt["action"]["slot"]] if nxt else []
+        texts = [nxt["action"].get("token_text", "?")] if nxt else []
+        rows.append((node["entropy"], f"MCTS {d}", slots, texts))
+    phase = main_phase(trace)
+    for step in trace.get("decode") or []:
+        if step["phase"] == phase:
+            rows.append((step["entropy"], f"step {step['step']}", step["slots"],
+                         step["token_texts"]))
+    return run_info(trace, "strategy", ""), rows
+
+
+def grid_row(entropy, slots, texts, L: int) -> tuple[list, list[str]]:
+    """One row's cells (the entropy of each of the L slots, None past the record's) and
+    marks (the token shown in each slot the row unmasked)."""
+    row = list(entropy)[:L] + [None] * max(0, L - len(entropy))
+    mark = [""] * L
+    for s, t in zip(slots, texts):
+        if 0 <= s < L:
+            mark[s] = visible_token(t)
+    return row, mark
+
+
+def final_tokens(trace: dict, rows: list[tuple], L: int) -> dict[int, str]:
+    """Each slot's token as the grid's rows leave it (fixed slots first)."""
+    final: dict[int, str] = {f["slot"]: visible_token(f["text"])
+                             for f in run_info(trace, "fixed_slots") or []}
+    for _e, _label, slots, texts in rows:
+        for s, t in zip(slots, texts):
+            if 0 <= s < L:
+                final[s] = visible_token(t)
+    return final
+
+
 def entropy_grid(trace: dict, which: str = "medal", show_padding: bool = False) -> EntropyGrid:
     """The step x slot entropy grid of MEDAL (``which="medal"``: the run's own strategy)
     or of the greedy comparison (``which="greedy"``); slots after the end of the answer
     left out unless ``show_padding``."""
-    cfg = run_config(trace)
-    L = cfg.get("gen_length") or 0
-    rows: list[list[float | None]] = []
-    labels: list[str] = []
-    marks: list[list[str]] = []
-    final: dict[int, str] = {f["slot"]: visible_token(f["text"])
-                             for f in run_info(trace, "fixed_slots") or []}
-
-    def add_row(entropy, label, slots, texts):
-        row = list(entropy)[:L] + [None] * max(0, L - len(entropy))
-        mark = [""] * L
-        for s, t in zip(slots, texts):
-            if 0 <= s < L:
-                mark[s] = visible_token(t)
-                final[s] = visible_token(t)
+    L = run_config(trace).get("gen_length") or 0
+    title, described = grid_rows(trace, which)
+    rows, marks, labels = [], [], []
+    for entropy, label, slots, texts in described:
+        row, mark = grid_row(entropy, slots, texts, L)
         rows.append(row)
-        labels.append(label)
         marks.append(mark)
-
-    if which == "greedy":
-        comparison = trace.get("comparison") or {}
-        title = "greedy (low-confidence)"
-        for step in comparison.get("steps") or []:
-            add_row(step["entropy"], f"step {step['step']}", step["slots"], step["token_texts"])
-    else:
-        title = run_info(trace, "strategy", "")
-        path = search_path(trace)
-        winner_known = winner_id(trace) is not None
-        for d, node in enumerate(path):
-            nxt = path[d + 1] if d + 1 < len(path) else None
-            if nxt is None and winner_known:
-                break  # the winner's own entropies are phase C's first row
-            slots = [nxt["action"]["slot"]] if nxt else []
-            texts = [nxt["action"].get("token_text", "?")] if nxt else []
-            add_row(node["entropy"], f"MCTS {d}", slots, texts)
-        phase = main_phase(trace)
-        for step in trace.get("decode") or []:
-            if step["phase"] == phase:
-                add_row(step["entropy"], f"step {step['step']}", step["slots"],
-                        step["token_texts"])
+        labels.append(label)
+    final = final_tokens(trace, described, L)
     end = None if show_padding else answer_end(trace, which)
     shown = list(range(L if end is None else end + 1))
     if len(shown) < L:

@@ -7,6 +7,8 @@ is read from the trace's steps, so it also shows a run in progress.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from .common import (STEP_COLOURS, esc, lerp_colour, main_phase, run_config, run_info, search_path,
@@ -25,8 +27,37 @@ class SlotToken:
     tentative: bool = False      # on the current selection path of a search still running
 
 
+#: while one frame is built (:func:`one_position`), the slot records of the traces it reads
+_ONE_POSITION: ContextVar[dict | None] = ContextVar("medal_one_position", default=None)
+
+
+@contextmanager
+def one_position():
+    """The views read the same slot records several times for one frame (the order
+    strip, the heatmap's answer end, the task view): inside this block they are worked
+    out once per trace object and ``which``. Only for a trace that does not change
+    inside the block (the frame builder's)."""
+    token = _ONE_POSITION.set({})
+    try:
+        yield
+    finally:
+        _ONE_POSITION.reset(token)
+
+
 def slot_tokens(trace: dict, which: str = "medal") -> list[SlotToken]:
     """Per slot: its token and the step that unmasked it (None while masked)."""
+    cache = _ONE_POSITION.get()
+    if cache is not None:
+        hit = cache.get((id(trace), which))
+        if hit is not None and hit[0] is trace:
+            return hit[1]
+        out = _slot_tokens(trace, which)
+        cache[(id(trace), which)] = (trace, out)
+        return out
+    return _slot_tokens(trace, which)
+
+
+def _slot_tokens(trace: dict, which: str) -> list[SlotToken]:
     L = run_config(trace).get("gen_length") or 0
     slots = [SlotToken(slot=i) for i in range(L)]
     for f in run_info(trace, "fixed_slots") or []:

@@ -30,16 +30,29 @@ def _num(v):
     return v
 
 
-def _grid_parts(trace: dict) -> dict:
+def _grid_parts(trace: dict, memo: dict | None = None) -> dict:
+    """The heatmaps: per grid its header ("x": slot labels, "end", "rows") and one item
+    per row ({"y", "h", "m"}). A row's item is made once per record (``memo``)."""
+    from .heatmap import _cut, final_tokens, grid_row, grid_rows
+    memo = {} if memo is None else memo
     out = {}
+    L = run_config(trace).get("gen_length") or 0
     which = ["medal"] + (["greedy"] if trace.get("comparison") else [])
     for gi, w in enumerate(which):
-        g = entropy_grid(trace, w, show_padding=True)
-        out[f"{gi}"] = {"title": g.title, "x": [str(x).replace("<br>", " ") for x in g.slot_labels], "end": answer_end(trace, w),
-                        "rows": len(g.rows)}
-        for ri, (row, mark, y) in enumerate(zip(g.rows, g.marks, g.row_labels)):
-            out[f"{gi}/{ri}"] = {"y": y, "h": [None if v is None else round(v, 3) for v in row],
-                                 "m": mark}
+        title, rows = grid_rows(trace, w)
+        final = final_tokens(trace, rows, L)
+        out[f"{gi}"] = {"title": title,
+                        "x": [f"{s} {_cut(final.get(s, '_'))}" for s in range(L)],
+                        "end": answer_end(trace, w), "rows": len(rows)}
+        for ri, (entropy, label, slots, texts) in enumerate(rows):
+            key = (id(entropy), label, tuple(slots), tuple(texts), L)
+            hit = memo.get(key)
+            if hit is None or hit[0] is not entropy:
+                row, mark = grid_row(entropy, slots, texts, L)
+                hit = memo[key] = (entropy, {
+                    "y": label, "h": [None if v is None else round(v, 3) for v in row],
+                    "m": [_cut(t) for t in mark]})
+            out[f"{gi}/{ri}"] = hit[1]
     return out
 
 
@@ -124,17 +137,35 @@ def node_stats_item(t: dict, n: dict, nodes: dict, c: float, lr, win, cands,
     return hit
 
 
+_RIG: dict = {}
+
+
+def _rig_worked(n: dict, parent: dict) -> tuple[float, float, float]:
+    """r_IG worked through: the parent's total entropy over its masked slots, the
+    child's over the same slots but the one it committed, and the drop
+    (:func:`medal.scores.entropy_drop`). Fixed by the two nodes' records, so it is worked
+    out once per pair of entropy lists."""
+    slot = n["action"]["slot"]
+    key = (id(parent["entropy"]), id(parent["masked"]), id(n["entropy"]), slot)
+    hit = _RIG.get(key)
+    if hit is not None and hit[0] is parent["entropy"] and hit[1] is n["entropy"]:
+        return hit[2]
+    before = sum(h for h, m in zip(parent["entropy"], parent["masked"]) if m and h is not None)
+    after = sum(n["entropy"][j] or 0.0 for j, m in enumerate(parent["masked"])
+                if m and j != slot)
+    r = (before, after, entropy_drop(before, after))
+    if len(_RIG) > 100_000:
+        _RIG.clear()
+    _RIG[key] = (parent["entropy"], n["entropy"], r)
+    return r
+
+
 def _node_stats(t, n, parent, nodes, c, last, win, cands) -> dict:
     nid = n["id"]
     card = ucb_card(n, parent, c, last)
     r = None
     if n.get("r_ig") is not None and parent is not None and n.get("action"):
-        slot = n["action"]["slot"]
-        before = sum(h for h, m in zip(parent["entropy"], parent["masked"])
-                     if m and h is not None)
-        after = sum(n["entropy"][j] or 0.0 for j, m in enumerate(parent["masked"])
-                    if m and j != slot)
-        r = (before, after, entropy_drop(before, after))
+        r = _rig_worked(n, parent)
     flag = reward_outlier(t, nid, nodes)
     badges = []
     if nid == win:
@@ -284,7 +315,7 @@ def head_part(trace: dict, t: dict, pos, info: dict, nodes) -> dict:
 def other_parts(trace: dict, t: dict, pos, scale, info: dict, memo: dict) -> dict:
     """The parts beside the tree: heatmap grids, the unmasking order, and the views
     (task view, candidates, legend, summary, the decode step)."""
-    return {"g": _grid_parts(t), "o": _order_part(t),
+    return {"g": _grid_parts(t, memo.setdefault("grid", {})), "o": _order_part(t),
             "v": {"task": task_view_html(t) or "", "cands": _candidates_part(t),
                   "legend": legend(scale, info),
                   "summary": _summary(t) if pos.kind == "finished" else None,
