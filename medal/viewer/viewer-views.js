@@ -129,7 +129,7 @@
     if (!meta) return;
     this.drawStep(i, p);
     var sel = this.selected, card = sel !== null ? s.get(i, "a", String(sel)) : null, marked = {};
-    if (card) card.cells.forEach(function (c, k) { if (c[1] > 0) marked[k] = true; });
+    if (card) for (var k0 = 0; k0 < card.how.length; k0++) if (card.how[k0] !== "0") marked[k0] = true;
     ["m", "g"].forEach(function (tag, gi) {
       if (gi >= meta.names.length) return;
       var row = h("div", "mv-orow"); row.appendChild(h("div", "mv-oname", meta.names[gi]));
@@ -232,15 +232,19 @@
     if (card) {
       var seq = h("div", "mv-cells");
       seq.appendChild(h("span", "mv-oname", "sequence"));
-      card.cells.forEach(function (c, k) {
-        var sp = h("span", "mv-tok " + (c[1] === 2 ? "mv-own" : c[1] === 1 ? "mv-committed" : "mv-masked"), c[1] ? c[0] : "_");
-        sp.title = "slot " + k + (c[1] === 2 ? ": this node's action" : c[1] === 1 ? ": committed on the path" : ": masked");
+      // per slot: card.texts[k], and card.how[k]: "2" this node's action, "1" committed, "0" masked
+      var filled = false;
+      card.texts.forEach(function (text, k) {
+        var how = card.how[k];
+        var sp = h("span", "mv-tok " + (how === "2" ? "mv-own" : how === "1" ? "mv-committed" : "mv-masked"), how !== "0" ? text : "_");
+        sp.title = "slot " + k + (how === "2" ? ": this node's action" : how === "1" ? ": committed on the path" : ": masked");
         seq.appendChild(sp);
+        if (how === "0" && text) filled = true;
       });
       p.appendChild(seq);
-      if (card.cells.some(function (c) { return c[1] === 0 && c[0]; })) {
+      if (filled) {
         var comp = h("div", "mv-cells"); comp.appendChild(h("span", "mv-oname", "completion"));
-        card.cells.forEach(function (c) { comp.appendChild(h("span", "mv-tok " + (c[1] ? "mv-committed" : "mv-fill"), c[0] || "?")); });
+        card.texts.forEach(function (text, k) { comp.appendChild(h("span", "mv-tok " + (card.how[k] !== "0" ? "mv-committed" : "mv-fill"), text || "?")); });
         p.appendChild(comp);
       }
       p.appendChild(h("h4", "", "Action set (what expanding this node adds)"));

@@ -27,10 +27,10 @@ from __future__ import annotations
 import bisect
 
 from ..timeline import MCTS_KINDS, _empty_after, trace_at
-from .common import nodes_by_id, run_config
+from .common import candidate_ids, nodes_by_id, run_config
 from .order import one_position
-from .parts import (head_part, other_parts, card_for, node_stats_item, _child_rows,
-                    last_selections)
+from .parts import (_child_rows, card_for, card_key, head_part, node_stats_item,
+                    other_parts)
 from .tree import layout
 from .tree_frame import (TreeContext, edge_item, hidden_items, legend, node_item,
                          tree_info)
@@ -92,6 +92,61 @@ class _Visible:
         return keep
 
 
+class _Shape:
+    """The tree's shape (:func:`medal.views.tree.tree_stats`' figures that the viewer's
+    tree bar shows), kept up to date from the nodes made and the visits changed."""
+
+    def __init__(self):
+        self.n: dict[int, int] = {}            # node -> N
+        self.depth: dict[int, int] = {}
+        self.kids: dict[int, int] = {}         # node -> children
+        self.levels: dict[int, list[int]] = {}  # depth -> [nodes, visits]
+        self.unvisited = 0
+
+    def add(self, nid: int, node: dict, parent) -> None:
+        d, n = int(node.get("depth") or 0), int(node.get("N") or 0)
+        self.n[nid], self.depth[nid] = n, d
+        row = self.levels.setdefault(d, [0, 0])
+        row[0] += 1
+        row[1] += n
+        self.unvisited += not n
+        if parent is not None and parent != nid:
+            self.kids[parent] = self.kids.get(parent, 0) + 1
+
+    def remove(self, nid: int, parent) -> None:
+        d, n = self.depth.pop(nid), self.n.pop(nid)
+        row = self.levels[d]
+        row[0] -= 1
+        row[1] -= n
+        if not row[0]:
+            del self.levels[d]
+        self.unvisited -= not n
+        if parent is not None and parent in self.kids:
+            self.kids[parent] -= 1
+            if not self.kids[parent]:
+                del self.kids[parent]
+
+    def visit(self, nid: int, node: dict) -> None:
+        n = int(node.get("N") or 0)
+        old = self.n[nid]
+        if n != old:
+            self.levels[self.depth[nid]][1] += n - old
+            self.unvisited += (not n) - (not old)
+            self.n[nid] = n
+
+    def figures(self) -> dict | None:
+        if not self.n:
+            return None
+        # (children are counted only for a parent that is itself in the tree)
+        outs = [k for p, k in self.kids.items() if p in self.n]
+        depths = sorted(self.levels)
+        return {"nodes": len(self.n), "depth": depths[-1], "expanded": len(outs),
+                "leaves": len(self.n) - len(outs), "unvisited": self.unvisited,
+                "branching": round(sum(outs) / len(outs), 2) if outs else 0.0,
+                "visits": [self.levels[d][1] for d in depths],
+                "per_level": [self.levels[d][0] for d in depths]}
+
+
 class FrameBuilder:
     """Frames of ``trace`` in timeline order: :meth:`frame` for positions 0, 1, 2, ...
     (``timeline``: ``positions(trace)``; ``scale``: the run's Q colour scale)."""
@@ -118,6 +173,7 @@ class FrameBuilder:
         self.subtree: dict[int, int] = {}       # node -> nodes in its subtree (with it)
         self.kids: dict[int, list[int]] = {}
         self.parent_of: dict[int, int | None] = {}   # the nodes drawn so far
+        self.shape = _Shape()
         self.cards: dict[int, tuple] = {}       # node -> the card key drawn
         self.last_sel: dict[int, tuple] = {}    # node -> (iteration, row) of its last selection
         self.sel_seen = 0
@@ -206,6 +262,7 @@ class FrameBuilder:
             changes["a"][str(nid)] = GONE
         self.drawn, self.edges, self.hidden, self.nodes = set(), {}, {}, {}
         self.parent_of, self.kids, self.subtree, self.cards = {}, {}, {}, {}
+        self.shape = _Shape()
         self.clipped, self.outliers = set(), set()
         self.tree_obj, self.ctx = None, None
 
@@ -224,21 +281,26 @@ class FrameBuilder:
             changed = set()
         born = [nid for nid in changed if nid in nodes and nid not in self.parent_of]
         gone = [nid for nid in changed if nid not in nodes and nid in self.parent_of]
+        for nid in changed:
+            if nid in nodes and nid in self.parent_of:
+                self.shape.visit(nid, nodes[nid])
         for nid in born:
             p = self.parent_of[nid] = nodes[nid].get("parent")
             if p is not None:
                 self.kids.setdefault(p, []).append(nid)
             self._grow(nodes, nid, +1)
+            self.shape.add(nid, nodes[nid], p)
         gone_parents = {nid: self.parent_of.get(nid) for nid in gone}
         for nid in gone:
             self._grow(self.nodes, nid, -1)
             p = self.parent_of.pop(nid)
             if p in self.kids and nid in self.kids[p]:
                 self.kids[p].remove(nid)
+            self.shape.remove(nid, p)
         self.tree_obj, self.nodes = tree, nodes
         self.visible.update(nodes, changed)
         # the marks at this position, and the drawn set
-        cands = self._candidates(t)
+        cands = candidate_ids(t)
         ctx = TreeContext(t, pos.kind, scale, nodes, cands=cands)
         # what visible_node_ids always draws: the latest selection path, the latest
         # expansion's children, the candidates, the winner
@@ -290,22 +352,11 @@ class FrameBuilder:
         self._hidden(nodes, keep, dirty, born, gone_parents, changes)
         self.drawn, self.ctx = keep, ctx
         self._stats(t, nodes, changed, ctx, prev, whole, changes)
-        self._cards(t, nodes, born, whole, changes)
+        self._cards(t, nodes, changed, born, whole, changes)
         info = tree_info(t, ctx, self.clipped, self.outliers, len(nodes), len(keep))
         if pos.kind == "selection" and info.get("path"):
             info["room"] = self.room.get(info["path"][-1])
         return info
-
-    def _candidates(self, t) -> list[int]:
-        search = t.get("search")
-        if search:
-            return list(search.get("candidates") or [])
-        out: list[int] = []
-        for it in t.get("iterations") or []:
-            bp = it.get("backpropagation")
-            if bp:
-                out.extend(bp.get("new_candidates", []))
-        return out
 
     def _grow(self, nodes, nid, by) -> None:
         cur, seen = nid, set()
@@ -372,8 +423,9 @@ class FrameBuilder:
             out[str(nid)] = node_stats_item(t, n, nodes, c, self.last_sel.get(nid), ctx.win,
                                             ctx.cands, self.memo.setdefault("stats", {}))
 
-    def _cards(self, t, nodes, born, whole, changes) -> None:
-        todo = set(born)
+    def _cards(self, t, nodes, changed, born, whole, changes) -> None:
+        """The cards of the nodes made, expanded or simulated at this position."""
+        todo = set(changed)
         for nid in born:
             p = nodes[nid].get("parent")
             if p is not None:
@@ -385,7 +437,7 @@ class FrameBuilder:
         for nid in todo:
             if nid not in nodes:
                 continue
-            key = (nid, bool(self.kids.get(nid)))
+            key = card_key(nid, nodes, self.kids)
             if self.cards.get(nid) == key:
                 continue
             self.cards[nid] = key

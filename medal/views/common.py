@@ -100,6 +100,9 @@ def candidate_ids(trace: dict) -> list[int]:
     search = trace.get("search")
     if search:
         return list(search.get("candidates") or [])
+    known = getattr(trace.get("tree"), "candidates", None)   # the frame builder's index
+    if known is not None:
+        return list(known)
     out: list[int] = []
     for it in trace.get("iterations", []):
         bp = it.get("backpropagation")

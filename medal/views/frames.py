@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from ..timeline import MCTS_KINDS, positions
+from ..timeline import positions
 from .tree import VIS_OPTIONS, q_scale
 from .builder import GONE, FrameBuilder
 from .parts import meta
@@ -124,49 +124,37 @@ class Frames:
         self._trace = None
 
     def update(self, trace: dict, *, final: bool = True) -> None:
-        """Frames for every position of ``trace``; a growing trace (the same dict, a live
-        run's) adds the new positions' frames, each from the previous one."""
+        """Frames for every position of ``trace``. A growing trace (the same dict: a live
+        run's) adds only its new positions' frames, each from the previous one; any other
+        change builds them again from the start."""
         pos = positions(trace)
-        labels = [p.label for p in pos]
-        keep = 0
-        while keep < min(len(labels), len(self.labels)) and labels[keep] == self.labels[keep]:
-            keep += 1
         # the colour scale of Q (views.tree.q_scale): a live run's changes once, when its
         # search ends (iteration 1's rule, then the run's own range); every frame is then
         # drawn again on it, so a live run's frames equal its replay's
         scale = q_scale(trace)
-        if self.labels and scale != self._memo.get("scale_drawn", scale):
-            keep = 0
+        n = len(self.labels)
+        grown = (self._builder is not None and trace is self._trace and len(pos) >= n
+                 and scale == self._memo.get("scale_drawn", scale)
+                 # a live trace only ever adds positions: its last known one is unchanged
+                 and (n == 0 or pos[n - 1].label == self.labels[-1]))
         self._memo["scale_drawn"] = scale
-        grown = trace is self._trace and keep == len(self.labels)
-        if not grown:
-            keep = 0
-        if keep < len(self.labels) or keep == 0 or self._builder is None:
-            keep = min(keep, len(self.enc.frames))
-            self.enc.truncate(keep)
-            self.labels, self.kinds = self.labels[:keep], self.kinds[:keep]
-        self.meta = meta(trace) if trace.get("run") else {}
-        self.dirty_from = len(self.labels)
-        if len(self.labels) == len(pos) and self._builder is not None:
-            return
-        final_tree = len(pos) and pos[-1].kind not in MCTS_KINDS and pos[-1].kind != "root"
-        if self._builder is None or not grown or keep == 0:
-            # a new trace, or a change the frames so far did not foresee: from the start
+        if grown:
+            self._builder.grow(pos)
+        else:
             for k in ("layout", "kids", "trace_at", "final_parts"):
                 self._memo.pop(k, None)
             self._builder = FrameBuilder(trace, pos, max_nodes=self.max_nodes, scale=scale,
                                          memo=self._memo)
             self.enc.truncate(0)
             self.labels, self.kinds = [], []
-            self.dirty_from = 0
-        else:
-            self._builder.grow(pos)
         self._trace = trace
+        self.dirty_from = len(self.labels)
         for i in range(len(self.labels), len(pos)):
             parts, changes = self._builder.frame(i)
             self.enc.add(parts, changes)
-            self.labels.append(labels[i])
+            self.labels.append(pos[i].label)
             self.kinds.append(pos[i].kind)
+        self.meta = meta(trace, self._builder.shape.figures()) if trace.get("run") else {}
 
     def bundle(self, *, pool_from: int = 0, frames_from: int = 0, live: bool = False,
                done: bool = True) -> dict:

@@ -75,6 +75,24 @@ def _order_part(trace: dict) -> dict:
     return out
 
 
+_FILLS: dict = {}
+
+
+def _fills(n: dict) -> list[str]:
+    """The text of each slot's token in the node's simulated completion (the token's
+    entry among the slot's top tokens; ``#id`` when it is not among them), worked out
+    once per completion."""
+    ids = n["completion_ids"]
+    hit = _FILLS.get(id(ids))
+    if hit is not None and hit[0] is ids:
+        return hit[1]
+    out = [_completion_text(n, slot) for slot in range(len(ids))]
+    if len(_FILLS) > 20_000:
+        _FILLS.clear()
+    _FILLS[id(ids)] = (ids, out)
+    return out
+
+
 def _node_card(trace: dict, nid: int, nodes: dict | None = None, kids: dict | None = None,
                texts_memo: dict | None = None) -> dict:
     """What never changes about a node once it exists: its sequence and action set.
@@ -86,17 +104,21 @@ def _node_card(trace: dict, nid: int, nodes: dict | None = None, kids: dict | No
     texts = {f["slot"]: f["text"] for f in run_info(trace, "fixed_slots") or []}
     texts.update(_slot_texts(nodes, nid, texts_memo))
     own = n["action"]["slot"] if n.get("action") else None
-    # per slot: [text, how] -- how: 2 this node's action, 1 committed, 0 masked (text: the
-    # simulation's fill, or "" before it)
-    cells = []
+    # per slot: its text ("texts") and how it stands ("how", one digit a slot): 2 this
+    # node's action, 1 committed on its path, 0 masked (text: the simulation's fill, or ""
+    # before it)
+    fills = _fills(n) if n.get("completion_ids") else None
+    cell_texts, how = [], []
     for i, masked in enumerate(n.get("masked") or []):
         if masked:
-            cells.append([_completion_text(n, i) if n.get("completion_ids") else "", 0])
+            cell_texts.append(fills[i] if fills is not None else "")
+            how.append("0")
         else:
-            cells.append([visible_token(texts.get(i, "?")), 2 if i == own else 1])
+            cell_texts.append(visible_token(texts.get(i, "?")))
+            how.append("2" if i == own else "1")
     return {"id": nid, "label": f"node {nid} · {action_label(n)} · depth {n['depth']}",
             "parent": n.get("parent"), "depth": n["depth"], "made": n.get("created_iteration"),
-            "cells": cells, "sequence": n.get("sequence", ""),
+            "texts": cell_texts, "how": "".join(how), "sequence": n.get("sequence", ""),
             "actions": [{k: _num(r[k]) for k in ("rank", "slot", "token", "p", "H", "margin",
                                                  "s (recomputed)", "child")} for r in rows]}
 
@@ -386,24 +408,32 @@ def card_parts(t: dict, memo: dict) -> dict:
     return {str(nid): card_for(t, nid, nodes, kids, texts, memo) for nid in nodes}
 
 
+def card_key(nid: int, nodes: dict, kids: dict) -> tuple:
+    """What a node's card depends on besides the node's fixed record: whether it has
+    been expanded (its actions then name their children) and whether its simulation has
+    filled its masked slots."""
+    return (nid, bool(kids.get(nid)), bool(nodes[nid].get("completion_ids")))
+
+
 def card_for(t: dict, nid: int, nodes: dict, kids: dict, texts: dict, memo: dict) -> dict:
-    """A node's card, made when the node is first seen and again when it is first
-    expanded (``memo``: the run's cards by (node, expanded))."""
-    key = (nid, bool(kids.get(nid)))
+    """A node's card (``memo``: the run's cards by :func:`card_key`)."""
+    key = card_key(nid, nodes, kids)
     card = memo.get(key)
     if card is None:
         card = memo[key] = _node_card(t, nid, nodes, kids, texts)
     return card
 
 
-def meta(trace: dict) -> dict:
+def meta(trace: dict, shape: dict | None = None) -> dict:
+    """The run's settings and its tree's shape (``shape``: :func:`_tree_shape`'s figures
+    when the caller keeps them up to date, as the frame builder does)."""
     cfg = run_config(trace)
     model = run_info(trace, "model") or {}
     return {"strategy": run_info(trace, "strategy", ""), "prompt": run_info(trace, "prompt", ""),
             "model": model.get("name", ""), "task": _task_name(trace),
             "config": {k: v for k, v in cfg.items() if not isinstance(v, (dict, list))},
             "lc": cfg.get("lc"), "C": cfg.get("candidates"), "c": cfg.get("c"),
-            "tree": _tree_shape(trace)}
+            "tree": shape if shape is not None else _tree_shape(trace)}
 
 
 def _tree_shape(trace: dict) -> dict | None:

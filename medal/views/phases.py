@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .common import esc
+from .common import candidate_ids, esc, nodes_by_id
 
 MCTS_PHASES = ("selection", "expansion", "simulation", "backpropagation")
 
@@ -225,8 +225,7 @@ def plural(n: int, word: str) -> str:
 
 
 def _n_candidates(trace: dict) -> int:
-    return sum(len((it.get("backpropagation") or {}).get("new_candidates", []))
-               for it in trace.get("iterations") or [])
+    return len(candidate_ids(trace))
 
 
 def _winner_depth(trace: dict) -> int:
@@ -234,7 +233,5 @@ def _winner_depth(trace: dict) -> int:
     winner = search.get("winner")
     if winner is None or not trace.get("tree"):
         return 0
-    for node in trace["tree"]["nodes"]:
-        if node["id"] == winner:
-            return node["depth"]
-    return 0
+    node = nodes_by_id(trace).get(winner)
+    return node["depth"] if node is not None else 0

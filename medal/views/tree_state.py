@@ -21,16 +21,19 @@ _MASKED = ("r_ig", "reward", "verified", "completion", "completion_ids")
 
 
 class IndexedTree(dict):
-    """A tree dict (``{"root", "nodes"}``) that also carries its id -> node index
-    (``by_id``, read only), so :func:`medal.views.common.nodes_by_id` answers without a
-    walk over the nodes."""
+    """A tree dict (``{"root", "nodes"}``) that also carries its indexes: ``by_id`` (id ->
+    node, read only), so :func:`medal.views.common.nodes_by_id` answers without a walk
+    over the nodes, and during a search ``candidates`` (those found so far, or None), so
+    :func:`medal.views.common.candidate_ids` does not walk the iterations."""
 
     by_id: MappingProxyType
+    candidates: tuple | None = None
 
 
-def indexed_tree(root, nodes: list[dict], by_id: dict) -> IndexedTree:
+def indexed_tree(root, nodes: list[dict], by_id: dict, candidates=None) -> IndexedTree:
     tree = IndexedTree(root=root, nodes=nodes)
     tree.by_id = MappingProxyType(by_id)
+    tree.candidates = None if candidates is None else tuple(candidates)
     return tree
 
 
@@ -54,6 +57,7 @@ class TreeReplay:
         self._counted_to = -1   # created_iteration up to which children count (done_bp)
         self._selections = 0    # iterations whose selection rows are applied
         self._backprops = 0     # iterations whose backpropagation is applied
+        self.candidates: list[int] = []         # found by the backpropagations applied
         self._masked: int | None = None      # the bucket whose rewards are hidden
         self._list: list[dict] = []             # the copies in the trace's order
         self._at: dict[int, int] = {}           # id -> index in _list
@@ -96,6 +100,7 @@ class TreeReplay:
                and self.iterations[self._backprops]["iteration"] <= done_bp):
             bp = self.iterations[self._backprops].get("backpropagation")
             if bp:
+                self.candidates.extend(bp.get("new_candidates", []))
                 for u in bp["updates"]:
                     self._stats[u["node"]] = u
                     dirty.add(u["node"])
@@ -200,4 +205,5 @@ class TreeReplay:
         return self._snapshot
 
     def tree(self) -> IndexedTree:
-        return indexed_tree(self.root, self.nodes(), self.by_id)
+        """The tree as it stands, with its indexes (the candidates found so far)."""
+        return indexed_tree(self.root, self.nodes(), self.by_id, self.candidates)
