@@ -92,6 +92,31 @@ def confidence_scores(probs: torch.Tensor, H: torch.Tensor, margin: torch.Tensor
     return probs * (entropy_penalty(H) * margin_factor(margin, gamma)).numpy()[..., None]
 
 
+def sigmoid(x: float) -> float:
+    """The logistic function of one number, without overflow for either sign."""
+    return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
+
+
+def confidence_score(p: float, entropy: float, margin: float, gamma: float) -> dict:
+    """:func:`confidence_scores` for one action, in double precision, with its factors:
+    {"phi_ent": exp(-H), "phi_mar": sigmoid(gamma * margin), "s": p * phi_ent * phi_mar}.
+    The views show an action's score worked through with it (the search computes the
+    same formula batched in float32: the two agree to float32 rounding, which
+    tests/foundation/test_scores.py checks)."""
+    phi_ent = math.exp(-entropy)
+    phi_mar = sigmoid(gamma * margin)
+    return {"phi_ent": phi_ent, "phi_mar": phi_mar, "s": p * phi_ent * phi_mar}
+
+
+def masked_entropy_sum(entropy: list, masked: list, skip: int | None = None) -> float:
+    """sum_{j in M} H(j) of a recorded state (plain lists, as a trace holds them): its
+    entropies over its masked slots M, less ``skip`` (the slot a child's action
+    unmasked). The views' and ``medal diff``'s sums; the engine's are
+    :func:`entropy_totals` of its tensors, which these equal to float32 rounding."""
+    return sum(h or 0.0 for j, (h, m) in enumerate(zip(entropy, masked))
+               if m and j != skip)
+
+
 def margin_only_scores(probs: torch.Tensor, margin: torch.Tensor) -> torch.Tensor:
     """The paper's "w/o Cf. + t2" ablation: slots ranked by the top-2 margin alone, tokens
     within a slot by probability: s[i, v] = margin_i * p(v) / p_(1). Tensors or NumPy
@@ -334,11 +359,21 @@ def cumulative_information_gain(root_entropy: torch.Tensor, root_masked: torch.T
                         entropy_totals(node_entropy[None], node_masked[None])[0])
 
 
-def ucb(q: float, n_parent: int, n_child: int, c: float) -> float:
-    """Q + c * sqrt(ln N(parent) / N(child)); infinite for an unvisited child."""
+def ucb_bonus(n_parent: int, n_child: int, c: float) -> float:
+    """The exploration bonus c * sqrt(ln N(parent) / N(child)); infinite for an unvisited
+    child."""
     if n_child == 0:
         return math.inf
-    return q + c * math.sqrt(math.log(max(n_parent, 1)) / n_child)
+    return c * math.sqrt(math.log(max(n_parent, 1)) / n_child)
+
+
+def ucb(q: float, n_parent: int, n_child: int, c: float) -> float:
+    """Q + c * sqrt(ln N(parent) / N(child)) (:func:`ucb_bonus`); infinite for an
+    unvisited child. Selection ranks siblings by it; the views show it worked through
+    from these two functions, never their own arithmetic."""
+    if n_child == 0:
+        return math.inf
+    return q + ucb_bonus(n_parent, n_child, c)
 
 
 def rollout_path_gain(entropy_rows: list[list[float | None]]) -> float:

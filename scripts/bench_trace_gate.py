@@ -75,6 +75,7 @@ def main() -> int:
     from medal import views as viz
     from medal.viewer import bundle
     from medal.views import inspector
+    from medal.views.tree_frame import tree_parts
 
     run = Run(load_model(args.model), task="countdown", prompt="Use 4, 18, 13 to make 20.",
               strategy="medal", config=GenerationConfig(max_iterations=40), trace=True,
@@ -98,7 +99,8 @@ def main() -> int:
     views = {
         "the viewer's frames, every position (what the app draws)":
             lambda: json.dumps(bundle(trace)),
-        "tree_view (300 nodes drawn)": lambda: viz.tree_view(trace, 300),
+        "the tree's part of the last frame (300 nodes drawn)":
+            lambda: tree_parts(trace, "finished", 300),
         "entropy_grid + order_summary": lambda: (viz.entropy_grid(trace), viz.order_summary(trace)),
         "current_phase + progress": lambda: (viz.current_phase(trace), viz.progress(trace)),
         "inspector (winner)": lambda: (inspector.node_ids(trace), inspector.sequence_html(trace, win),

@@ -60,6 +60,19 @@ def show_tab(at, name: str):
     return at.run()
 
 
+def drawn(trace: dict, index: int | None = None, max_nodes: int = 300) -> dict:
+    """The tree as the viewer draws it at position ``index`` (the last by default): the
+    frame's node items by id ("nodes", the '+k' marks under "hidden-<parent>"), its edges
+    ("edges") and the header's tree info ("info") -- the one path users run."""
+    from medal.views.frames import bundle as make_bundle
+    st = states(make_bundle(trace, max_nodes=max_nodes))
+    st = st[-1 if index is None else index]
+    nodes = st.get("n", {})
+    return {"nodes": {int(k) if k.isdigit() else k: v for k, v in nodes.items()},
+            "edges": list(st.get("e", {}).values()), "info": st["h"]["0"]["tree"],
+            "stats": st.get("s", {})}
+
+
 def states(bundle: dict) -> list[dict]:
     """Each position's full state, rebuilt from a viewer bundle's shared frames as
     viewer.js does (a frame lists, per part, key/pool-index pairs; -1 removes a key)."""
@@ -138,12 +151,13 @@ def render_everything(trace: dict) -> None:
 
     from medal import views as viz
     from medal.trace import dumps
+    from medal.viewer import bundle
     from medal.views import inspector, teaching
     n_iter = viz.iteration_count(trace)
     for k in sorted({0, n_iter // 2, n_iter}):
         t = viz.trace_at_iteration(trace, k)
         for cap in (3, 300):
-            viz.tree_view(t, cap)
+            json.dumps(bundle(t, max_nodes=cap))   # the tree drawn, capped and whole
         viz.entropy_grid(t)
         viz.order_summary(t)
         info = viz.current_phase(t)
@@ -162,7 +176,6 @@ def render_everything(trace: dict) -> None:
         for name in ("score_example", "action_set_example", "ucb_example",
                      "information_gain_example", "candidate_example", "phase_c_example"):
             getattr(teaching, name)(t)
-    from medal.viewer import bundle
     json.dumps(bundle(trace))       # what the app, the export and a notebook draw
     json.dumps(trace, allow_nan=False).encode("utf-8")   # the download
     dumps(trace)

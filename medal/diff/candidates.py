@@ -71,9 +71,12 @@ def compare_candidates(trace: dict, node_a: int, node_b: int) -> dict:
 
 
 def _path(nodes: list[dict], node: dict) -> list[dict]:
-    out = []
-    while node["parent"] is not None:
+    """The node's ancestors, nearest first (a parent cycle -- a live trace never checked
+    by the gate can hold one -- ends the walk)."""
+    out, seen = [], {node["id"]}
+    while node["parent"] is not None and node["parent"] not in seen:
         node = nodes[node["parent"]]
+        seen.add(node["id"])
         out.append(node)
     return out
 

@@ -116,13 +116,13 @@
     if (text !== undefined) e.textContent = String(text);
     return e;
   }
-  // UCB = Q + c·√(ln N(parent) / N), worked through with the node's figures
+  // UCB = Q + c·√(ln N(parent) / N), worked through with the node's figures (the bonus
+  // and the UCB as Python computed them, medal.scores.ucb_bonus / ucb: no arithmetic here)
   function ucbText(st) {
     if (st.pN === null || st.pN === undefined) return "— the root is never selected (selection starts below it), so it has no UCB.";
     var f = "Q + c·√(ln N(parent) / N) = " + fmt(st.Q) + " + " + st.c + "·√(ln " + st.pN + " / " + st.N + ")";
     if (st.N === 0) return f + " = ∞ — unvisited (N = 0): the next selection at its parent tries it before any visited sibling.";
-    var bonus = st.c * Math.sqrt(Math.log(Math.max(st.pN, 1)) / st.N);
-    return f + " = " + fmt(st.Q) + " + " + fmt(bonus) + " = " + fmt(st.Q + bonus);
+    return f + " = " + fmt(st.Q) + " + " + fmt(st.bonus) + " = " + fmt(st.UCB);
   }
   function table(rows, cols, cls) {
     var t = h("table", "mv-table" + (cls ? " " + cls : "")), head = h("tr");

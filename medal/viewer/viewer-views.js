@@ -221,10 +221,12 @@
       p.appendChild(table([st], ["N", "W", "Q", "UCB", "r_IG", "depth"]));
       p.appendChild(h("p", "mv-ucb", "UCB " + ucbText(st)));
       if (st.last) {
-        var L = st.last, was = L[1] === 0 ? "∞" : fmt(L[2] + st.c * Math.sqrt(Math.log(Math.max(L[3], 1)) / L[1]));
+        var L = st.last, was = L[1] === 0 || L[5] === null ? "∞" : fmt(L[5]);
         p.appendChild(h("p", "mv-muted", "The latest selection that considered it (iteration " + L[0] + ") saw N = " + L[1]
           + ", Q = " + fmt(L[2]) + ", parent N = " + L[3] + ": UCB " + was + (L[4] ? ", chosen" : "") + "."));
       }
+      if (st.reward !== null && st.reward !== undefined)
+        p.appendChild(h("p", "mv-rig", "reward = " + fmt(st.reward) + " (r_IG + the verifier's bonus, beyond the paper; completion verified: " + (st.verified === true ? "yes" : st.verified === false ? "no" : "—") + ")"));
       if (st.rig) p.appendChild(h("p", "mv-rig", "r_IG = (" + fmt(st.rig[0], 3) + " − " + fmt(st.rig[1], 3) + ") / " + fmt(st.rig[0], 3) + " = " + fmt(st.rig[2])));
       if (typeof st.r_IG === "number" && st.r_IG < 0) p.appendChild(h("p", "mv-muted mv-negrig", NEG_RIG));
       if (st.outlier) p.appendChild(h("p", "mv-warn", "⚠ " + st.outlier + "."));

@@ -24,7 +24,6 @@ from .heatmap import entropy_grid
 from .order import order_summary, slot_tokens
 from .phases import current_phase, phase_cycle_html, progress
 from .replay import iteration_count, trace_at_iteration
-from .tree import tree_view
 
-__all__ = ["tree_view", "entropy_grid", "order_summary", "slot_tokens", "current_phase",
+__all__ = ["entropy_grid", "order_summary", "slot_tokens", "current_phase",
            "phase_cycle_html", "progress", "trace_at_iteration", "iteration_count"]

@@ -32,7 +32,7 @@ from .order import one_position
 from .parts import (_child_rows, card_for, card_key, head_part, node_stats_item,
                     other_parts)
 from .tree import layout
-from .tree_frame import (TreeContext, edge_item, hidden_items, legend, node_item,
+from .tree_frame import (TreeContext, edge_item, hidden_items, node_item,
                          tree_info)
 from .tree_state import TreeReplay, indexed_tree
 

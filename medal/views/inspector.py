@@ -10,20 +10,9 @@ from __future__ import annotations
 
 import math
 
-from ..scores import entropy_drop
+from ..scores import confidence_score, entropy_drop, masked_entropy_sum, ucb, ucb_bonus
 from .common import (action_label, candidate_ids, esc, nodes_by_id, node_path,
                      run_config, winner_id)
-
-
-def sigmoid(x: float) -> float:
-    return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
-
-
-def confidence_score(p: float, entropy: float, margin: float, gamma: float) -> dict:
-    """s = p * exp(-H) * sigmoid(gamma * margin), with its two factors."""
-    phi_ent = math.exp(-entropy)
-    phi_mar = sigmoid(gamma * margin)
-    return {"phi_ent": phi_ent, "phi_mar": phi_mar, "s": p * phi_ent * phi_mar}
 
 
 def node_label(trace: dict, nid: int) -> str:
@@ -177,15 +166,17 @@ def ucb_breakdown(trace: dict, nid: int) -> dict | None:
     if node is None:
         return None
     c = float(run_config(trace).get("c", 0.1))
-    last = None
+    return ucb_card(node, nodes.get(node.get("parent")), c, last_selection_of(trace, nid))
+
+
+def last_selection_of(trace: dict, nid: int) -> tuple | None:
+    """(iteration, row) of the latest selection that weighed node ``nid``, or None."""
     for it in reversed(trace.get("iterations") or []):
         for level in it["selection"]["levels"]:
             for row in level:
-                if row["node"] == nid and last is None:
-                    last = (it["iteration"], row)
-        if last is not None:
-            break
-    return ucb_card(node, nodes.get(node.get("parent")), c, last)
+                if row["node"] == nid:
+                    return it["iteration"], row
+    return None
 
 
 def ucb_card(node: dict, parent: dict | None, c: float, last: tuple | None) -> dict:
@@ -196,8 +187,7 @@ def ucb_card(node: dict, parent: dict | None, c: float, last: tuple | None) -> d
            "parent_N": parent["N"] if parent else None, "last selection": None}
     if last is not None:
         it, row = last
-        value = (math.inf if row["N"] == 0 else
-                 row["Q"] + c * math.sqrt(math.log(max(row["parent_N"], 1)) / row["N"]))
+        value = ucb(row["Q"], row["parent_N"], row["N"], c)
         out["last selection"] = {"iteration": it, "N": row["N"], "Q": row["Q"],
                                  "parent_N": row["parent_N"], "ucb (recorded)": row["ucb"],
                                  "ucb (recomputed)": value, "chosen": row["chosen"]}
@@ -206,8 +196,8 @@ def ucb_card(node: dict, parent: dict | None, c: float, last: tuple | None) -> d
     elif node["N"] == 0:
         out.update(state="unvisited", bonus=math.inf, ucb=math.inf)
     else:
-        bonus = c * math.sqrt(math.log(max(parent["N"], 1)) / node["N"])
-        out.update(state="visited", bonus=bonus, ucb=node["Q"] + bonus)
+        out.update(state="visited", bonus=ucb_bonus(parent["N"], node["N"], c),
+                   ucb=ucb(node["Q"], parent["N"], node["N"], c))
     return out
 
 
@@ -248,13 +238,19 @@ def reward_breakdown(trace: dict, nid: int) -> dict | None:
     parent = nodes.get(node.get("parent"))
     if parent is None or not node.get("action"):
         return None
-    slot = node["action"]["slot"]
-    before = sum(h for h, m in zip(parent["entropy"], parent["masked"]) if m and h is not None)
-    after = sum(node["entropy"][j] or 0.0 for j, m in enumerate(parent["masked"])
-                if m and j != slot)
-    value = entropy_drop(before, after)
-    return {"slot": slot, "parent entropy sum": before, "remaining entropy sum": after,
-            "r_ig (recomputed)": value, "r_ig (recorded)": node.get("r_ig")}
+    before, after, value = rig_worked(node, parent)
+    return {"slot": node["action"]["slot"], "parent entropy sum": before,
+            "remaining entropy sum": after, "r_ig (recomputed)": value,
+            "r_ig (recorded)": node.get("r_ig")}
+
+
+def rig_worked(node: dict, parent: dict) -> tuple[float, float, float]:
+    """r_IG worked through from the two recorded states (paper eq. info_gain): the
+    parent's entropy over its masked slots M, the child's over M less the slot its action
+    unmasked, and the drop (:func:`medal.scores.entropy_drop`)."""
+    before = masked_entropy_sum(parent["entropy"], parent["masked"])
+    after = masked_entropy_sum(node["entropy"], parent["masked"], skip=node["action"]["slot"])
+    return before, after, entropy_drop(before, after)
 
 
 def node_stats(trace: dict, nid: int) -> dict:

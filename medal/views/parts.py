@@ -6,19 +6,17 @@ from __future__ import annotations
 
 import math
 
-from ..scores import entropy_drop
 from ..tasks import task_of_trace
 from .board import task_view_html
 from .candidates import candidate_rows, near_tie, winners_by
 from .common import action_label, nodes_by_id, run_config, run_info, visible_token
-from .heatmap import entropy_grid
-from .inspector import (_completion_text, _slot_texts, action_table, candidate_report,
+from .inspector import (_completion_text, _slot_texts, action_table, candidate_report, rig_worked,
                              ucb_card)
 from .order import answer_end, order_summary, slot_tokens
 from .phases import MCTS_PHASES, current_phase, progress
 from ..timeline import ITERATION_ENDS, label_at, positions, trace_at
 from .tree import layout, q_scale
-from .tree_frame import (EDGE_COLOUR, MAX_NODES, _short, highlighted_path, legend,
+from .tree_frame import (MAX_NODES, legend,
                          reward_outlier, tree_parts)
 
 
@@ -150,6 +148,7 @@ def node_stats_item(t: dict, n: dict, nodes: dict, c: float, lr, win, cands,
     nid = n["id"]
     parent = nodes.get(n.get("parent"))
     key = (nid, n["N"], n["W"], n["Q"], parent["N"] if parent else None, n.get("r_ig"),
+           n.get("reward"), n.get("verified"),
            nid == win, nid in cands, n.get("exhausted"), n.get("created_iteration"),
            None if lr is None else (lr[0], lr[1]["N"], lr[1]["Q"], lr[1]["parent_N"],
                                     lr[1]["chosen"]))
@@ -163,19 +162,13 @@ _RIG: dict = {}
 
 
 def _rig_worked(n: dict, parent: dict) -> tuple[float, float, float]:
-    """r_IG worked through: the parent's total entropy over its masked slots, the
-    child's over the same slots but the one it committed, and the drop
-    (:func:`medal.scores.entropy_drop`). Fixed by the two nodes' records, so it is worked
-    out once per pair of entropy lists."""
-    slot = n["action"]["slot"]
-    key = (id(parent["entropy"]), id(parent["masked"]), id(n["entropy"]), slot)
+    """:func:`.inspector.rig_worked`, fixed by the two nodes' records: worked out once per
+    pair of entropy lists."""
+    key = (id(parent["entropy"]), id(parent["masked"]), id(n["entropy"]), n["action"]["slot"])
     hit = _RIG.get(key)
     if hit is not None and hit[0] is parent["entropy"] and hit[1] is n["entropy"]:
         return hit[2]
-    before = sum(h for h, m in zip(parent["entropy"], parent["masked"]) if m and h is not None)
-    after = sum(n["entropy"][j] or 0.0 for j, m in enumerate(parent["masked"])
-                if m and j != slot)
-    r = (before, after, entropy_drop(before, after))
+    r = rig_worked(n, parent)
     if len(_RIG) > 100_000:
         _RIG.clear()
     _RIG[key] = (parent["entropy"], n["entropy"], r)
@@ -184,6 +177,7 @@ def _rig_worked(n: dict, parent: dict) -> tuple[float, float, float]:
 
 def _node_stats(t, n, parent, nodes, c, last, win, cands) -> dict:
     nid = n["id"]
+    beyond = run_config(t).get("reward", "ig") != "ig" and n.get("reward") is not None
     card = ucb_card(n, parent, c, last)
     r = None
     if n.get("r_ig") is not None and parent is not None and n.get("action"):
@@ -204,10 +198,17 @@ def _node_stats(t, n, parent, nodes, c, last, win, cands) -> dict:
     return {"N": n["N"], "W": _num(n["W"]), "Q": _num(n["Q"]),
             "UCB": _num(card["ucb"]) if card.get("ucb") is not None else None,
             "r_IG": _num(n.get("r_ig")), "depth": n["depth"], "badges": "; ".join(badges),
+            # the reward when it is not r_IG alone (the verifier reward, beyond the paper)
+            "reward": _num(n.get("reward")) if beyond else None,
+            "verified": n.get("verified") if beyond else None,
             # the UCB and r_IG worked through (the viewer writes the sentences)
             "pN": card["parent_N"], "c": c,
+            "bonus": _num(card["bonus"]) if card.get("bonus") is not None else None,
+            # the latest selection that weighed it: [iteration, N, Q, parent N, chosen,
+            # its UCB then (scores.ucb; None: infinite)]
             "last": None if ls is None else [ls["iteration"], ls["N"], _num(ls["Q"]),
-                                             ls["parent_N"], ls["chosen"]],
+                                             ls["parent_N"], ls["chosen"],
+                                             _num(ls["ucb (recomputed)"])],
             "rig": None if r is None else [_num(r[0]), _num(r[1]), _num(r[2])],
             "outlier": flag["text"] if flag else ""}
 

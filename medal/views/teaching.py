@@ -8,7 +8,8 @@ from __future__ import annotations
 import math
 
 from .common import nodes_by_id, run_config, winner_id
-from .inspector import confidence_score, reward_breakdown
+from ..scores import confidence_score, ucb, ucb_bonus
+from .inspector import reward_breakdown
 
 FORMULAS = {
     "entropy": r"H^i = -\sum_{v \in \mathcal{V}} p^i(v)\,\log\big(p^i(v) + \varepsilon\big),"
@@ -88,8 +89,8 @@ def ucb_example(trace: dict | None) -> dict | None:
                      r"\text{: unvisited children go first})")
             value = math.inf
         else:
-            bonus = c * math.sqrt(math.log(max(chosen["parent_N"], 1)) / chosen["N"])
-            value = chosen["Q"] + bonus
+            bonus = ucb_bonus(chosen["parent_N"], chosen["N"], c)
+            value = ucb(chosen["Q"], chosen["parent_N"], chosen["N"], c)
             latex = (rf"\mathrm{{UCB}} = {_n(chosen['Q'])} + {_n(c, 3)}\sqrt{{\frac{{\ln "
                      rf"{chosen['parent_N']}}}{{{chosen['N']}}}}} = {_n(chosen['Q'])} + "
                      rf"{_n(bonus)} = {_n(value)}")

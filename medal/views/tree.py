@@ -1,9 +1,8 @@
-"""The search tree as an interactive vis-network graph, built with pyvis, fully offline.
-
-pyvis's own HTML template links vis-network and Bootstrap from CDNs; this module uses
-pyvis for the graph (nodes, edges, options) and writes the page itself, inlining the
-vis-network JavaScript and CSS that ship inside the pyvis package. Nothing is fetched
-from outside the machine.
+"""The search tree's fixed facts for the views: its layout, its Q colour scale, its shape
+(:func:`tree_stats`, :func:`tree_graph`), and which nodes are drawn under a cap
+(:func:`visible_node_ids`). :mod:`.tree_frame` draws each node from them, and the
+viewer shows it with vis-network (shipped inside the pyvis package, inlined by
+:mod:`medal.viewer.html_page`: nothing is fetched from outside the machine).
 
 Each node is labelled with its action (token @ slot), coloured by Q on a scale fixed for
 the whole run (:func:`q_scale`: not rescaled per frame, so one outlier does not repaint
@@ -23,12 +22,9 @@ networkx graph.
 """
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import dataclass, field
 
-from .common import (VIRIDIS, action_label, candidate_ids, current_path, esc, fmt,
-                     latest_children, lerp_colour, nodes_by_id, node_path, winner_id)
+from .common import candidate_ids, current_path, latest_children, nodes_by_id, node_path, winner_id
 
 DEFAULT_MAX_NODES = 40
 
@@ -62,20 +58,6 @@ VIS_OPTIONS = {
 # labels sit on a white box drawn over the edges, so an edge never runs through a label
 VIS_OPTIONS["nodes"]["font"]["background"] = "rgba(255,255,255,0.85)"
 VIS_OPTIONS["nodes"]["fixed"] = {"x": True, "y": True}
-
-
-@dataclass
-class TreeView:
-    """What the tree view draws: vis-network node and edge dicts, and what was capped."""
-    nodes: list[dict] = field(default_factory=list)
-    edges: list[dict] = field(default_factory=list)
-    total: int = 0          # nodes in the trace's tree
-    shown: int = 0          # of them drawn
-    q_range: tuple[float, float] | None = None   # the fixed colour scale of Q
-
-    @property
-    def hidden(self) -> int:
-        return self.total - self.shown
 
 
 def layout(trace: dict) -> dict[int, tuple[float, float]]:
@@ -381,11 +363,6 @@ def q_scale(trace: dict) -> tuple[float, float] | None:
     return 0.0, math.ceil(top * 10 ** digits) / 10 ** digits
 
 
-def _short(text: str, n: int) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
 def visible_node_ids(trace: dict, max_nodes: int = DEFAULT_MAX_NODES) -> set[int]:
     """Which nodes to draw: everything the current iteration touched (the selection path
     and its new children), the candidates, the winner, then the most visited nodes --
@@ -419,128 +396,3 @@ def visible_node_ids(trace: dict, max_nodes: int = DEFAULT_MAX_NODES) -> set[int
         if len(keep) + len(extra) <= max_nodes:
             keep.update(extra)
     return keep
-
-
-def node_tooltip(node: dict, *, is_winner: bool = False, is_candidate: bool = False) -> str:
-    """Tooltip HTML for one node; every value from the trace is escaped."""
-    action = node.get("action")
-    lines = [f"<b>node {esc(node['id'])}</b> · depth {esc(node['depth'])}"
-             + (" · <b>winner</b>" if is_winner else " · candidate" if is_candidate else "")]
-    if action:
-        lines.append(f"action: token {esc(repr(action.get('token_text', action['token'])))} "
-                     f"(id {esc(action['token'])}) at slot {esc(action['slot'])}")
-    lines.append(f"N = {esc(fmt(node['N'], 0))} · W = {esc(fmt(node['W']))} · "
-                 f"Q = {esc(fmt(node['Q']))}")
-    lines.append(f"UCB = {esc(fmt(node.get('ucb')))} · "
-                 f"r<sub>IG</sub> = {esc(fmt(node.get('r_ig')))}")
-    reward = node.get("reward")
-    if reward is not None and reward != node.get("r_ig"):   # ig+verifier (beyond the paper)
-        verified = {True: "yes", False: "no"}.get(node.get("verified"), "—")
-        lines.append(f"reward = {esc(fmt(reward))} (r<sub>IG</sub> + verifier bonus; "
-                     f"completion verified: {verified})")
-    lines.append(f"<tt>{esc(node.get('sequence', ''))}</tt>")
-    if node.get("completion"):
-        lines.append(f"completion: <tt>{esc(node['completion'])}</tt>")
-    return "<br>".join(lines)
-
-
-def tree_view(trace: dict, max_nodes: int = DEFAULT_MAX_NODES, *,
-              new: list[int] | None = None, rewards_shown: list[int] | None = None,
-              selected: int | None = None,
-              xy: dict[int, tuple[float, float]] | None = None) -> TreeView:
-    """The nodes and edges to draw for ``trace`` (empty for strategies without a tree).
-
-    ``new``: the nodes to highlight as new in this phase (default: the latest expansion's
-    children); ``rewards_shown``: nodes whose label also shows r_IG and the start of the
-    completion (the page passes the new children during a simulation); ``selected``: the
-    node open in the inspector (outlined). ``xy``: the finished run's :func:`layout`
-    (a node never moves as the tree grows, so one layout serves every position)."""
-    nodes = nodes_by_id(trace)
-    if not nodes:
-        return TreeView()
-    keep = visible_node_ids(trace, max_nodes)
-    if selected in nodes:
-        keep.update(node_path(nodes, selected))
-    path = set(current_path(trace))
-    path_edges = set(zip(current_path(trace), current_path(trace)[1:]))
-    new = set(latest_children(trace) if new is None else new)
-    with_reward = set(rewards_shown or ())
-    cands = set(candidate_ids(trace))
-    win = winner_id(trace)
-    shown = [nodes[i] for i in sorted(keep)]
-    scale = q_scale(trace)
-    q_lo, q_hi = scale if scale else (0.0, 0.0)
-    n_max = max((n["N"] for n in shown), default=1) or 1
-    xy = layout(trace) if xy is None else xy
-    view = TreeView(total=len(nodes), shown=len(shown), q_range=scale)
-    hidden_below: dict[int, int] = {}   # kept node -> hidden nodes in its subtrees
-    for n in nodes.values():
-        if n["id"] in keep:
-            continue
-        anchor, seen = n.get("parent"), set()
-        while anchor is not None and anchor not in keep and anchor not in seen:
-            seen.add(anchor)  # a cycle of parents (never from load_trace) ends the walk
-            anchor = (nodes.get(anchor) or {}).get("parent")
-        if anchor in seen or anchor not in nodes:
-            anchor = None
-        if anchor is not None:
-            hidden_below[anchor] = hidden_below.get(anchor, 0) + 1
-    for n in shown:
-        nid = n["id"]
-        if n["N"] > 0:
-            t = 0.5 if q_hi <= q_lo else (n["Q"] - q_lo) / (q_hi - q_lo)
-            colour = lerp_colour(t, VIRIDIS)
-        else:
-            colour = UNVISITED
-        border = (WINNER_COLOUR if nid == win else PATH_COLOUR if nid in path else
-                  NEW_COLOUR if nid in new else CANDIDATE_COLOUR if nid in cands else "#555555")
-        shape = "star" if nid == win else "diamond" if nid in cands else "dot"
-        size = 9 + 21 * math.sqrt(max(n["N"], 0) / n_max)
-        if nid == win:
-            size = max(size, 22)
-        label = action_label(n, sep="\n")      # two short lines: narrower than one
-        if nid == win:
-            label = "★ " + label
-        extra = {}
-        if nid in with_reward and n.get("r_ig") is not None:
-            label += f"\nr={n['r_ig']:.3f}"
-            if n.get("completion"):
-                label += "\n" + _short(n["completion"].replace("_", "·"), 11)
-            extra["font"] = {"size": SMALL_FONT, "background": "#fff3c4"}
-        if nid == selected:
-            border = "#000000"
-        x, y = xy.get(nid, (0.0, 0.0))
-        view.nodes.append({
-            "id": nid, "label": label, "shape": shape, "size": round(size, 1),
-            "x": x, "y": y, **extra,
-            "color": {"background": colour, "border": border,
-                      "highlight": {"background": colour, "border": "#000000"},
-                      "hover": {"background": colour, "border": "#000000"}},
-            "borderWidth": 5 if nid == selected else
-                           4 if (nid in path or nid == win or nid in new) else
-                           2.5 if nid in cands else 1.5,
-            "shapeProperties": {"borderDashes": [5, 4] if nid in new else False},
-            "title": node_tooltip(n, is_winner=nid == win, is_candidate=nid in cands),
-        })
-        parent = n.get("parent")
-        if parent is not None and parent in keep:
-            on_path = (parent, nid) in path_edges
-            view.edges.append({"id": f"{parent}-{nid}", "from": parent, "to": nid,
-                               **({"color": {"color": PATH_COLOUR}, "width": 4}
-                                  if on_path else {})})
-    for parent, count in sorted(hidden_below.items()):
-        hid = f"hidden-{parent}"
-        px, py = xy.get(parent, (0.0, 0.0))
-        view.nodes.append({"id": hid, "label": f"+{count}", "shape": "dot", "size": 4,
-                           "x": px + H_GAP / 2, "y": py + V_GAP / 2,
-                           "color": {"background": "#eeeeee", "border": "#bbbbbb"},
-                           "font": {"size": SMALL_FONT, "color": "#777777"},
-                           "title": f"{count} node{'s' if count != 1 else ''} below node "
-                                    f"{parent} not drawn (fewer visits); raise the node cap "
-                                    "to see them"})
-        view.edges.append({"id": f"{parent}-{hid}", "from": parent, "to": hid, "dashes": True,
-                           "color": {"color": "#cccccc"}})
-    return view
-
-
-

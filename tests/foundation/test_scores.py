@@ -132,3 +132,28 @@ def test_information_gains_from_totals_equal_each_childs_own():
     assert information_gains(before, entropy_totals(child_H, child_masked)) == [
         information_gain(parent_H, parent_masked, h, s) for h, s in zip(child_H, slots)]
     assert information_gains(before, []) == []
+
+
+def test_one_actions_confidence_score_is_the_batched_formula():
+    """scores.confidence_score (one action, double precision: what the views show worked
+    through) and scores.confidence_scores (the search's batched float32) are one formula:
+    equal in float64, and within float32 rounding of the search's figure."""
+    import torch
+
+    from medal.scores import confidence_score, confidence_scores
+    g = torch.Generator().manual_seed(0)
+    p = torch.rand(40, 1, generator=g, dtype=torch.float64)
+    H = torch.rand(40, generator=g, dtype=torch.float64) * 4
+    margin = torch.rand(40, generator=g, dtype=torch.float64)
+    batched = confidence_scores(p, H, margin, 5.0)[:, 0]
+    one = [confidence_score(float(p[i, 0]), float(H[i]), float(margin[i]), 5.0)["s"]
+           for i in range(40)]
+    assert torch.allclose(batched, torch.tensor(one, dtype=torch.float64), rtol=1e-12, atol=0)
+    f32 = confidence_scores(p.float(), H.float(), margin.float(), 5.0)[:, 0]
+    assert torch.allclose(f32.double(), torch.tensor(one, dtype=torch.float64), rtol=2e-6, atol=0)
+
+
+def test_ucb_is_q_plus_its_bonus():
+    from medal.scores import ucb, ucb_bonus
+    assert ucb(0.3, 10, 0, 0.5) == ucb_bonus(10, 0, 0.5) == math.inf
+    assert ucb(0.3, 10, 4, 0.5) == 0.3 + ucb_bonus(10, 4, 0.5) == 0.3 + 0.5 * math.sqrt(math.log(10) / 4)

@@ -191,16 +191,19 @@ def test_oversized_is_refused_before_parsing():
         loads_trace(b"[" * (MAX_TRACE_BYTES + 1))
 
 
-def test_tree_view_survives_a_parent_cycle_that_skipped_the_gate(real_traces):
-    """Failure 1: tree_view looped forever on a parent cycle among hidden nodes. Run in
-    a child process (a hang there cannot stall the suite) with a time limit."""
+def test_the_frames_survive_a_parent_cycle_that_skipped_the_gate(real_traces):
+    """Failure 1: the tree's drawing looped forever on a parent cycle among hidden nodes.
+    The viewer's frames (the path users run: a live run's trace never passes the gate)
+    draw such a tree at a cap of 2 nodes. Run in a child process, so that a hang there
+    cannot stall the suite (the time limit only stops a hang; nothing is timed)."""
     data = json.loads(real_traces["medal"])
     nodes = data["tree"]["nodes"]
     a, b = nodes[-1]["id"], nodes[-2]["id"]
     nodes[-1]["parent"], nodes[-2]["parent"] = b, a
     nodes[-3]["parent"] = nodes[-3]["id"]
-    code = ("import json, sys; from medal.views import tree_view; "
-            "v = tree_view(json.load(sys.stdin), 2); print(v.total)")
+    code = ("import json, sys; from medal.views.frames import bundle; "
+            "b = bundle(json.load(sys.stdin), max_nodes=2); "
+            "print(b['pool'][b['frames'][-1]['h'][1]]['tree']['total'])")
     out = subprocess.run([sys.executable, "-c", code], input=json.dumps(data), text=True,
                          capture_output=True, timeout=120, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-2000:]

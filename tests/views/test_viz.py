@@ -15,15 +15,16 @@ from medal.errors import InputError
 from medal.timeline import positions
 from medal.trace import dumps, loads_trace
 from medal.views import (current_phase, entropy_grid, iteration_count, order_summary, progress,
-                       trace_at_iteration, tree_view)
+                         trace_at_iteration)
 from medal.app import controller
 from medal.views import inspector, teaching
 from medal.views.common import esc, nodes_by_id, node_path
 from medal.views.order import orders
 from medal.views.phases import PHASES, phase_cycle_html
-from medal.views.tree import node_tooltip, visible_node_ids
+from medal.views.common import action_label
+from medal.views.tree import visible_node_ids
 
-from viz_support import make_trace, random_model
+from viz_support import drawn, make_trace, random_model
 
 PROMPT = "Use 4, 18, 13 to make 20."
 EVIL = '<img src=x onerror="alert(1)">&'
@@ -70,8 +71,9 @@ def test_the_viewer_draws_every_node_offline(trace):
     """One drawing path (issue 26): the tree the viewer draws holds every node, and its
     page (the export, the same viewer as the app's) loads nothing from outside."""
     from medal.viewer import page
-    view = tree_view(trace)
-    assert view.shown == view.total == len(trace["tree"]["nodes"])
+    view = drawn(trace)
+    assert view["info"]["shown"] == view["info"]["total"] == len(trace["tree"]["nodes"])
+    assert {k for k in view["nodes"] if isinstance(k, int)} == set(nodes_by_id(trace))
     html = page(trace)
     assert "vis.Network" in html or "vis-network" in html           # vis-network inlined
     assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html, re.I)
@@ -81,13 +83,12 @@ def test_the_viewer_draws_every_node_offline(trace):
 
 
 def test_tree_labels_colours_sizes_and_highlights(trace):
-    view = tree_view(trace)
-    by_id = {n["id"]: n for n in view.nodes}
-    nodes = nodes_by_id(trace)
-    assert by_id[0]["label"] == "root"
+    view = drawn(trace)
+    by_id, nodes = view["nodes"], nodes_by_id(trace)
+    assert by_id[0]["label"].startswith("#0 root")
     some = next(n for n in nodes.values() if n["action"])
-    a = some["action"]
-    assert by_id[some["id"]]["label"].endswith(f"@{a['slot']}")
+    assert by_id[some["id"]]["label"].split("\n")[1] == action_label(some)
+    assert action_label(some).endswith(f"@{some['action']['slot']}")
     win = trace["search"]["winner"]
     assert by_id[win]["shape"] == "star" and by_id[win]["label"].startswith("★")
     for c in trace["search"]["candidates"]:
@@ -96,37 +97,43 @@ def test_tree_labels_colours_sizes_and_highlights(trace):
     # size grows with N
     visited = sorted((n for n in nodes.values()), key=lambda n: n["N"])
     assert by_id[visited[-1]["id"]]["size"] > by_id[visited[0]["id"]]["size"]
-    # the current path's edges stand out
-    path = trace["iterations"][-1]["selection"]["path"]
-    thick = {(e["from"], e["to"]) for e in view.edges if e.get("width") == 4}
+    # at the end the winner's path stands out
+    path = node_path(nodes, win)
+    thick = {(e["from"], e["to"]) for e in view["edges"] if e.get("width") == 4}
     assert thick == set(zip(path, path[1:]))
-    # tooltip: the statistics, escaped
-    tip = by_id[win]["title"]
-    for key in ("N =", "W =", "Q =", "UCB =", "r<sub>IG</sub>"):
-        assert key in tip
+    # the figures the tooltip and the inspector show
+    for key in ("N", "W", "Q", "UCB", "r_IG"):
+        assert key in view["stats"][str(win)]
 
 
-def test_tree_tooltips_escape_token_texts(trace):
+def test_token_texts_travel_as_data_not_markup(trace):
+    """A token's text reaches the viewer as it is (data: vis-network draws labels as
+    canvas text, the page sets every other string with textContent), never pre-escaped
+    or pasted into markup."""
     evil = _evil(trace)
+    view = drawn(evil)
     node = next(n for n in evil["tree"]["nodes"] if n["action"])
-    tip = node_tooltip(node)
-    assert "<img" not in tip and "&lt;img" in tip
+    label = view["nodes"][node["id"]]["label"]
+    assert label.split("\n")[1] == action_label(node) and "<img" in label
+    assert "&lt;" not in label and "&amp;" not in label
 
 
 def test_large_tree_is_capped_with_ancestors(budget_trace):
     total = len(budget_trace["tree"]["nodes"])
     assert total > 12
-    view = tree_view(budget_trace, max_nodes=12)
+    view = drawn(budget_trace, max_nodes=12)
     keep = visible_node_ids(budget_trace, 12)
-    assert view.shown == len(keep) and view.hidden == total - len(keep) > 0
+    keep |= set(node_path(nodes_by_id(budget_trace), budget_trace["search"]["winner"]))
+    assert {k for k in view["nodes"] if isinstance(k, int)} == keep
+    assert view["info"]["shown"] == len(keep) and view["info"]["total"] == total
     nodes = nodes_by_id(budget_trace)
     for nid in keep:                                    # every kept node's ancestors kept
         assert set(node_path(nodes, nid)) <= keep
     must = set(budget_trace["iterations"][-1]["selection"]["path"])
     must |= set(budget_trace["search"]["candidates"]) | {budget_trace["search"]["winner"]}
     assert must <= keep
-    placeholders = [n for n in view.nodes if str(n["id"]).startswith("hidden-")]
-    assert sum(int(n["label"][1:]) for n in placeholders) == view.hidden
+    placeholders = [n for k, n in view["nodes"].items() if str(k).startswith("hidden-")]
+    assert sum(int(n["label"][1:]) for n in placeholders) == total - len(keep)
 
 
 # ---------------------------------------------------------------------- heatmap
@@ -265,7 +272,7 @@ def test_replay_reconstructs_the_tree_at_each_iteration():
         want = {n["id"]: (n["N"], round(n["W"], 9)) for n in live["tree"]["nodes"]}
         got = {n["id"]: (n["N"], round(n["W"], 9)) for n in replayed["tree"]["nodes"]}
         assert got == want
-        tree_view(replayed), entropy_grid(replayed), order_summary(replayed)
+        drawn(replayed), entropy_grid(replayed), order_summary(replayed)
 
 
 # ---------------------------------------------------------------------- timeline
@@ -357,7 +364,7 @@ def test_views_render_an_uploaded_trace_identically(trace):
 @pytest.mark.parametrize("strategy", ["greedy", "medal-no-mcts"])
 def test_baseline_traces_render(strategy):
     t = make_trace(strategy)
-    assert tree_view(t).nodes == [] and t["tree"] is None
+    assert not [k for k in drawn(t)["nodes"]] and t["tree"] is None
     assert len(entropy_grid(t).rows) == t["run"]["config"]["steps"]
     assert orders(t) == t["result"]["order"]
     assert current_phase(t).key == "finished"
@@ -431,13 +438,19 @@ def test_measure_ui_step():
 
 
 def test_verifier_reward_is_shown_beside_r_ig(trace):
-    node = copy.deepcopy(next(n for n in trace["tree"]["nodes"] if n["action"]))
-    assert "verifier" not in node_tooltip(node)
-    node.update(reward=node["r_ig"] + 1.0, verified=True)
-    tip = node_tooltip(node)
-    assert "verifier bonus" in tip and "verified: yes" in tip
+    """With the verifier reward (beyond the paper) a node's reward is r_IG plus the
+    bonus: the inspector's figures carry it, and whether the completion verified."""
     t = make_trace(lc=2, candidates=2, reward="ig+verifier")
     assert inspector.node_stats(t, t["search"]["winner"])["reward"] is not None
+    stats = drawn(t)["stats"]
+    rewarded = [s for s in stats.values() if s.get("reward") is not None]
+    assert rewarded and all(s["verified"] in (True, False) for s in rewarded)
+    for nid, n in nodes_by_id(t).items():
+        if n.get("reward") is not None:
+            assert stats[str(nid)]["reward"] == round(n["reward"], 6)
+            assert stats[str(nid)]["verified"] == n["verified"]
+    plain = drawn(trace)["stats"]
+    assert all(s.get("reward") is None for s in plain.values())
     from medal.viewer import bundle
     assert len(bundle(t)["frames"]) == len(positions(t))
 
@@ -469,11 +482,6 @@ def test_tree_layout_holds_still_as_the_tree_grows(budget_trace):
         for nid, n in drawn.items():
             assert (n["x"], n["y"]) == final[nid], (i, nid)
     assert len(frames.enc.frames) == len(positions(budget_trace))
-    for i in range(len(positions(budget_trace))):          # and tree_view's drawing too
-        view = tree_view(trace_at(budget_trace, i), max_nodes=300, xy=final)
-        for n in view.nodes:
-            if isinstance(n["id"], int):
-                assert (n["x"], n["y"]) == final[n["id"]]
 
 
 def tidy_tree_checks(trace, xy):
@@ -580,11 +588,13 @@ def test_tree_colour_scale_is_fixed_for_the_run(budget_trace):
     from medal.views.tree import q_scale
     scale = q_scale(budget_trace)
     assert scale and scale[0] < scale[1]
-    colours = {n["id"]: n["color"]["background"] for n in tree_view(budget_trace, 300).nodes}
+    colours = {k: n["color"]["background"] for k, n in drawn(budget_trace)["nodes"].items()
+               if isinstance(k, int)}
     bent = copy.deepcopy(budget_trace)
     victim = next(n for n in bent["tree"]["nodes"] if n["N"] > 0 and n["parent"] is not None)
     victim["Q"] = 50.0                                # an outlier
-    after = {n["id"]: n["color"]["background"] for n in tree_view(bent, 300).nodes}
+    after = {k: n["color"]["background"] for k, n in drawn(bent)["nodes"].items()
+             if isinstance(k, int)}
     changed = {nid for nid in colours if colours[nid] != after[nid]}
     assert changed == {victim["id"]}
     from medal.timeline import index_of_iteration_end, trace_at
@@ -634,16 +644,16 @@ def test_tree_highlights_new_nodes_and_shows_simulation_results(trace):
     sim = next(i for i, p in enumerate(pos) if p.kind == "simulation")
     shown = trace_at(trace, sim)
     new = nodes_new_at(trace, sim)
-    view = tree_view(shown, new=new, rewards_shown=new)
-    by_id = {n["id"]: n for n in view.nodes}
+    by_id = drawn(trace, sim)["nodes"]
     for nid in new:
         node = nodes_by_id(shown)[nid]
         assert by_id[nid]["shapeProperties"]["borderDashes"]
         assert f"r={node['r_ig']:.3f}" in by_id[nid]["label"]
     assert not by_id[0]["shapeProperties"]["borderDashes"]
-    after = tree_view(trace_at(trace, sim + 1), new=[])
-    assert not any(n["shapeProperties"]["borderDashes"] for n in after.nodes
-                   if isinstance(n["id"], int))
+    after = drawn(trace, sim + 1)["nodes"]
+    assert pos[sim + 1].kind == "backpropagation"
+    assert not any(n["shapeProperties"]["borderDashes"] for k, n in after.items()
+                   if isinstance(k, int))
 
 
 def test_the_viewers_tree_is_json_with_fixed_places(trace):
