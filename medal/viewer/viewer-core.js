@@ -124,6 +124,20 @@
     if (st.N === 0) return f + " = ∞ — unvisited (N = 0): the next selection at its parent tries it before any visited sibling.";
     return f + " = " + fmt(st.Q) + " + " + fmt(st.bonus) + " = " + fmt(st.UCB);
   }
+  // a long answer (256 slots of a real model's tokens) as a window of CLIP characters
+  // around what is written (from just before the first written character: a partial
+  // answer is mostly "_" masks) and a button that shows the whole; a short one as it is
+  var CLIP = 120;
+  function clipped(text) {
+    if (text.length <= CLIP) return h("code", "mv-seq", text);
+    var first = text.search(/[^_]/), start = first > 12 ? first - 12 : 0;
+    var end = Math.min(text.length, start + CLIP);
+    var code = h("code", "mv-seq", (start ? "…" : "") + text.slice(start, end) + (end < text.length ? "…" : ""));
+    var wrap = h("span", ""), more = h("button", "mv-more", "show all (" + text.length + " characters)");
+    more.onclick = function () { code.textContent = text; code.classList.add("mv-whole"); more.remove(); };
+    wrap.append(code, " ", more);
+    return wrap;
+  }
   function table(rows, cols, cls) {
     var t = h("table", "mv-table" + (cls ? " " + cls : "")), head = h("tr");
     cols.forEach(function (c) { head.appendChild(h("th", "", c)); });
@@ -453,12 +467,12 @@
     E.detail.textContent = hd.detail || "";
     var line = E.nodeLine; line.textContent = "";
     if (hd.answer) {
-      line.append(h("b", "", "Answer: "), h("code", "mv-seq", hd.answer.text),
+      line.append(h("b", "", "Answer: "), clipped(hd.answer.text),
                   h("span", hd.answer.verified ? "mv-ok" : "mv-bad",
                     hd.answer.verified === true ? " ✓ correct" : hd.answer.verified === false ? " ✗ wrong" : ""));
     } else if (hd.partial !== null && hd.partial !== undefined) {
       var what = hd.tree && hd.tree.winner !== null && hd.tree.winner !== undefined && hd.focus === hd.tree.winner ? "winner" : "current node";
-      line.append(h("b", "", "Partial answer of the " + what + " #" + hd.focus + ": "), h("code", "mv-seq", hd.partial));
+      line.append(h("b", "", "Partial answer of the " + what + " #" + hd.focus + ": "), clipped(hd.partial));
     }
     var atHead = i >= n - 1, grow = this.canGrow();
     E.prev.disabled = i <= 0; E.first.disabled = i <= 0;

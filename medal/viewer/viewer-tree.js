@@ -867,7 +867,8 @@
     function key(el) { var k = h("span", "mv-k"); k.append.apply(k, el); L.appendChild(k); }
     if (lg.q) {
       var grad = h("span", "mv-grad"); grad.style.background = "linear-gradient(90deg," + lg.stops.join(",") + ")";
-      key([h("span", "", "Q " + fmt(lg.q[0], 3) + " "), grad, h("span", "", " " + fmt(lg.q[1], 3) + " (this run's range; beyond it: end colour, ⇡/⇣)")]);
+      var qt = lg.q_text || [fmt(lg.q[0], 3), fmt(lg.q[1], 3)];
+      key([h("span", "", "Q " + qt[0] + " "), grad, h("span", "", " " + qt[1] + " (this run's range; beyond it: end colour, ⇡/⇣)")]);
     } else key([h("span", "", "colour: Q (from iteration 1's simulation on)")]);
     function sw(colour, glyph, text, cls) { var g = h("span", cls || "", glyph); g.style.color = colour; key([g, h("span", "", " " + text)]); }
     sw(lg.colours.unvisited, "●", "unvisited"); key([h("span", "", "size: N")]);
@@ -875,7 +876,7 @@
     var d = h("span", "mv-dashed", "  "); d.style.borderColor = lg.colours["new"]; key([d, h("span", "", " new in this phase (dashed)")]);
     sw(lg.colours.candidate, "◆", "candidate"); sw(lg.colours.winner, "★", "winner");
     var sel = h("span", "mv-selbox", "  "); key([sel, h("span", "", " selected (inspector)")]);
-    key([h("span", "", "#id: node id; UCB shown during a selection")]);
+    key([h("span", "", "#id @slot, then the token (cut to fit: the whole in the tooltip); UCB shown during a selection")]);
     key([h("span", "", "r=: a new child's reward r_IG (during a simulation; below 0: the other slots less certain after its token)")]);
     key([h("span", "", "⚠ r_IG outlier (tiny parent entropy)")]);
     var hid = h("span", "", "+k"); hid.style.color = "#777"; key([hid, h("span", "", " k nodes hidden below (fewer visits), dashed edge")]);

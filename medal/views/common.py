@@ -38,6 +38,23 @@ def fmt(value: Any, digits: int = 4) -> str:
     return f"{v:.{digits}f}"
 
 
+def distinct_digits(values, most: int = 6) -> int:
+    """The fewest decimals (at least 3, at most ``most``) at which the finite ``values``
+    that differ also read differently: a legend's two ends, a simulation's rewards (at 3
+    decimals a search's tiny r_IG all read 0.004)."""
+    vals = sorted({v for v in values if isinstance(v, (int, float)) and math.isfinite(v)})
+    for d in range(3, most + 1):
+        if len({f"{v:.{d}f}" for v in vals}) == len(vals):
+            return d
+    return most
+
+
+def clip(text: str, n: int) -> str:
+    """``text`` cut to ``n`` characters, with how much was left out."""
+    text = str(text)
+    return text if len(text) <= n else f"{text[:n]}… ({len(text) - n:,} more characters)"
+
+
 def visible_token(text: str | None) -> str:
     """A token as it should read in a label: spaces and line breaks made visible."""
     if text is None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .common import candidate_ids, esc, nodes_by_id
+from .common import candidate_ids, clip, distinct_digits, esc, nodes_by_id
 
 MCTS_PHASES = ("selection", "expansion", "simulation", "backpropagation")
 
@@ -103,7 +103,7 @@ def current_phase(trace: dict | None) -> PhaseInfo:
     if trace.get("result") is not None:
         res = trace["result"]
         verdict = {True: "correct", False: "wrong", None: "not verifiable"}[res.get("verified")]
-        return _info("finished", f"answer {res.get('answer')!r} ({verdict}), "
+        return _info("finished", f"answer {clip(repr(res.get('answer')), 160)} ({verdict}), "
                                  f"{res.get('forwards')} forward passes")
     comparison = trace.get("comparison")
     if comparison and comparison.get("steps"):
@@ -156,7 +156,8 @@ def _mcts_detail(key: str, rec: dict) -> str:
         return (f"leaf {rec['leaf']} expanded into {len(rec['children'])} children "
                 f"({rec['forwards']} forward pass{'es' if rec['forwards'] != 1 else ''})")
     if key == "simulation":
-        rewards = ", ".join(f"{r:.4f}" if isinstance(r, (int, float)) else "—"
+        d = distinct_digits(rec["rewards"])
+        rewards = ", ".join(f"{r:.{d}f}" if isinstance(r, (int, float)) else "—"
                             for r in rec["rewards"])
         return f"rewards r_IG of children {rec['children']}: {rewards}"
     new = rec.get("new_candidates") or []

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import math
 
-from .common import (VIRIDIS, action_label, candidate_ids, current_path, latest_children,
-                          lerp_colour, node_path, nodes_by_id, winner_id)
-from .tree import (CANDIDATE_COLOUR, H_GAP, LABEL_FONT, NEW_COLOUR, PATH_COLOUR,
-                        SMALL_FONT, UNVISITED, V_GAP, WINNER_COLOUR, layout, visible_node_ids)
+from .common import (VIRIDIS, candidate_ids, current_path, distinct_digits, latest_children,
+                     lerp_colour, node_path, nodes_by_id, visible_token, winner_id)
+from .tree import (CANDIDATE_COLOUR, H_GAP, LABEL_FONT, NEW_COLOUR, PATH_COLOUR, SMALL_FONT,
+                   UNVISITED, WINNER_COLOUR, layout, visible_node_ids)
 
 
 MAX_NODES = 300            # tree nodes drawn per position (the most visited are kept)
@@ -79,6 +79,17 @@ def highlighted_path(trace: dict, nodes: dict | None = None) -> list[int]:
     return [n for n in current_path(trace) if n in nodes]
 
 
+#: the most characters on a line of a node's label: siblings are H_GAP px apart and a
+#: LABEL_FONT px monospace character is 0.6 of the font size wide, so two labels of this
+#: width, centred under their nodes, leave a gap between them
+LABEL_CHARS = int((H_GAP - 8) // (0.6 * LABEL_FONT))
+
+
+def fit_token(text: str, n: int = LABEL_CHARS) -> str:
+    """A token as a label's line shows it: spaces and breaks made visible, cut to ``n``."""
+    return _short(visible_token(text), n) if len(visible_token(text)) > n else visible_token(text)
+
+
 def _short(text: str, n: int) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= n else text[: n - 1] + "…"
@@ -146,14 +157,18 @@ def node_item(trace: dict, n: dict, nodes: dict, ctx: TreeContext, xy: dict
     size = min(30.0, 9 + 4 * math.log2(1 + max(n["N"], 0)))
     if nid == win:
         size = max(size, 22)
-    head = f"#{nid}" + ("" if n.get("action") else " root")
+    # every line at most LABEL_CHARS characters, so two siblings' labels never touch
+    # (the full token is in the tooltip and the inspector): the id and the slot, then the
+    # token, cut to fit
+    action = n.get("action")
+    head = f"#{nid}" + (f" @{action['slot']}" if action else " root")
     if nid == win:
-        head = "★ " + head
+        head = "★" + head
     if clipped:
-        head += " ⇡" if n["Q"] > q_hi else " ⇣"
+        head += "⇡" if n["Q"] > q_hi else "⇣"
     lines = [head]
-    if n.get("action"):
-        lines.append(action_label(n))
+    if action:
+        lines.append(fit_token(action.get("token_text", str(action["token"]))))
     font_size, font_bg = LABEL_FONT, "rgba(255,255,255,0.85)"
     if row is not None:
         u = row.get("ucb")
@@ -166,9 +181,10 @@ def node_item(trace: dict, n: dict, nodes: dict, ctx: TreeContext, xy: dict
     if flag:
         extra.append(flag["text"])
     if nid in ctx.with_reward and n.get("r_ig") is not None:
-        lines.append(f"r={n['r_ig']:.3f}" + (" ⚠" if flag else ""))
+        # three significant digits: a search's tiny rewards (0.00401, 0.00398) differ
+        lines.append(f"r={n['r_ig']:.3g}" + ("⚠" if flag else ""))
         if n.get("completion"):
-            lines.append(_short(n["completion"].replace("_", "·"), 11))
+            lines.append(_short(n["completion"].replace("_", "·"), LABEL_CHARS))
         font_size, font_bg = SMALL_FONT, "#fff3c4"
     x, y = xy.get(nid, (0.0, 0.0))
     item = _node_style(
@@ -200,10 +216,13 @@ def hidden_items(parent: int, count: int, xy: dict) -> tuple[str, dict, str, dic
     edge: (node id, node item, edge id, edge item)."""
     hid = f"hidden-{parent}"
     px, py = xy.get(parent, (0.0, 0.0))
+    # a small box beside its node, level with the dot: between the node and its next
+    # sibling, above both their labels (a dot with its label below once sat on the
+    # node's label)
     item = _node_style(
-        nid=hid, label=f"+{count}", x=px + H_GAP / 2, y=py + V_GAP / 2, shape="dot",
+        nid=hid, label=f"+{count}", x=px + H_GAP / 2, y=py - 6, shape="box",
         size=4, background="#eeeeee", border="#bbbbbb", border_width=1, dashes=False,
-        font_size=SMALL_FONT, font_background="rgba(255,255,255,0.85)",
+        font_size=12, font_background="rgba(0,0,0,0)",
         font_colour="#555555",
         note=f"{count} node{'s' if count != 1 else ''} below node {parent} not drawn "
              "(fewer visits)")
@@ -285,6 +304,8 @@ def hidden_below(nodes: dict, keep: set) -> dict[int, int]:
 def legend(scale, info: dict) -> dict:
     """The legend's content as data (the viewer writes it with textContent)."""
     return {"q": list(scale) if scale else None,
+            # the two ends as text, with the decimals that tell them apart
+            "q_text": ([f"{v:.{distinct_digits(scale)}f}" for v in scale] if scale else None),
             "stops": [lerp_colour(i / 8, VIRIDIS) for i in range(9)],
             "colours": {"path": PATH_COLOUR, "new": NEW_COLOUR, "candidate": CANDIDATE_COLOUR,
                         "winner": WINNER_COLOUR, "unvisited": UNVISITED},

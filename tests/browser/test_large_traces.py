@@ -107,6 +107,52 @@ def test_llada_sized_heatmap_and_order_readable_at_1024(page, llada_trace):
     page.screenshot(path=str(ARTIFACTS / "e2e-llada-sized-order-1024x768.png"))
 
 
+#: every drawn label's box as vis-network drew it (canvas coordinates), and the pairs
+#: of labels that touch
+LABELS = """(v) => { const out = [], b = v.network.body.nodes, net = v.network;
+  const sc = net.getScale(), vp = net.getViewPosition(), cv = net.canvas.frame.canvas;
+  const W = cv.clientWidth / sc, H = cv.clientHeight / sc, L = vp.x - W / 2, T = vp.y - H / 2;
+  for (const id of v.nodes.getIds()) { const n = b[id];
+    if (!n || !n.labelModule || !n.labelModule.size || !n.labelModule.size.width) continue;
+    if (n.x < L || n.x > L + W || n.y < T || n.y > T + H) continue;    // in the view: drawn
+    const s = n.labelModule.size;
+    if (Math.abs(s.left + s.width / 2 - n.x) > 1) continue;     // (a box of an earlier draw)
+    out.push({id: id, l: s.left, t: s.top, r: s.left + s.width, b: s.top + s.height}); }
+  const hits = [];
+  for (let i = 0; i < out.length; i++) for (let j = i + 1; j < out.length; j++) {
+    const a = out[i], c = out[j];
+    if (a.l < c.r && c.l < a.r && a.t < c.b && c.t < a.b) hits.push([a.id, c.id]); }
+  return {n: out.length, hits: hits.slice(0, 8), count: hits.length}; }"""
+
+
+def test_llada_sized_labels_never_touch_and_the_header_fits(page, llada_trace):
+    """Issue 41 #3, at 256 slots of LLaDA's tokens: no two node labels touch (every line
+    cut to fit the space between siblings, the whole token in the tooltip), at a
+    selection (UCB lines), a simulation (rewards and completions) and the end; the
+    legend's two ends read differently; nothing in the page is wider than the window
+    (the 256-token answer is a window with 'show all')."""
+    pos = positions(llada_trace)
+    picks = {"selection": None, "simulation": None}
+    for i, p in enumerate(pos):
+        if p.kind in picks and p.iteration and p.iteration >= 100 and picks[p.kind] is None:
+            picks[p.kind] = i
+    seen = 0
+    for where, i in list(picks.items()) + [("end", len(pos) - 1)]:
+        page.evaluate(f"medalViewer.go({i})")
+        page.wait_for_function("globalThis.__medalTreeDrawn", timeout=30_000)
+        page.wait_for_timeout(400)
+        r = page.evaluate(LABELS, page.evaluate_handle("medalViewer"))
+        seen += r["n"]
+        assert r["count"] == 0, f"{where} (position {i}): labels touch: {r['hits']}"
+        wide = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert wide <= 0, f"{where}: the page is {wide} px wider than the window"
+        page.screenshot(path=str(ARTIFACTS / f"e2e-llada-sized-labels-{where}-1024x768.png"))
+    assert seen >= 10, seen             # (labels in the view: the checks looked at some)
+    legend = page.inner_text(".mv-legend")
+    ends = legend.split("(this run's range")[0].split()
+    assert ends[0] == "Q" and ends[1] != ends[-1], legend[:120]
+
+
 def test_llada_sized_trace_is_written_under_the_upload_limit(llada_trace, tmp_path):
     """A 1,001-node search at 256 slots, written as a user's --trace or the app's
     download (packed-3: each node's per-slot figures as binary arrays), fits the upload

@@ -21,7 +21,7 @@ from medal.views import inspector, teaching
 from medal.views.common import esc, nodes_by_id, node_path
 from medal.views.order import orders
 from medal.views.phases import PHASES, phase_cycle_html
-from medal.views.common import action_label
+from medal.views.tree_frame import LABEL_CHARS, fit_token
 from medal.views.tree import visible_node_ids
 
 from viz_support import drawn, make_trace, random_model
@@ -87,8 +87,13 @@ def test_tree_labels_colours_sizes_and_highlights(trace):
     by_id, nodes = view["nodes"], nodes_by_id(trace)
     assert by_id[0]["label"].startswith("#0 root")
     some = next(n for n in nodes.values() if n["action"])
-    assert by_id[some["id"]]["label"].split("\n")[1] == action_label(some)
-    assert action_label(some).endswith(f"@{some['action']['slot']}")
+    head, token = by_id[some["id"]]["label"].split("\n")[:2]
+    assert head.endswith(f"#{some['id']} @{some['action']['slot']}")
+    assert token == fit_token(some["action"]["token_text"])
+    # every line fits between two siblings (LABEL_CHARS, from the gap and the font)
+    for k, n in by_id.items():
+        if isinstance(k, int):
+            assert all(len(line) <= LABEL_CHARS for line in n["label"].split("\n")), n["label"]
     win = trace["search"]["winner"]
     assert by_id[win]["shape"] == "star" and by_id[win]["label"].startswith("★")
     for c in trace["search"]["candidates"]:
@@ -114,7 +119,7 @@ def test_token_texts_travel_as_data_not_markup(trace):
     view = drawn(evil)
     node = next(n for n in evil["tree"]["nodes"] if n["action"])
     label = view["nodes"][node["id"]]["label"]
-    assert label.split("\n")[1] == action_label(node) and "<img" in label
+    assert label.split("\n")[1] == fit_token(EVIL) and "<img" in label
     assert "&lt;" not in label and "&amp;" not in label
 
 
@@ -648,7 +653,7 @@ def test_tree_highlights_new_nodes_and_shows_simulation_results(trace):
     for nid in new:
         node = nodes_by_id(shown)[nid]
         assert by_id[nid]["shapeProperties"]["borderDashes"]
-        assert f"r={node['r_ig']:.3f}" in by_id[nid]["label"]
+        assert f"r={node['r_ig']:.3g}" in by_id[nid]["label"]
     assert not by_id[0]["shapeProperties"]["borderDashes"]
     after = drawn(trace, sim + 1)["nodes"]
     assert pos[sim + 1].kind == "backpropagation"
