@@ -484,3 +484,211 @@ def test_every_strategy_runs_on_a_native_llada2(loaded, strategy):
                            decompose=False, ig_candidates=2)
     result = Run(m, task="countdown", prompt=PROMPT, strategy=strategy, config=cfg).finish()
     assert len(result.answer_ids) == 7 and m.mask_id not in result.answer_ids
+
+
+# ---------------------------------------------------------------------- token edits
+
+#: edits in mask steps (22) and in post steps (37) on the "sharp" checkpoint
+EDITING = dict(gen_length=16, block_length=8, threshold=0.7, edit_threshold=0.5,
+               max_post_steps=4, decompose=False)
+
+
+@pytest.fixture(scope="module")
+def edited(loaded):
+    """A LLaDA2.1-style run with token edits (the "sharp" checkpoint, threshold decoding
+    at 0.7 with an editing threshold of 0.5): its Run and trace."""
+    run = Run(loaded("sharp"), task="countdown", prompt=PROMPT, strategy="threshold",
+              config=GenerationConfig(**EDITING), trace=True)
+    run.finish()
+    return run, json.loads(json.dumps(run.trace))
+
+
+def test_a_trace_with_edits_passes_the_gate_in_every_written_form(edited, tmp_path):
+    """Each edit is recorded on its step -- slot, old and new token (ids and texts), the
+    new token's probability and the threshold it passed -- and the trace goes through
+    the gate as written (packed) and plain, unchanged."""
+    from medal.trace import dumps, load_trace, loads_trace, write_trace
+    run, trace = edited
+    edits = [(st, e) for st in trace["decode"] for e in st.get("edits") or []]
+    assert len(edits) >= 20
+    for st, e in edits:
+        assert set(e) == {"slot", "old_token", "new_token", "old_text", "new_text",
+                          "confidence", "threshold"}
+        assert e["threshold"] == 0.5 < e["confidence"] <= 1 and e["old_token"] != e["new_token"]
+        assert e["slot"] not in st["slots"]
+        assert e["new_text"] == run.model.token_text(e["new_token"])
+    post = [st for st in trace["decode"] if not st["slots"]]
+    assert post and all(st["forwards"] == 1 for st in post)
+    assert any(st["slots"] for st, _ in edits) and any(not st["slots"] for st, _ in edits)
+    assert trace["run"]["config"]["edit_threshold"] == 0.5
+    assert trace["run"]["config"]["max_post_steps"] == 4
+    write_trace(trace, tmp_path / "t.json")
+    assert load_trace(tmp_path / "t.json") == trace
+    assert loads_trace(dumps(trace)) == trace
+
+
+def test_a_run_without_edits_records_nothing_new(loaded):
+    """Editing off (the default): no step has an ``edits`` key and the configuration
+    records no editing setting -- the trace is what it was before edits existed (the
+    shipped examples and reference traces reproduce: tests/views/test_examples.py)."""
+    cfg = {k: v for k, v in EDITING.items() if k not in ("edit_threshold", "max_post_steps")}
+    run = Run(loaded("sharp"), task="countdown", prompt=PROMPT, strategy="threshold",
+              config=GenerationConfig(**cfg), trace=True)
+    run.finish()
+    assert not any("edits" in st for st in run.trace["decode"])
+    assert not {"edit_threshold", "max_post_steps"} & set(run.trace["run"]["config"])
+    assert all(st["slots"] for st in run.trace["decode"])
+    assert "edit_threshold" in GenerationConfig(edit_threshold=0.5).to_json()
+
+
+def test_post_steps_follow_llada21(loaded):
+    """Once a block has no mask left the decode stays on it: post steps rewrite it until
+    one rewrites nothing or max_post_steps were run; with max_post_steps 0 every step
+    unmasks (edits ride along), as LLaDA2.1's samplers do."""
+    m = loaded("sharp")
+    for post in (0, 1, 4):
+        run = Run(m, task="countdown", prompt=PROMPT, strategy="threshold", trace=True,
+                  config=GenerationConfig(**{**EDITING, "max_post_steps": post}))
+        run.finish()
+        steps = run.trace["decode"]
+        blocks = sorted({st["block"] for st in steps})
+        for b in blocks:
+            mine = [st for st in steps if st["block"] == b]
+            posts = [st for st in mine if not st["slots"]]
+            assert len(posts) <= post
+            assert all(st["slots"] for st in mine[:len(mine) - len(posts)])  # posts last
+            if posts and len(posts) < post:
+                assert not posts[-1].get("edits")        # stopped: nothing rewritten
+            assert all(st.get("edits") for st in posts[:-1])
+        assert bool([st for st in steps if not st["slots"]]) == (post > 0)
+
+
+def _broken(trace: dict, change) -> dict:
+    import copy
+    t = copy.deepcopy(trace)
+    change(t)
+    return t
+
+
+def _mask_step_with_edits(t: dict) -> dict:
+    return next(st for st in t["decode"] if st.get("edits") and st["slots"])
+
+
+def _first_edit(t: dict) -> dict:
+    return next(e for st in t["decode"] for e in st.get("edits") or [])
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda t: _first_edit(t).update(old_token=_first_edit(t)["old_token"] + 1),
+     "holds token"),
+    (lambda t: _first_edit(t).update(confidence=0.4), "does not exceed the editing threshold"),
+    (lambda t: _first_edit(t).update(threshold=0.4), "the run's edit_threshold is 0.5"),
+    (lambda t: _first_edit(t).update(new_token=_first_edit(t)["old_token"]),
+     "an edit changes the slot's token"),
+    (lambda t: _first_edit(t).update(slot=10 ** 6), "slot outside the answer"),
+    (lambda t: t["run"]["config"].update(edit_threshold=0.0), "editing off"),
+    (lambda t: t["result"]["answer_ids"].__setitem__(0, 5), "not the answer its decode steps"),
+    (lambda t: _mask_step_with_edits(t)["edits"].append(
+        dict(_mask_step_with_edits(t)["edits"][0])), "edited twice in one step"),
+    (lambda t: _mask_step_with_edits(t)["edits"][0].update(
+        slot=_mask_step_with_edits(t)["slots"][0]), "unmasked by this step"),
+])
+def test_the_gate_refuses_edits_that_do_not_hold(edited, change, message):
+    from medal.trace import dumps, loads_trace
+    with pytest.raises(TraceError, match=message):
+        loads_trace(dumps(_broken(edited[1], change)))
+
+
+def test_fork_and_diff_understand_edits(edited, loaded):
+    """A step fork may rewrite a written slot of the step's block: forcing the edit the
+    step made changes nothing (the same trace, its fork record aside); forcing another
+    token there is recorded as an edit with that token's probability, passes the gate
+    (the fork names it), and ``medal diff`` says where and why the runs part. Two runs
+    whose edits differ are told apart by them."""
+    from medal.diff import diff_traces
+    from medal.fork import fork
+    from medal.trace import dumps, loads_trace
+    run, trace = edited
+    m = loaded("sharp")
+    step = next(st for st in trace["decode"] if st.get("edits") and st["slots"])
+    e = step["edits"][0]
+    same = fork(trace, step=step["step"], actions=[(e["slot"], e["new_token"])], model=m)
+    same.finish()
+    assert diff_traces(trace, same.trace).identical
+    other = next(t for t in (e["old_token"] + 1, e["old_token"] + 2)
+                 if t not in (e["new_token"], m.mask_id))
+    forked = fork(trace, step=step["step"], actions=[(e["slot"], other)], model=m)
+    forked.finish()
+    t2 = loads_trace(dumps(forked.trace))
+    rec = next(st for st in t2["decode"] if st["step"] == step["step"])
+    mine = next(x for x in rec["edits"] if x["slot"] == e["slot"])
+    assert mine["new_token"] == other and mine["old_token"] == e["old_token"]
+    d = diff_traces(trace, t2)
+    assert not d.identical and d.first.cause == "forced action"
+    assert d.first.position["step"] == step["step"]
+    # a written slot outside the step's block, or a masked slot at a post step: refused
+    with pytest.raises(InputError, match="already unmasked at step"):
+        fork(trace, step=trace["decode"][-1]["step"], actions=[(0, 5)], model=m)
+    # the same run with one edit fewer: the diff names the edits
+    fewer = _broken(trace, lambda t: None)
+    last = next(st for st in reversed(fewer["decode"]) if st.get("edits"))
+    dropped = last["edits"].pop()
+    fewer["result"]["answer_ids"][dropped["slot"]] = dropped["old_token"]
+    d = diff_traces(trace, fewer)
+    assert d.first.cause == "different edits" and "rewrites" in d.first.explanation
+    assert d.side_by_side["edits"][0] == d.side_by_side["edits"][1] + 1
+
+
+def test_medal_with_edits_on_a_block_model(loaded):
+    """MEDAL's phase C edits like any decode: the search's commitments are written slots
+    of the first block, so phase C may rewrite them; the trace passes the gate."""
+    from medal.trace import dumps, loads_trace
+    run = Run(loaded("sharp"), task="countdown", prompt=PROMPT, strategy="medal", trace=True,
+              config=GenerationConfig(**{**EDITING, "max_iterations": 6}))
+    run.finish()
+    t = loads_trace(dumps(run.trace))
+    assert any(st.get("edits") for st in t["decode"])
+
+
+# ---------------------------------------------------------------------- the command line
+
+def test_the_command_line_bench_and_lm_eval_run_llada2(folder, tmp_path, capsys):
+    """``medal generate --model <folder>`` with token editing writes a trace with edits
+    (the command docs/REAL_MODELS.md gives); ``medal diff`` and ``medal fork`` read it;
+    ``medal bench`` and lm-eval's ``MedalLM`` run the folder."""
+    from medal import cli
+    from medal.lm_eval.model import MedalLM
+    from medal.trace import load_trace
+    d = folder("native", "sharp")
+    out, forked = tmp_path / "edits.trace.json", tmp_path / "fork.trace.json"
+    assert cli.main(["generate", "--model", f"hf:{d}", "--device", "cpu", "--prompt", PROMPT,
+                     "--strategy", "threshold", "--gen-length", "16", "--block-length", "8",
+                     "--threshold", "0.7", "--edit-threshold", "0.5", "--max-post-steps",
+                     "4", "--no-compare", "--trace", str(out)]) == 0
+    t = load_trace(out)
+    step = next(st for st in t["decode"] if st.get("edits"))
+    e = step["edits"][0]
+    assert cli.main(["diff", str(out), str(out)]) == 0
+    assert cli.main(["fork", str(out), "--step", str(step["step"]), "--action",
+                     f"{e['slot']}:#{e['new_token']}", "--trace", str(forked)]) == 0
+    assert load_trace(forked)["fork"]["forced"][0]["token_id"] == e["new_token"]
+    capsys.readouterr()
+    assert cli.main(["diff", str(out), str(forked)]) == 0   # the same edit: identical
+    assert "identical" in capsys.readouterr().out
+    bench = tmp_path / "bench.json"
+    assert cli.main(["bench", "--model", f"hf:{d}", "--device", "cpu", "--task", "countdown",
+                     "--n", "2", "--strategies", "greedy,threshold,medal", "--gen-length", "8",
+                     "--block-length", "4", "--max-iterations", "4", "--edit-threshold",
+                     "0.5", "--out", str(bench), "--no-progress"]) == 0
+    records = json.loads(bench.read_text())
+    assert records
+
+    class Request:   # what lm-eval hands generate_until
+        def __init__(self, context, gen_kwargs):
+            self.args = (context, gen_kwargs)
+            self.doc_id, self.idx, self.task_name = 0, 0, "t"
+
+    lm = MedalLM(model=f"hf:{d}", device="cpu", strategy="threshold", gen_length=8,
+                 block_length=4, edit_threshold=0.5)
+    [text] = lm.generate_until([Request(PROMPT, {})], disable_tqdm=True)
+    assert isinstance(text, str)

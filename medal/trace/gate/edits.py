@@ -15,6 +15,18 @@ from __future__ import annotations
 from .parse import _fail
 
 
+def post_steps_allowed(config: dict) -> int:
+    """The most post steps a decode of this configuration runs (token editing on: up to
+    ``max_post_steps`` after each block; else none): decode steps that unmask no slot."""
+    if not config.get("edit_threshold"):
+        return 0
+    try:
+        blocks = -(-int(config["gen_length"]) // int(config["block_length"]))
+        return blocks * int(config.get("max_post_steps", 16))
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return 0
+
+
 def has_edits(data: dict) -> bool:
     steps = list(data.get("decode") or []) + list((data.get("comparison") or {}).get("steps")
                                                   or [])
