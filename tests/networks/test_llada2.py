@@ -307,8 +307,9 @@ def test_the_genuine_samplers_write_what_our_strategies_write(loaded, version, d
     same settings (one slot a step at least, as the samplers' ``steps_per_block`` =
     block length / ``num_to_transfer`` = 1; LLaDA2.1's editing threshold and post steps):
     the same answer, token for token -- over the whole canvas for the samplers, up to the
-    first EOS for ``generate`` -- in float32 and bfloat16, with LLaDA2.1 editing hundreds
-    of tokens on the way. The "sharp" checkpoint: its probabilities pass the thresholds."""
+    first EOS for ``generate`` -- in float32 and bfloat16, with LLaDA2.1 editing 41 to 253
+    tokens a run on the way. The "sharp" checkpoint: its probabilities pass the
+    thresholds."""
     samplers = _dllm_samplers()[version]
     remote = loaded("sharp", dtype, "genuine", version)
     native = loaded("sharp", dtype)
@@ -652,12 +653,11 @@ def test_medal_with_edits_on_a_block_model(loaded):
 
 # ---------------------------------------------------------------------- the command line
 
-def test_the_command_line_bench_and_lm_eval_run_llada2(folder, tmp_path, capsys):
+def test_the_command_line_and_bench_run_llada2(folder, tmp_path, capsys):
     """``medal generate --model <folder>`` with token editing writes a trace with edits
     (the command docs/REAL_MODELS.md gives); ``medal diff`` and ``medal fork`` read it;
-    ``medal bench`` and lm-eval's ``MedalLM`` run the folder."""
+    ``medal bench`` runs the folder."""
     from medal import cli
-    from medal.lm_eval.model import MedalLM
     from medal.trace import load_trace
     d = folder("native", "sharp")
     out, forked = tmp_path / "edits.trace.json", tmp_path / "fork.trace.json"
@@ -683,6 +683,13 @@ def test_the_command_line_bench_and_lm_eval_run_llada2(folder, tmp_path, capsys)
     records = json.loads(bench.read_text())
     assert records
 
+
+def test_lm_eval_runs_llada2(folder):
+    """lm-eval's ``MedalLM`` (the harness's model entry point) on the folder."""
+    pytest.importorskip("lm_eval")
+    from medal.lm_eval.model import MedalLM
+    d = folder("native", "sharp")
+
     class Request:   # what lm-eval hands generate_until
         def __init__(self, context, gen_kwargs):
             self.args = (context, gen_kwargs)
@@ -692,3 +699,24 @@ def test_the_command_line_bench_and_lm_eval_run_llada2(folder, tmp_path, capsys)
                  block_length=4, edit_threshold=0.5)
     [text] = lm.generate_until([Request(PROMPT, {})], disable_tqdm=True)
     assert isinstance(text, str)
+
+
+def test_the_apps_model_loader_runs_llada2(folder, monkeypatch):
+    """The operator lists the folder (MEDAL_MODELS); the Run page loads it through the
+    app's loader and runs a step with token editing, without an error."""
+    pytest.importorskip("streamlit")
+    from viz_support import Press, app_test
+    spec = f"hf:{folder('native', 'sharp')}"
+    monkeypatch.setenv("MEDAL_MODELS", spec)
+    monkeypatch.setenv("MEDAL_DEVICE", "cpu")
+    at = app_test(Path(__file__).resolve().parents[2] / "app.py").run()
+    at.selectbox(key="w_model").set_value(spec)
+    at.selectbox(key="w_strategy").set_value("threshold")
+    at.number_input(key="w_gen_length").set_value(16)
+    at.number_input(key="w_block_length").set_value(8)
+    at.number_input(key="w_edit_threshold").set_value(0.5)
+    Press(at, "Run to end").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    trace = at.session_state["run"].trace
+    assert trace["run"]["model"]["family"] == "llada2" and trace["result"] is not None
+    assert trace["run"]["config"]["edit_threshold"] == 0.5
