@@ -57,6 +57,11 @@ does not:
   ``threshold_phase_c`` goes BEYOND the paper (off by default, labelled): MEDAL's phase C
   commits by the same rule (every slot above the threshold, at least its best-scored one)
   instead of its step schedule. Measured in docs/SPEED.md.
+* ``edit_threshold`` / ``max_post_steps`` (LLaDA2.1's token editing; 0: off, the default):
+  a written slot of the current block is rewritten when the step proposes another token
+  there with probability above the threshold, and a block with no mask left gets up to
+  ``max_post_steps`` more forwards that only rewrite (:mod:`medal.decoding`). Recorded in
+  a trace only when on, so a run without it is recorded as before.
 * ``ig_candidates`` / ``ig_position_temperature``: the Info-Gain sampler's N and position
   temperature (Yang et al., ICML 2026; defaults of their code: 8 and 0.2); see
   :func:`medal.decoding.info_gain_pick`.

@@ -377,6 +377,25 @@ def test_llada2_loads_natively_with_its_ids(folder):
         load_model(f"llada:{d}", device="cpu", implementation="remote")
 
 
+def test_the_memory_guard_weighs_llada2(folder, monkeypatch):
+    """Before a byte of the weights is read: a folder's parameters from its safetensors
+    headers (the routers' expert_bias included), a hub id not yet downloaded at the
+    family's size (LLaDA2.0-mini: 16.3B parameters, 37.5 GB in bfloat16 with the
+    search's margin); not enough memory is a one-line error with the fix."""
+    from medal.models.hf import memory_guard
+    d = folder("native", "tiny")
+    need = hf.memory_needed(hf.count_parameters(d), torch.float32)
+    monkeypatch.setattr(memory_guard, "available_memory", lambda device=None: need / 2)
+    with pytest.raises(ModelLoadError, match=f"not enough memory for llada:{d}"):
+        load_model(f"llada:{d}", device="cpu")
+    assert load_model(f"llada:{d}", device="cpu", memory_check=False).family == "llada2"
+    hub = hf.parse_spec("llada:inclusionAI/LLaDA2.0-mini")
+    monkeypatch.setattr(memory_guard, "available_memory", lambda device=None: 24e9)
+    with pytest.raises(ModelLoadError, match=r"needs about 37\.5 GB"):
+        hf.check_memory(hub, hf.Llada2LM.typical_parameters, torch.device("cpu"),
+                        torch.bfloat16)
+
+
 def test_the_committed_tokenizer_is_the_one_described():
     """tests/data/real-models/llada2's tokenizer files are what standins builds (its ids)."""
     for name, text in standins.llada2_tokenizer_files().items():
@@ -669,6 +688,9 @@ def test_the_command_line_and_bench_run_llada2(folder, tmp_path, capsys):
     step = next(st for st in t["decode"] if st.get("edits"))
     e = step["edits"][0]
     assert cli.main(["diff", str(out), str(out)]) == 0
+    capsys.readouterr()
+    assert cli.main(["repro", str(out)]) == 0          # the edits reproduce
+    assert "identical" in capsys.readouterr().out
     assert cli.main(["fork", str(out), "--step", str(step["step"]), "--action",
                      f"{e['slot']}:#{e['new_token']}", "--trace", str(forked)]) == 0
     assert load_trace(forked)["fork"]["forced"][0]["token_id"] == e["new_token"]
@@ -682,6 +704,13 @@ def test_the_command_line_and_bench_run_llada2(folder, tmp_path, capsys):
                      "0.5", "--out", str(bench), "--no-progress"]) == 0
     records = json.loads(bench.read_text())
     assert records
+    # lock-step: the runs' forwards grouped by the part of the sequence each reads
+    joint = tmp_path / "bench-lock-step.json"
+    assert cli.main(["bench", "--model", f"hf:{d}", "--device", "cpu", "--task", "countdown",
+                     "--n", "2", "--strategies", "threshold", "--gen-length", "8",
+                     "--block-length", "4", "--edit-threshold", "0.5", "--lock-step", "2",
+                     "--out", str(joint), "--no-progress"]) == 0
+    assert json.loads(joint.read_text())
 
 
 def test_lm_eval_runs_llada2(folder):
