@@ -392,8 +392,8 @@ class Run:
         return {spec.step: list(spec.forced)} if spec is not None and spec.step is not None else None
 
     def new_state(self) -> DecodeState:
-        return DecodeState(answer=self.runner.initial_answer(), order=[None] * self.config.gen_length,
-                           fixed=frozenset(self.fixed))
+        return DecodeState(answer=self.runner.initial_answer(),
+                           order=[None] * self.config.gen_length, fixed=frozenset(self.fixed))
 
 
 def rerun(trace: dict, model: DiffusionLM, *, task: str | None = None) -> dict:
@@ -475,7 +475,13 @@ def _fork_at_node(spec, mcts: MCTS):
 
 
 def _medal(run: Run):
-    """MEDAL: MCTS initialisation (L_c commitments), candidate choice, then phase C."""
+    """MEDAL: MCTS initialisation (L_c commitments), candidate choice, then phase C.
+
+    In block mode the search makes the first L_c commitments of the current block -- the
+    answer's first block -- as the paper's block mode does; phase C finishes that block
+    in its remaining steps (the commitments are its first steps), then each later block.
+    On a block-diffusion model (LLaDA2) that first block is the rest of the block the
+    prompt ends in (:meth:`GenerationConfig.resolved`), and L_c must fit in it."""
     cfg = run.config
     t_search = run.elapsed()
     model_before = run.runner.model_seconds

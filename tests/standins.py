@@ -125,7 +125,8 @@ def save_llada2(directory, version: str = "2.0", source: str = "native", seed: i
     if source == "genuine":
         if int(transformers.__version__.split(".")[0]) >= 5:
             pytest.skip(f"LLaDA2's own code needs transformers 4.x (this is "
-                        f"{transformers.__version__}; it looks up RoPE type 'default')")
+                        f"{transformers.__version__}; on 5.24.0 it fails: No module named "
+                        "'transformers.modeling_attn_mask_utils')")
         code, why = genuine_llada2_code(version)
         if code is None:
             raise RuntimeError(why)

@@ -44,8 +44,9 @@ TF5 = int(__import__("transformers").__version__.split(".")[0]) >= 5
 
 def _needs(*versions):
     """Skip marks: the genuine code of ``versions`` and transformers 4.x."""
-    marks = [pytest.mark.skipif(TF5, reason="LLaDA2's own code needs transformers 4.x "
-                                            "(it looks up RoPE type 'default')")]
+    marks = [pytest.mark.skipif(TF5, reason="LLaDA2's own code needs transformers 4.x (on "
+                                            "5.24.0: No module named "
+                                            "'transformers.modeling_attn_mask_utils')")]
     for v in versions:
         marks.append(pytest.mark.skipif(GEN[v][0] is None, reason=GEN[v][1]))
     return marks
