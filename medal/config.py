@@ -342,13 +342,6 @@ class GenerationConfig:
                                       "BEYOND the paper: MEDAL's phase C commits by the "
                                       "confidence-threshold rule instead of its step schedule "
                                       "(fewer forwards; docs/SPEED.md)", group="decoding")
-    ig_candidates: int = setting(8, "Info-Gain candidates N",
-                                 "info-gain strategy: candidate actions evaluated per step in "
-                                 "one batched forward (N)", group="decoding", low=1, high=64)
-    ig_position_temperature: float = setting(0.2, "Info-Gain position temperature",
-                                             "info-gain strategy: Gumbel temperature of the "
-                                             "candidates' positions (0: greedy)",
-                                             group="decoding", low=0, high=100, step=0.05)
     # --- token editing (LLaDA2.1; off by default) ---
     edit_threshold: float = setting(0.0, "Token editing threshold (LLaDA2.1)",
                                     "LLaDA2.1's token editing: at every step a slot of the "
@@ -362,6 +355,13 @@ class GenerationConfig:
                                   "is written, each rewriting what passes the editing "
                                   "threshold, until one rewrites nothing (LLaDA2.1's "
                                   "max_post_steps)", group="decoding", low=0, high=4096)
+    ig_candidates: int = setting(8, "Info-Gain candidates N",
+                                 "info-gain strategy: candidate actions evaluated per step in "
+                                 "one batched forward (N)", group="decoding", low=1, high=64)
+    ig_position_temperature: float = setting(0.2, "Info-Gain position temperature",
+                                             "info-gain strategy: Gumbel temperature of the "
+                                             "candidates' positions (0: greedy)",
+                                             group="decoding", low=0, high=100, step=0.05)
     # --- LLaDA's generate.py options (off by default, as there) ---
     logits_eos_inf: bool = setting(False, "Never write end-of-sequence (logits_eos_inf)",
                                    "as LLaDA's generate.py: the EOS logit is -inf, so no slot "
