@@ -102,8 +102,6 @@ from .errors import InputError
 from .scores import SCORINGS
 
 SIMULATIONS = ("argmax", "sample", "rollout")
-#: token editing's settings (recorded only when editing is on: :meth:`GenerationConfig.to_json`)
-EDIT_SETTINGS = ("edit_threshold", "max_post_steps")
 REWARDS = ("ig", "ig+verifier")
 CANDIDATE_CHOICES = ("search", "rollout", "vote")
 SCORING_SCOPES = ("search", "all")
@@ -537,3 +535,5 @@ SETTINGS: tuple[Setting, ...] = tuple(
 #: The range (inclusive) the engine accepts for every numeric setting; the bounds keep every
 #: run finite in time and memory (e.g. answers of at most 4096 slots, 100 samples).
 RANGES: dict[str, tuple] = {st.name: (st.low, st.high) for st in SETTINGS if st.high is not None}
+#: token editing's settings (recorded only when editing is on: :meth:`GenerationConfig.to_json`)
+EDIT_SETTINGS = ("edit_threshold", "max_post_steps")
