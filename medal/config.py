@@ -129,6 +129,9 @@ STRATEGY_ALIASES = {"low-confidence": "greedy", "phase-c": "medal-no-mcts"}
 #: split into calls of at most medal.runner.MAX_JOINT_SEQUENCES sequences anyway)
 MAX_LOCK_STEP = 256
 
+#: token editing's settings (recorded only when editing is on: :meth:`GenerationConfig.to_json`)
+EDIT_SETTINGS = ("edit_threshold", "max_post_steps")
+
 
 #: Named search modes (``--search NAME``): settings applied on top of the defaults, each
 #: only where the user left that setting at its default.
@@ -535,5 +538,3 @@ SETTINGS: tuple[Setting, ...] = tuple(
 #: The range (inclusive) the engine accepts for every numeric setting; the bounds keep every
 #: run finite in time and memory (e.g. answers of at most 4096 slots, 100 samples).
 RANGES: dict[str, tuple] = {st.name: (st.low, st.high) for st in SETTINGS if st.high is not None}
-#: token editing's settings (recorded only when editing is on: :meth:`GenerationConfig.to_json`)
-EDIT_SETTINGS = ("edit_threshold", "max_post_steps")

@@ -7,8 +7,8 @@ from ..limits import (ANSWER_KEYS, ENTROPY_CEILING, MAX_ANY_STRING, MAX_DEPTH, M
                       MAX_NAME, MAX_NUMBER, MAX_PROMPT, MAX_RENDER_UNITS, MAX_REWARD, MAX_STRING,
                       MAX_TOKEN_TEXT, NAME_KEYS, P_TOLERANCE, PROMPT_KEYS, Q_TOLERANCE,
                       TEXT_CHARS_PER_UNIT, top_entries)
-from .edits import post_steps_allowed
 from .parse import _fail, _first_bad, _short
+from .edits import post_steps_allowed   # noqa: I001 (token editing's post steps)
 
 def check_shape(data) -> None:
     """The whole document, extra keys included: nested at most MAX_DEPTH levels, every
