@@ -57,6 +57,11 @@ does not:
   ``threshold_phase_c`` goes BEYOND the paper (off by default, labelled): MEDAL's phase C
   commits by the same rule (every slot above the threshold, at least its best-scored one)
   instead of its step schedule. Measured in docs/SPEED.md.
+* ``edit_threshold`` / ``max_post_steps`` (LLaDA2.1's token editing; 0: off, the default):
+  a written slot of the current block is rewritten when the step proposes another token
+  there with probability above the threshold, and a block with no mask left gets up to
+  ``max_post_steps`` more forwards that only rewrite (:mod:`medal.decoding`). Recorded in
+  a trace only when on, so a run without it is recorded as before.
 * ``ig_candidates`` / ``ig_position_temperature``: the Info-Gain sampler's N and position
   temperature (Yang et al., ICML 2026; defaults of their code: 8 and 0.2); see
   :func:`medal.decoding.info_gain_pick`.
@@ -123,6 +128,9 @@ STRATEGY_ALIASES = {"low-confidence": "greedy", "phase-c": "medal-no-mcts"}
 #: the most runs ``medal bench --lock-step`` advances together (the joint model call is
 #: split into calls of at most medal.runner.MAX_JOINT_SEQUENCES sequences anyway)
 MAX_LOCK_STEP = 256
+
+#: token editing's settings (recorded only when editing is on: :meth:`GenerationConfig.to_json`)
+EDIT_SETTINGS = ("edit_threshold", "max_post_steps")
 
 
 #: Named search modes (``--search NAME``): settings applied on top of the defaults, each
@@ -335,6 +343,19 @@ class GenerationConfig:
                                       "BEYOND the paper: MEDAL's phase C commits by the "
                                       "confidence-threshold rule instead of its step schedule "
                                       "(fewer forwards; docs/SPEED.md)", group="decoding")
+    # --- token editing (LLaDA2.1; off by default) ---
+    edit_threshold: float = setting(0.0, "Token editing threshold (LLaDA2.1)",
+                                    "LLaDA2.1's token editing: at every step a slot of the "
+                                    "current block written earlier is rewritten with the "
+                                    "token the step proposes there when it differs and its "
+                                    "probability exceeds this (0: off; LLaDA2.1's samplers "
+                                    "default to 0.9, its quality mode 0.5)",
+                                    group="decoding", low=0, high=1, step=0.05)
+    max_post_steps: int = setting(16, "Editing steps after a block",
+                                  "with token editing: forwards after a block's last mask "
+                                  "is written, each rewriting what passes the editing "
+                                  "threshold, until one rewrites nothing (LLaDA2.1's "
+                                  "max_post_steps)", group="decoding", low=0, high=4096)
     ig_candidates: int = setting(8, "Info-Gain candidates N",
                                  "info-gain strategy: candidate actions evaluated per step in "
                                  "one batched forward (N)", group="decoding", low=1, high=64)
@@ -416,40 +437,66 @@ class GenerationConfig:
 
     def resolved(self, gen_length: int, default_lc: int, max_gen_length: int | None,
                  default_block: int | None = None,
-                 default_steps: int | None = None) -> "GenerationConfig":
+                 default_steps: int | None = None,
+                 prompt_length: int | None = None) -> "GenerationConfig":
         """Fill the unset lengths and check them against each other and the model.
 
         ``default_block``: the task's semi-autoregressive block length for its built-in
-        model, used when the user sets none and it divides the answer length.
+        model, used when the user sets none and it divides the answer length (a block-
+        diffusion model's own block length: used when the user sets none).
         ``default_steps``: the task's denoising steps for its built-in model, used when the
-        user sets none and it fits the answer (a multiple of the blocks, at most L)."""
+        user sets none and it fits the answer (a multiple of the blocks, at most L).
+
+        ``prompt_length`` (a block-diffusion model, LLaDA2; None for the others): the
+        model's blocks are the sequence's, from position 0, the prompt's positions
+        included. The answer is lengthened to the end of the block it ends in (the
+        model's own samplers lay out their canvas so), its first block is the rest of the
+        block the prompt ends in -- shorter than ``block_length`` unless the prompt ends
+        a block -- and :func:`medal.decoding.block_of` counts the blocks back from the
+        answer's end. Unset steps: ``block_length`` a block, the samplers' default; the
+        search's ``lc`` commitments must fit in the first block."""
         L = self.gen_length or gen_length
+        sequence_blocks = prompt_length is not None
+        if sequence_blocks:
+            block = self.block_length or default_block or L
+            L = -(-(prompt_length + L) // block) * block - prompt_length
         if max_gen_length is not None and L > max_gen_length:
-            raise InputError(f"gen_length {L} exceeds what this model can fill ({max_gen_length})")
-        if self.block_length is None and default_block and L % default_block == 0:
-            block = default_block
-        else:
-            block = self.block_length or L
-        if block > L or L % block:
-            raise InputError(f"block_length must divide gen_length ({L}); got {block}")
-        n_blocks = L // block
+            raise InputError(f"gen_length {L} exceeds what this model can fill ({max_gen_length})"
+                             + (f" (lengthened to the end of a block of {block})"
+                                if sequence_blocks and L != (self.gen_length or gen_length)
+                                else ""))
+        if not sequence_blocks:
+            if self.block_length is None and default_block and L % default_block == 0:
+                block = default_block
+            else:
+                block = self.block_length or L
+            if block > L or L % block:
+                raise InputError(f"block_length must divide gen_length ({L}); got {block}")
+        n_blocks = -(-L // block)
+        whole = n_blocks * block          # L, unless the first block is short
+        first = L - (n_blocks - 1) * block
         if self.steps is None and default_steps and default_steps <= L \
                 and default_steps % n_blocks == 0:
             steps = default_steps
         else:
-            steps = self.steps or L
+            steps = self.steps or whole
         if steps % n_blocks:
             raise InputError(f"steps ({steps}) must be a multiple of the number of blocks "
                              f"({n_blocks} = gen_length {L} / block_length {block})")
-        if steps > L:
+        if steps > whole:
             raise InputError(f"steps ({steps}) cannot exceed gen_length ({L}): "
-                             "each step unmasks at least one slot")
-        lc = self.lc if self.lc is not None else min(default_lc, max(1, block - 1))
+                             "each step unmasks at least one slot" if whole == L else
+                             f"steps ({steps}) cannot exceed {whole} ({n_blocks} blocks of "
+                             f"{block} steps at most)")
+        lc = self.lc if self.lc is not None else min(default_lc, max(1, first - 1))
         if lc >= L:
             raise InputError(f"lc ({lc}) must be shorter than the answer (gen_length {L})")
-        if lc > block:
+        if lc > first:
             raise InputError(f"lc ({lc}) must fit in the first block (block_length {block}): "
-                             "the search initialises the first block")
+                             "the search initialises the first block" if first == block else
+                             f"lc ({lc}) must fit in the first block ({first} slots: the rest "
+                             f"of the block of {block} the prompt ends in): the search "
+                             "initialises the first block")
         return replace(self, gen_length=L, steps=steps, block_length=block, lc=lc)
 
     def with_search_mode(self, mode: str, explicit: tuple[str, ...] = ()) -> "GenerationConfig":
@@ -464,7 +511,14 @@ class GenerationConfig:
         return replace(self, **changes)
 
     def to_json(self) -> dict:
-        return asdict(self)
+        """Every field; token editing's settings only when editing is on (a run without
+        it records what it recorded before editing existed: its trace is unchanged, and
+        :meth:`with_defaults` fills them back in)."""
+        out = asdict(self)
+        if not self.edit_threshold:
+            for name in EDIT_SETTINGS:
+                out.pop(name)
+        return out
 
     @classmethod
     def from_json(cls, data: dict) -> "GenerationConfig":

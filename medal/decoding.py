@@ -6,16 +6,33 @@ confident eligible slots unmasked. Block mode (LLaDA's semi-autoregressive decod
 only slots of the first block that still has masks are eligible. The number unmasked
 per step spreads a block's remaining masks evenly over its remaining steps (LLaDA's
 ``get_num_transfer_tokens``), except the EB sampler, which decides adaptively.
+
+Blocks are counted back from the answer's end (:func:`block_of`): when the block length
+divides the answer, from its first slot as LLaDA's ``generate.py`` counts them; else the
+first block is the short one. A block-diffusion model (LLaDA2) lays its blocks from the
+sequence's start, the prompt included, and the engine lengthens its answer to end a
+block (:class:`medal.engine.Run`), so its answer's first block is the rest of the block
+the prompt ends in, as in its own samplers.
+
+Token editing (LLaDA2.1, ``cfg.edit_threshold`` > 0; off by default): at every step, a
+slot of the current block that was already written before the step (not a task's fixed
+slot) is rewritten with the token the step proposes for it when that token differs and
+its probability exceeds the threshold (strictly, as LLaDA2.1's samplers compare). Once a
+block has no mask left, the decode stays on it: each further forward ("post step")
+rewrites what passes the threshold, until one rewrites nothing or ``cfg.max_post_steps``
+post steps were run. Each rewrite is a :class:`medal.events.TokenEdit` on the step's
+:class:`DecodeStep`; a step that only edits unmasks no slot.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
-from .events import DecodeStep
+from .events import DecodeStep, TokenEdit
 from .runner import Evaluation, ModelRunner
 from .scores import slot_scores, top2_margin
 
@@ -30,14 +47,39 @@ class DecodeState:
     step: int = 0                    # global step counter
     steps_in_block: dict[int, int] = field(default_factory=dict)
     entropy_rows: list[list[float | None]] = field(default_factory=list)  # per step
+    #: token editing: the block whose post steps are due (its masks are all written), and
+    #: how many it has had; slots never rewritten (a task's fixed slots)
+    editing_block: int | None = None
+    post_steps: int = 0
+    fixed: frozenset = frozenset()
+
+
+def block_start(length: int, block_length: int) -> int:
+    """Where block 0 starts, in slots: 0 when ``block_length`` divides the answer's
+    ``length``, else minus the part of it before the answer (blocks are counted back from
+    the answer's end, so the first block holds ``length % block_length`` slots)."""
+    return -((-length) % block_length)
+
+
+def block_of(slots, length: int, block_length: int):
+    """The block of each slot (an int or an array of them) of an answer of ``length``
+    slots: blocks of ``block_length`` slots counted back from the answer's end."""
+    return (slots - block_start(length, block_length)) // block_length
+
+
+def block_slots(block: int, length: int, block_length: int) -> range:
+    """The answer slots of ``block``."""
+    start = block_start(length, block_length) + block * block_length
+    return range(max(start, 0), min(start + block_length, length))
 
 
 def eligible_slots_array(masked: np.ndarray, block_length: int) -> np.ndarray:
     """:func:`eligible_slots` of B states (a NumPy ``[B, L]`` array) at once: each row's
     masked slots in the first block that still has masks (none for a row with no masks).
     NumPy, for the search's bookkeeping."""
-    block = masked.argmax(1) // block_length
-    return masked & ((np.arange(masked.shape[1]) // block_length)[None, :] == block[:, None])
+    L = masked.shape[1]
+    block = block_of(masked.argmax(1), L, block_length)
+    return masked & (block_of(np.arange(L), L, block_length)[None, :] == block[:, None])
 
 
 def eligible_slots(masked: torch.Tensor, block_length: int) -> tuple[torch.Tensor, int]:
@@ -45,10 +87,12 @@ def eligible_slots(masked: torch.Tensor, block_length: int) -> tuple[torch.Tenso
     idx = torch.nonzero(masked).flatten()
     if len(idx) == 0:
         return torch.zeros_like(masked), -1
-    block = int(idx[0]) // block_length
+    L = len(masked)
+    block = block_of(int(idx[0]), L, block_length)
+    span = block_slots(block, L, block_length)
     eligible = masked.clone()
-    eligible[: block * block_length] = False
-    eligible[(block + 1) * block_length:] = False
+    eligible[: span.start] = False
+    eligible[span.stop:] = False
     return eligible, block
 
 
@@ -59,8 +103,9 @@ def eligible_candidates(masked: np.ndarray, block_length: int) -> tuple[np.ndarr
     idx = np.flatnonzero(masked)
     if not len(idx):
         return idx, -1
-    block = int(idx[0]) // block_length
-    return idx[idx < (block + 1) * block_length], block
+    L = len(masked)
+    block = block_of(int(idx[0]), L, block_length)
+    return idx[idx < block_slots(block, L, block_length).stop], block
 
 
 def token_figure(values: np.ndarray, top_tokens: np.ndarray, tokens: np.ndarray) -> np.ndarray:
@@ -254,8 +299,13 @@ def decode(runner: ModelRunner, state: DecodeState, cfg, rule: str, phase: str,
     ``force`` (a fork, :mod:`medal.fork`): {step: [(slot, token), ...]}: that step
     unmasks the given slots with the given tokens (any masked slot, any token), and, if
     the step unmasks more slots than that, the most confident others as usual. Forcing
-    what the step would have done changes nothing (the same draws, the same figures)."""
-    steps_per_block = cfg.steps // (cfg.gen_length // cfg.block_length)
+    what the step would have done changes nothing (the same draws, the same figures).
+
+    Token editing (``cfg.edit_threshold`` > 0, see the module docstring): each step's
+    :class:`DecodeStep` lists its rewrites in ``edits``; once a block has no mask left,
+    post steps (``slots`` empty) rewrite it until one rewrites nothing."""
+    steps_per_block = cfg.steps // -(-cfg.gen_length // cfg.block_length)
+    edit_threshold = float(getattr(cfg, "edit_threshold", 0.0) or 0.0)
     model = runner.model
     mask_id = model.mask_id
     scoring = cfg.phase_c_scoring
@@ -271,6 +321,19 @@ def decode(runner: ModelRunner, state: DecodeState, cfg, rule: str, phase: str,
         answer = state.answer
         masked = answer.numpy() == mask_id
         candidates, block = eligible_candidates(masked, cfg.block_length)
+        if edit_threshold > 0:
+            if state.editing_block is not None and state.editing_block != block:
+                # the block being edited has no mask left: its post steps, if any are due
+                if state.post_steps < cfg.max_post_steps:
+                    state.post_steps += 1
+                    edited = yield from _post_step(runner, state, cfg, phase, generator,
+                                                   token_text, edit_threshold,
+                                                   (force or {}).get(state.step))
+                    if edited:
+                        continue
+                state.editing_block = None
+            if block >= 0 and state.editing_block is None:
+                state.editing_block, state.post_steps = block, 0
         if block < 0:
             return state
         before = (runner.forwards, runner.sequences, runner.cache_hits)
@@ -285,7 +348,7 @@ def decode(runner: ModelRunner, state: DecodeState, cfg, rule: str, phase: str,
             tokens = top_tokens[:, 0].copy()
             p_tok = top_probs[:, 0]
             sampled = None
-        proposed = tokens
+        proposed, p_proposed = tokens, p_tok
         conf = slot_confidence_array(rule, H, top_tokens, top_probs, sampled, p_tok,
                                      cfg.gamma, scoring, generator)
         # the order slots are unmasked in: confidence, with end tokens last if asked
@@ -328,8 +391,13 @@ def decode(runner: ModelRunner, state: DecodeState, cfg, rule: str, phase: str,
             pick = candidates[torch.multinomial(weights, n, generator=generator).numpy()]
         else:
             pick = candidates[descending_order(priority[candidates], n)[:n]]
-        if force and state.step in force:
-            pick, tokens, conf = _forced_step(force[state.step], state, mask_id,
+        forced = (force or {}).get(state.step)
+        forced_edits = None
+        if forced and edit_threshold > 0:   # a written slot forced: a rewrite (an edit)
+            forced_edits = [(sl, t) for sl, t in forced if not masked[sl]]
+            forced = [(sl, t) for sl, t in forced if masked[sl]]
+        if forced:
+            pick, tokens, conf = _forced_step(forced, state, mask_id,
                                               batch.evaluations[b], torch.from_numpy(tokens),
                                               torch.from_numpy(conf),
                                               torch.from_numpy(priority),
@@ -347,9 +415,14 @@ def decode(runner: ModelRunner, state: DecodeState, cfg, rule: str, phase: str,
                             "score": score_l, "entropy": entropy_l}
         row = [h if m else None for h, m in zip(H.tolist(), masked.tolist())]
         state.entropy_rows.append(row)
+        edits = (_edits(state, masked, block, cfg, proposed, p_proposed, edit_threshold,
+                        token_text, forced_edits, (top_tokens, top_probs))
+                 if edit_threshold > 0 else None)
         state.answer = answer = answer.clone()
         picked_tokens = tokens[pick]
         answer.numpy()[pick] = picked_tokens
+        for e in edits or ():
+            answer[e.slot] = e.new_token
         picked, picked_tokens = pick.tolist(), picked_tokens.tolist()
         for s in picked:
             state.order[s] = state.step
@@ -361,8 +434,105 @@ def decode(runner: ModelRunner, state: DecodeState, cfg, rule: str, phase: str,
                          answer=model.decode_masked(answer),
                          forwards=runner.forwards - before[0],
                          sequences=runner.sequences - before[1],
-                         cache_hits=runner.cache_hits - before[2], eligible=eligible_figures)
+                         cache_hits=runner.cache_hits - before[2], eligible=eligible_figures,
+                         edits=edits or None)
         state.step += 1
+
+
+def _edits(state: DecodeState, masked: np.ndarray, block: int, cfg, tokens: np.ndarray,
+           p_tok: np.ndarray, threshold: float, token_text, forced=None,
+           tops: tuple[np.ndarray, np.ndarray] | None = None) -> list[TokenEdit]:
+    """LLaDA2.1's token editing at one step: the slots of ``block`` that were written
+    before the step (``masked``: the state before it), not fixed by the task, whose
+    proposed token (``tokens``, probability ``p_tok``) differs from the one they hold and
+    passes the threshold (p > threshold, strictly, as the published samplers compare).
+
+    ``forced`` (a fork at this step): (slot, token) rewrites made whatever the threshold
+    says, in place of the step's own edit of that slot; their confidence is the token's
+    probability there (``tops``: the step's top tokens and probabilities; 0 outside
+    them). Forcing the rewrite the step made anyway changes nothing."""
+    from .errors import InputError
+    answer = state.answer.numpy()
+    span = block_slots(block, len(answer), cfg.block_length)
+    forced = dict(forced or ())
+    for s, t in forced.items():
+        if s not in span or s in state.fixed:
+            raise InputError(f"slot {s} is already written at step {state.step} and outside "
+                             f"the block being decoded there (slots {span.start}.."
+                             f"{span.stop - 1}): a fork may rewrite (edit) a written slot of "
+                             "that block only, or unmask a slot still masked there")
+        if t == int(answer[s]):
+            raise InputError(f"slot {s} already holds token {t} at step {state.step}: force "
+                             "another token to rewrite it")
+    edits = []
+    for s in span:
+        old = int(answer[s])
+        if masked[s] or s in state.fixed:
+            continue
+        if s in forced:
+            new = forced[s]
+            hit = tops[0][s] == new
+            p = float(tops[1][s][hit][0]) if hit.any() else 0.0
+        else:
+            new, p = int(tokens[s]), float(p_tok[s])
+            if new == old or not p > threshold:
+                continue
+        edits.append(TokenEdit(slot=s, old_token=old, new_token=new, old_text=token_text(old),
+                               new_text=token_text(new), confidence=p, threshold=threshold))
+    return edits
+
+
+def _post_step(runner: ModelRunner, state: DecodeState, cfg, phase: str,
+               generator: torch.Generator | None, token_text, threshold: float, forced=None):
+    """One post step of token editing on ``state.editing_block`` (its masks all written):
+    a forward, then its rewrites (``forced``: a fork's, see :func:`_edits`); yields the
+    :class:`DecodeStep` (no slot unmasked) and returns whether it rewrote anything."""
+    model = runner.model
+    answer = state.answer
+    masked = answer.numpy() == model.mask_id
+    for s, _ in forced or ():
+        if masked[s]:
+            from .errors import InputError
+            raise InputError(f"slot {s} is still masked at step {state.step}, a step that "
+                             "only rewrites written slots (its block has no mask left): "
+                             "force a written slot of that block, or fork another step")
+    before = (runner.forwards, runner.sequences, runner.cache_hits)
+    attention = runner.kv_cache
+    if getattr(attention, "post", None) is False:
+        # a block-diffusion model reads up to the end of the block being decoded: here
+        # the written one, not the next (as its sampler's post steps read); the state's
+        # usual evaluation reads the next, so this one is not cached (nor batched)
+        runner.kv_cache = dataclasses.replace(attention, post=True)
+        try:
+            batch, b = runner._forward(answer[None]), 0
+        finally:
+            runner.kv_cache = attention
+    else:
+        yield from runner.prepare(answer[None])
+        batch, b = runner.evaluate_entry(answer)
+    _, _, H, top_tokens, top_probs = (a[b] for a in batch.arrays)
+    if cfg.temperature > 0:
+        tokens = batch.evaluations[b].sample_tokens(generator, cfg.temperature).numpy()
+        p_tok = token_figure(top_probs, top_tokens, tokens)
+    else:
+        tokens, p_tok = top_tokens[:, 0], top_probs[:, 0]
+    edits = _edits(state, masked, state.editing_block, cfg, tokens, p_tok, threshold,
+                   token_text, forced, (top_tokens, top_probs))
+    state.answer = answer = answer.clone()
+    for e in edits:
+        answer[e.slot] = e.new_token
+    row = [h if m else None for h, m in zip(H.tolist(), masked.tolist())]
+    yield DecodeStep(phase=phase, step=state.step, block=state.editing_block, slots=[],
+                     tokens=[], token_texts=[], scores=[], entropy=row,
+                     answer=model.decode_masked(answer),
+                     forwards=runner.forwards - before[0],
+                     sequences=runner.sequences - before[1],
+                     cache_hits=runner.cache_hits - before[2],
+                     eligible={"slots": [], "p": [], "margin": [], "score": [],
+                               "entropy": []},
+                     edits=edits or None)
+    state.step += 1
+    return bool(edits)
 
 
 def _forced_step(forced, state, mask_id, ev, tokens, conf, priority, candidates, n, rule,
@@ -413,7 +583,7 @@ def rollout(runner: ModelRunner, evaluations: list[Evaluation], steps: int, bloc
             tokens = ev.sample_tokens(generator, temperature)
             conf = slot_confidence("confidence", ev, tokens, gamma, scoring, None)[idx]
             # earlier blocks first, then the most confident (conf lies in [0, 1])
-            key = (idx // block_length).float() * 2.0 - conf
+            key = block_of(idx, len(answers[b]), block_length).float() * 2.0 - conf
             pick = idx[torch.argsort(key, stable=True)[:n]]
             answers[b][pick] = tokens[pick]
             fill_entropy[b][pick] = ev.entropy[pick]

@@ -209,10 +209,17 @@ class Run:
             cfg = replace(cfg, scoring="margin")
         if strategy in CONTROLS:
             cfg = replace(cfg, **CONTROLS[strategy](cfg))
+        # a block-diffusion model (LLaDA2) lays its blocks out from the sequence's start:
+        # its answer ends a block, its first block is the rest of the prompt's
+        # (GenerationConfig.resolved, medal.decoding.block_of)
+        blocks_of_sequence = bool(getattr(model, "block_diffusion", False))
         self.config = cfg.resolved(model.default_gen_length, self.task.default_lc,
                                    model.max_gen_length,
-                                   self.task.default_block_length if model.builtin else None,
-                                   self.task.default_steps if model.builtin else None)
+                                   self.task.default_block_length if model.builtin else
+                                   getattr(model, "default_block_length", None),
+                                   self.task.default_steps if model.builtin else None,
+                                   prompt_length=len(prompt_ids) if blocks_of_sequence
+                                   else None)
         self.fixed = fixed_slots(model, self.task, self.config.gen_length)
         suppress = ((model.eos_id,) if self.config.logits_eos_inf and model.eos_id is not None
                     else ())
@@ -221,6 +228,8 @@ class Run:
         if getattr(model, "kv_cache_mode", None):  # Fast-dLLM's KV cache (opt-in, approximate)
             self.runner.kv_cache = model.start_kv_cache(self.config.block_length,
                                                         len(prompt_ids))
+        elif blocks_of_sequence:  # the run's attention blocks go with each of its forwards
+            self.runner.kv_cache = model.attention_blocks(self.config.block_length)
         self.generator = torch.Generator().manual_seed(self.config.seed)
         self.observers = list(observers)
         self.recorder = None
@@ -313,7 +322,8 @@ class Run:
         evaluated and its cache hits, like every strategy, and beside them its standalone
         cost (greedy on its own: one forward of one sequence per step)."""
         runner = self.runner.sharing_cache()
-        state = DecodeState(answer=runner.initial_answer(), order=[None] * self.config.gen_length)
+        state = DecodeState(answer=runner.initial_answer(), order=[None] * self.config.gen_length,
+                            fixed=frozenset(self.fixed))
         t0 = self.elapsed()
         yield from decode(runner, state, replace(self.config, temperature=0.0), "low_confidence",
                           "compare_greedy", None, self.model.token_text)
@@ -382,7 +392,8 @@ class Run:
         return {spec.step: list(spec.forced)} if spec is not None and spec.step is not None else None
 
     def new_state(self) -> DecodeState:
-        return DecodeState(answer=self.runner.initial_answer(), order=[None] * self.config.gen_length)
+        return DecodeState(answer=self.runner.initial_answer(),
+                           order=[None] * self.config.gen_length, fixed=frozenset(self.fixed))
 
 
 def rerun(trace: dict, model: DiffusionLM, *, task: str | None = None) -> dict:
@@ -464,7 +475,13 @@ def _fork_at_node(spec, mcts: MCTS):
 
 
 def _medal(run: Run):
-    """MEDAL: MCTS initialisation (L_c commitments), candidate choice, then phase C."""
+    """MEDAL: MCTS initialisation (L_c commitments), candidate choice, then phase C.
+
+    In block mode the search makes the first L_c commitments of the current block -- the
+    answer's first block -- as the paper's block mode does; phase C finishes that block
+    in its remaining steps (the commitments are its first steps), then each later block.
+    On a block-diffusion model (LLaDA2) that first block is the rest of the block the
+    prompt ends in (:meth:`GenerationConfig.resolved`), and L_c must fit in it."""
     cfg = run.config
     t_search = run.elapsed()
     model_before = run.runner.model_seconds
@@ -640,7 +657,7 @@ def _state_from_node(run: Run, node) -> DecodeState:
     # search_steps "count": the commitments are the first steps of phase C's budget
     used = node.depth if getattr(run.config, "search_steps", "count") == "count" else 0
     state = DecodeState(answer=node.answer.clone(), order=order, step=node.depth,
-                        steps_in_block={0: used})
+                        steps_in_block={0: used}, fixed=frozenset(run.fixed))
     return state
 
 

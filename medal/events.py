@@ -137,6 +137,26 @@ class CandidateChosen(Event):
         self.kind = "candidate_chosen"
 
 
+@dataclass(frozen=True)
+class TokenEdit:
+    """An edit event: at a decode step, a slot already written is rewritten (LLaDA2.1's
+    token editing, ``GenerationConfig.edit_threshold``): it held ``old_token``, the step
+    proposed ``new_token`` with probability ``confidence``, above ``threshold``. A
+    :class:`DecodeStep` carries the edits its forward decided (``edits``)."""
+    slot: int
+    old_token: int
+    new_token: int
+    old_text: str
+    new_text: str
+    confidence: float
+    threshold: float
+
+    def to_json(self) -> dict:
+        return {"slot": self.slot, "old_token": self.old_token, "new_token": self.new_token,
+                "old_text": self.old_text, "new_text": self.new_text,
+                "confidence": self.confidence, "threshold": self.threshold}
+
+
 @dataclass
 class DecodeStep(Event):
     phase: str                 # "phase_c", "decode", "sample-3", "compare_greedy", ...
@@ -152,6 +172,9 @@ class DecodeStep(Event):
     sequences: int = 0         # sequences those calls evaluated
     cache_hits: int = 0        # evaluations answered from the cache
     eligible: dict | None = None  # every eligible slot's figures: slots, p, margin, score, entropy
+    #: the step's token edits (:class:`TokenEdit`; None: none). A step may edit and
+    #: unmask no slot (a post step: its block has no mask left)
+    edits: list[TokenEdit] | None = None
 
     def __post_init__(self):
         self.kind = "decode_step"

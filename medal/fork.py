@@ -15,7 +15,11 @@ Positions and what "go on" means:
   baseline's decode). That step unmasks the forced (slot, token) pairs -- any masked
   slot, any token, in or out of the current block -- plus, if the step unmasks more slots,
   the most confident others; the decode goes on by the run's own rule. ``then`` is
-  "decode" (the only choice).
+  "decode" (the only choice). In a run with token editing (``edit_threshold`` > 0), a
+  forced slot already written in the step's block is rewritten: an edit the step makes
+  whatever the threshold says (the trace's edit records its probability), in place of
+  the step's own edit of that slot; a post step (one that only rewrites) takes rewrites
+  only.
 * ``node=ID`` -- a node of MEDAL's tree. The parent's search runs as it did; then the
   forced actions are committed at the node, one tree node per action (a node the tree
   already has is reused; a new one costs one forward and gets its r_IG, completion (by
@@ -239,12 +243,34 @@ def check_position(trace: dict, node, step, forced_slots: list[int], then: str |
         steps = [d["step"] for d in records]
         raise InputError(f"no decode step {step} in this trace; its decode steps are "
                          + (f"{steps[0]}..{steps[-1]}" if steps else "none"))
+    editable = _editable_slots(trace, rec)
     for s in forced_slots:
-        if rec["entropy"][s] is None:
+        if rec["entropy"][s] is None and s not in editable:
             masked = [i for i, h in enumerate(rec["entropy"]) if h is not None]
             raise InputError(f"slot {s} is already unmasked at step {step}; force one of "
-                             f"the slots still masked there ({_ranges(masked)})")
+                             f"the slots still masked there ({_ranges(masked)})"
+                             + (f", or rewrite (edit) a written slot of its block "
+                                f"({_ranges(sorted(editable))})" if editable else ""))
+        if rec["entropy"][s] is not None and not rec["slots"] and editable:
+            raise InputError(f"step {step} only rewrites written slots (its block has no "
+                             f"mask left): force one of them ({_ranges(sorted(editable))}), "
+                             "or fork another step")
     return "decode"
+
+
+def _editable_slots(trace: dict, rec: dict) -> set[int]:
+    """The slots a step fork may rewrite (an edit) at decode step ``rec``: with token
+    editing on (the run's ``edit_threshold`` > 0), the written slots of the step's block
+    (blocks counted back from the answer's end, :func:`medal.decoding.block_of`) that are
+    not a task's fixed slots; none without editing."""
+    cfg = trace["run"]["config"]
+    if not cfg.get("edit_threshold"):
+        return set()
+    L, B = cfg["gen_length"], cfg["block_length"]
+    start = -((-L) % B) + rec["block"] * B
+    fixed = {f["slot"] for f in trace["run"].get("fixed_slots") or []}
+    return {s for s in range(max(start, 0), min(start + B, L))
+            if rec["entropy"][s] is None and s not in fixed}
 
 
 def _ranges(slots: list[int]) -> str:

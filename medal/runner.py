@@ -116,6 +116,20 @@ class EvaluationBatch:
 SCORE_CHUNK = 1 << 24
 
 
+def ties_by_token(p: torch.Tensor, t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A top-k (``p`` descending, tokens ``t``) with equal probabilities in the order of
+    their token ids, lowest first: the first token is then ``argmax``'s (the first of
+    the largest, the choice of LLaDA's and LLaDA2's published samplers), where ``topk``
+    leaves the order of ties to its kernel. bfloat16 logits tie often (LLaDA2's
+    157,184 logits in 8 bits of mantissa). A no-op, one comparison, without ties."""
+    if not bool((p[..., 1:] == p[..., :-1]).any()):
+        return p, t
+    by_token = torch.argsort(t, dim=-1)
+    p, t = p.gather(-1, by_token), t.gather(-1, by_token)
+    order = torch.argsort(p, dim=-1, descending=True, stable=True)
+    return p.gather(-1, order), t.gather(-1, order)
+
+
 def score_logits(logits: torch.Tensor, mask_id: int, top_k: int, suppress=()
                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Answer logits ``[B, L, V]`` -> (entropy ``[B, L]``, top probabilities and top
@@ -141,7 +155,7 @@ def score_logits(logits: torch.Tensor, mask_id: int, top_k: int, suppress=()
             probs = torch.softmax(x, dim=-1)
             del x
             H.append(entropy(probs))
-            p, t = probs.topk(k, dim=-1)
+            p, t = ties_by_token(*probs.topk(k, dim=-1))
             P.append(p)
             T.append(t)
             del probs

@@ -14,6 +14,8 @@
 #                                  errors (checkpoint folders written without model code)
 #   tests/foundation/test_memory_guard.py     the memory guard, refusals (DreamOn), the CVE warning
 #   tests/cli/test_long_answers.py     256-slot LLaDA and Dream answers through every path
+#   tests/networks/test_llada2.py      LLaDA2.0/2.1 native: logits against numbers recorded from
+#                                  the genuine code, blocks, token edits, the command line
 #
 # Usage: scripts/ci_tf5.sh [extra pytest arguments]
 # Env:   KEEP_VENV=1 keeps the environment (its path is printed).
@@ -43,4 +45,4 @@ cd "$ROOT"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider \
     tests/networks/test_native.py tests/networks/test_checkpoint_facts.py tests/foundation/test_memory_guard.py \
-    tests/cli/test_long_answers.py "$@"
+    tests/cli/test_long_answers.py tests/networks/test_llada2.py "$@"

@@ -20,8 +20,9 @@ worth of memory at a time. Every tensor is drawn from its own generator, seeded 
 ``--seed`` and the tensor's name: the same seed gives the same weights whatever the
 order, dtype rounding aside. Matrices are N(0, --std) (default: the config's
 ``initializer_range`` / ``init_std``, else 0.02), 1-D weights (norms) are 1, biases 0;
-except, so that a test exercises them, LLaDA-MoE's per-head q/k norms (1 + N(0, 0.1)) and
-its router's ``expert_bias`` (N(0, 0.05): not zero in a trained checkpoint).
+except, so that a test exercises them, LLaDA-MoE's and LLaDA2's per-head q/k norms
+(1 + N(0, 0.1)) and their routers' ``expert_bias`` (N(0, 0.05): not zero in a trained
+checkpoint).
 
 Building the model class runs the code in ``--code``: only use code you have read.
 
@@ -83,7 +84,8 @@ def init_value(name: str, shape: tuple[int, ...], std: float, seed: int,
         return torch.randn(shape, generator=gen, dtype=torch.float32).mul_(std).to(dtype)
     if name.endswith("expert_bias"):
         return torch.randn(shape, generator=gen, dtype=torch.float32).mul_(0.05).to(dtype)
-    if name.endswith(("q_norm.weight", "k_norm.weight")):
+    if name.endswith(("q_norm.weight", "k_norm.weight", "query_layernorm.weight",
+                      "key_layernorm.weight")):
         return (1 + 0.1 * torch.randn(shape, generator=gen, dtype=torch.float32)).to(dtype)
     if name.endswith("bias"):
         return torch.zeros(shape, dtype=dtype)
@@ -152,8 +154,9 @@ def build(config: Path, code: Path | None, out: Path, *, tokenizer: Path | None 
           std: float | None = None, overrides: dict | None = None,
           native: str | None = None) -> Path:
     """The whole folder (see the module docstring); returns ``out``. With ``native``
-    (a family: llada/llada-moe/dream) the names and shapes come from MEDAL's native network and no
-    code goes into the folder (``code`` is not needed)."""
+    (a family: llada/llada-moe/dream/llada2) the names and shapes come from MEDAL's native
+    network (and ``code``, if given, is copied but not run: LLaDA2's ``auto_map`` names
+    its bare ``LLaDA2MoeModel``, whose names lack the output layer's)."""
     config, out = Path(config), Path(out)
     tokenizer = Path(tokenizer) if tokenizer else config.parent
     if dtype not in DTYPES:
@@ -180,7 +183,7 @@ def main(argv=None) -> int:
     p.add_argument("--config", required=True, type=Path, help="config.json to use")
     p.add_argument("--code", type=Path, default=None,
                    help="folder with the model's *.py files (named in the config's auto_map)")
-    p.add_argument("--native", choices=("llada", "llada-moe", "dream"), default=None,
+    p.add_argument("--native", choices=("llada", "llada-moe", "dream", "llada2"), default=None,
                    help="take the tensor names and shapes from MEDAL's native model code for "
                         "this family instead of running --code (no code in the folder)")
     p.add_argument("--out", required=True, type=Path, help="checkpoint folder to write")

@@ -87,6 +87,62 @@ def genuine_moe_code() -> tuple[Path | None, str]:
     return folder, ""
 
 
+#: LLaDA2.0's and LLaDA2.1's genuine files (dllm's copies, <dir>/llada2 and <dir>/llada21),
+#: and dllm's samplers for them (<dir>/dllm-samplers); optional like LLaDA-MoE's
+LLADA2_CODE = {"2.0": ("llada2", ("configuration_llada2_moe.py", "modeling_llada2_moe.py")),
+               "2.1": ("llada21", ("configuration_llada21_moe.py", "modeling_llada21_moe.py"))}
+LLADA2_SAMPLERS = ("dllm-samplers", ("llada2_sampler.py", "llada21_sampler.py"))
+
+
+def genuine_llada2_code(version: str = "2.0") -> tuple[Path | None, str]:
+    """(folder of LLaDA2.0's or 2.1's genuine model code, "") if ``MEDAL_REAL_MODEL_CODE``
+    holds it (``llada2/`` or ``llada21/``); else (None, why the tests that need it skip).
+    ``version`` "samplers": dllm's samplers (``dllm-samplers/``)."""
+    value = os.environ.get(REAL_CODE_ENV, "").strip()
+    if not value:
+        return None, (f"{REAL_CODE_ENV} is not set: set it to a folder with LLaDA2's genuine "
+                      "code in llada2/, llada21/ and dllm-samplers/ (docs/REAL_MODELS.md, "
+                      "'Testing against the genuine code') to run these tests on it")
+    sub, files = LLADA2_SAMPLERS if version == "samplers" else LLADA2_CODE[version]
+    folder = Path(value).expanduser() / sub
+    missing = [f"{sub}/{f}" for f in files if not (folder / f).is_file()]
+    if missing:
+        return None, f"{REAL_CODE_ENV}={folder.parent} lacks {', '.join(missing)}"
+    return folder, ""
+
+
+def save_llada2(directory, version: str = "2.0", source: str = "native", seed: int = 0,
+                dtype: str = "fp32", std: float | None = None,
+                overrides: dict | None = None) -> Path:
+    """A LLaDA2 checkpoint folder: the shrunk config and the tokenizer of
+    ``tests/data/real-models/llada2`` (changed by ``overrides``), seeded random weights
+    named as ``LLaDA2MoeModelLM`` names them (``std``: of the matrices; the config's 0.02
+    by default), and ``source`` code: "native" (none) or "genuine" (LLaDA2.0's or 2.1's
+    published files, ``version``; 2.1's config then names dllm's ``llada21_moe`` files).
+    The weights depend on the seed, std and shapes only: every source reads the same."""
+    overrides = dict(overrides or {})
+    code = None
+    if source == "genuine":
+        if int(transformers.__version__.split(".")[0]) >= 5:
+            pytest.skip(f"LLaDA2's own code needs transformers 4.x (this is "
+                        f"{transformers.__version__}; on 5.24.0 it fails: No module named "
+                        "'transformers.modeling_attn_mask_utils')")
+        code, why = genuine_llada2_code(version)
+        if code is None:
+            raise RuntimeError(why)
+        if version == "2.1":
+            overrides.setdefault("model_type", "llada21_moe")
+            overrides.setdefault("auto_map", {
+                "AutoConfig": "configuration_llada21_moe.LLaDA2MoeConfig",
+                "AutoModel": "modeling_llada21_moe.LLaDA2MoeModel",
+                "AutoModelForCausalLM": "modeling_llada21_moe.LLaDA2MoeModelLM"})
+    elif source != "native":
+        raise RuntimeError(f"LLaDA2 has no {source} code (native or genuine)")
+    return _builder().build(REAL_CONFIGS / "llada2" / "config.json", code, Path(directory),
+                            dtype=dtype, seed=seed, std=std, overrides=overrides,
+                            native="llada2")
+
+
 def code_folder(family: str, source: str = "standin") -> Path | None:
     if source == "native":
         return None
@@ -172,3 +228,54 @@ def save_bert(directory, seed: int = 0) -> Path:
     BertForMaskedLM(config).eval().save_pretrained(directory, safe_serialization=True)
     tokenizer.save_pretrained(directory)
     return directory
+
+
+# ---------------------------------------------------------------------- LLaDA2
+
+#: LLaDA2's special tokens at the ids its published code uses (mask 156895: the samplers'
+#: ``mask_id``; EOS 156892: their ``eos_id`` and config.json's ``pad_token_id``); the role
+#: markup of its chat template at ids of ours (the published tokenizer was not on this
+#: machine: the adapter finds these by their text, whatever their ids)
+LLADA2_SPECIALS = {156891: "<|startoftext|>", 156892: "<|endoftext|>", 156893: "[CLS]",
+                   156894: "[gMASK]", 156895: "<|mask|>", 156900: "<|role_end|>",
+                   157151: "<role>", 157152: "</role>"}
+LLADA2_VOCAB = 157184
+#: Ling's role-tagged template, as LLaDA2 reads a conversation (ours: user -> HUMAN)
+LLADA2_CHAT_TEMPLATE = (
+    "{% for message in messages %}{% set role = message['role'] | upper %}"
+    "{% if role == 'USER' %}{% set role = 'HUMAN' %}{% endif %}"
+    "{{ '<role>' + role + '</role>' + message['content'] + '<|role_end|>' }}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<role>ASSISTANT</role>' }}{% endif %}")
+
+
+def llada2_tokenizer_files() -> dict[str, str]:
+    """The test tokenizer of ``tests/data/real-models/llada2`` (what its files hold; a
+    test checks they still do): LLaDA's test tokenizer's byte-level BPE (ids below
+    126080), fillers up to LLaDA2's vocabulary of 157,184 ids (every id has text, as in
+    the model's output layer), and :data:`LLADA2_SPECIALS` at their ids."""
+    import json
+    src = json.loads((REAL_CONFIGS / "llada" / "tokenizer.json").read_text(encoding="utf-8"))
+    base = {k: i for k, i in src["model"]["vocab"].items() if i < 126080}
+    vocab = dict(base)
+    for i in range(len(base), LLADA2_VOCAB):
+        vocab[LLADA2_SPECIALS.get(i, f"<|filler_{i}|>")] = i
+    added = [{"id": i, "content": text, "single_word": False, "lstrip": False,
+              "rstrip": False, "normalized": False, "special": True}
+             for i, text in sorted(LLADA2_SPECIALS.items())]
+    tokenizer = {**src, "added_tokens": added, "model": {**src["model"], "vocab": vocab}}
+    config = {"add_bos_token": False, "add_eos_token": False,
+              "added_tokens_decoder": {str(a["id"]): {k: v for k, v in a.items() if k != "id"}
+                                       for a in added},
+              "bos_token": "<|startoftext|>", "eos_token": "<|endoftext|>",
+              "pad_token": "<|endoftext|>", "mask_token": "<|mask|>", "cls_token": "[CLS]",
+              "additional_special_tokens": ["<|role_end|>", "<role>", "</role>"],
+              "chat_template": LLADA2_CHAT_TEMPLATE, "clean_up_tokenization_spaces": False,
+              "model_max_length": 32768, "tokenizer_class": "PreTrainedTokenizerFast"}
+    specials = {"bos_token": "<|startoftext|>", "eos_token": "<|endoftext|>",
+                "pad_token": "<|endoftext|>", "mask_token": "<|mask|>", "cls_token": "[CLS]",
+                "additional_special_tokens": ["<|role_end|>", "<role>", "</role>"]}
+    generation = {"bos_token_id": 156891, "eos_token_id": 156892, "pad_token_id": 156892}
+    dump = lambda value: json.dumps(value, indent=2, ensure_ascii=False) + "\n"  # noqa: E731
+    return {"tokenizer.json": json.dumps(tokenizer, ensure_ascii=False),
+            "tokenizer_config.json": dump(config), "special_tokens_map.json": dump(specials),
+            "generation_config.json": dump(generation)}

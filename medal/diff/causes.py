@@ -133,6 +133,9 @@ def _explain(a: dict, b: dict, pos_a, pos_b, info: dict, paths: list, config: di
         sb_ = b["decode"][pos_b.index] if kind == "decode" else b["comparison"]["steps"][pos_b.index]
         side_a = {"slots": sa_["slots"], "tokens": sa_["token_texts"], "scores": sa_["scores"]}
         side_b = {"slots": sb_["slots"], "tokens": sb_["token_texts"], "scores": sb_["scores"]}
+        edits_a, edits_b = _edits(sa_), _edits(sb_)
+        if edits_a or edits_b:   # token edits (LLaDA2.1): what each step rewrote
+            side_a["edits"], side_b["edits"] = edits_a, edits_b
         sampled = _sampled(a) or _sampled(b)
         random_changed = [k for k in config if k in RANDOM_KEYS]
         if sa_["slots"] != sb_["slots"] or sa_["tokens"] != sb_["tokens"]:
@@ -151,6 +154,20 @@ def _explain(a: dict, b: dict, pos_a, pos_b, info: dict, paths: list, config: di
                         side_a, side_b, True)
             return ("different model figures" if sa_["eligible"] != sb_["eligible"]
                     else "different selection", text, side_a, side_b, False)
+        if edits_a != edits_b:
+            text = (f"the same slots and tokens unmasked; A rewrites "
+                    f"{', '.join(edits_a) or 'nothing'}, B {', '.join(edits_b) or 'nothing'} "
+                    "(token edits)")
+            if sampled and (random_changed or not config):
+                return "different sample", f"{text}; a sampled step", side_a, side_b, None
+            if cause_cfg:
+                return cause_cfg, f"{text}; configuration: {changed}", side_a, side_b, None
+            tie = _edit_tie(sa_, sb_)
+            if tie:
+                return ("near tie", text + "; an edit's probability is equal to its "
+                        "threshold to float32 rounding: whether it passes depends on the "
+                        "CPU's rounding", side_a, side_b, True)
+            return "different edits", text, side_a, side_b, False
         text = ("the same slots and tokens, other figures (the tokens proposed for the "
                 "slots left masked, or their scores)")
         if sampled and (random_changed or not config):
@@ -188,6 +205,19 @@ def _explain(a: dict, b: dict, pos_a, pos_b, info: dict, paths: list, config: di
 
 def _actions(node: dict) -> list[str]:
     return [f"{x['slot']}:{x.get('token_text', x['token'])}" for x in node["action_set"]]
+
+
+def _edits(step: dict) -> list[str]:
+    """A step's token edits in words: ``slot:old->new``."""
+    return [f"{e['slot']}:{e['old_text']}->{e['new_text']}" for e in step.get("edits") or []]
+
+
+def _edit_tie(sa: dict, sb: dict) -> bool:
+    """An edit only one step made had a probability equal to its threshold to float32
+    rounding (so the other run's rounding may have kept it below)."""
+    only = [e for x, y in ((sa, sb), (sb, sa)) for e in x.get("edits") or []
+            if e not in (y.get("edits") or [])]
+    return bool(only) and all(_near_tie(e["confidence"], e["threshold"]) for e in only)
 
 
 def _pairs(step: dict) -> str:

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 PHASES = ("search", "candidates", "decode", "comparison")
 CAUSES = ("configuration", "forced action", "near tie", "different selection",
           "different action set", "different sample", "different model figures",
-          "different values", "different length")
+          "different edits", "different values", "different length")
 
 
 @dataclass

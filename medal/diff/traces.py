@@ -44,6 +44,9 @@ def _side_by_side(a: dict, b: dict) -> dict:
         out["winner"] = [sa.get("winner"), sb.get("winner")]
         out["iterations"] = [sa.get("iterations"), sb.get("iterations")]
         out["stop reason"] = [sa.get("stop_reason"), sb.get("stop_reason")]
+    na, nb = (sum(len(d.get("edits") or []) for d in t.get("decode") or []) for t in (a, b))
+    if na or nb:   # token edits (LLaDA2.1's editing) in the runs' decodes
+        out["edits"] = [na, nb]
     ca, cb = ((t.get("comparison") or {}).get("result") or {} for t in (a, b))
     if ca or cb:
         out["greedy answer"] = [ca.get("answer"), cb.get("answer")]

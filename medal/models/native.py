@@ -59,7 +59,7 @@ from torch import nn
 
 from ..errors import ModelLoadError
 
-NATIVE_FAMILIES = ("llada", "llada-moe", "dream")
+NATIVE_FAMILIES = ("llada", "llada-moe", "dream", "llada2")
 
 
 # ---------------------------------------------------------------------- config
@@ -94,6 +94,11 @@ class NativeConfig:
     expert_hidden: int = 0
     shared_expert_hidden: int | None = None  # a shared expert in every MoE layer
     expert_bias: bool = False       # the router adds a per-expert bias before the top-k
+    # LLaDA2.0 / LLaDA2.1 (family "llada2"; the defaults: none of it)
+    block_causal: bool = False      # a block attends to itself and the blocks before it
+    router_groups: int = 0          # sigmoid routing within the best router_topk_groups
+    router_topk_groups: int = 0     # of router_groups groups of experts
+    routed_scaling: float = 1.0     # the routed experts' weights times this
 
     @property
     def head_dim(self) -> int:
@@ -163,6 +168,8 @@ class NativeConfig:
                        rope_in_float32=False)
         if family == "llada-moe":
             return cls._llada_moe(cfg, need, unsupported)
+        if family == "llada2":
+            return cls._llada2(cfg, need, unsupported)
         raise ModelLoadError(f"no native code for the family {family!r} "
                              f"(native: {', '.join(NATIVE_FAMILIES)})")
 
@@ -215,6 +222,67 @@ class NativeConfig:
                    expert_hidden=int(need("expert_intermediate_size")) if any(moe) else 0,
                    shared_expert_hidden=None if shared is None else int(shared),
                    expert_bias=bool(cfg.get("moe_router_enable_expert_bias")))
+
+    @classmethod
+    def _llada2(cls, cfg: dict, need, unsupported) -> "NativeConfig":
+        """LLaDA2.0 / LLaDA2.1 (``llada2_moe``): the keys and defaults of the genuine
+        ``configuration_llada2_moe.py``, read as its ``modeling_llada2_moe.py`` uses them."""
+        if cfg.get("rope_scaling"):
+            raise unsupported(f"rope_scaling is {cfg['rope_scaling']!r} (native: none)")
+        if cfg.get("hidden_act", "silu") != "silu":
+            raise unsupported(f"hidden_act is {cfg['hidden_act']!r} (native: 'silu')")
+        hidden, heads = int(need("hidden_size")), int(need("num_attention_heads"))
+        layers = int(need("num_hidden_layers"))
+        head_dim = hidden // heads
+        if cfg.get("head_dim") not in (None, head_dim):
+            raise unsupported(f"head_dim is {cfg['head_dim']!r} (native: hidden_size / "
+                              f"num_attention_heads = {head_dim})")
+        # 0 or unset: one key/value head per query head (as LLaDA2.1's config class reads it)
+        kv_heads = int(cfg.get("num_key_value_heads") or heads)
+        if heads % kv_heads:
+            raise unsupported(f"num_key_value_heads {kv_heads} does not divide "
+                              f"num_attention_heads {heads}")
+        factor = float(cfg.get("partial_rotary_factor", 0.5))
+        rotary = int(head_dim * factor)
+        if not 0 < rotary <= head_dim or rotary % 2:
+            raise unsupported(f"partial_rotary_factor {factor} turns {rotary} of a head's "
+                              f"{head_dim} dims (native: an even number, 2 to {head_dim})")
+        experts = cfg.get("num_experts")
+        first_dense = int(cfg.get("first_k_dense_replace") or 0)
+        moe = tuple(experts is not None and i >= first_dense for i in range(layers))
+        top_k = groups = topk_groups = 0
+        if any(moe):
+            experts, top_k = int(experts), int(need("num_experts_per_tok"))
+            groups, topk_groups = int(need("n_group")), int(need("topk_group"))
+            if experts % groups or experts // groups < 2:
+                raise unsupported(f"n_group {groups} does not split num_experts {experts} "
+                                  "into groups of 2 or more (the router ranks a group by "
+                                  "its two best experts)")
+            if not 0 < topk_groups <= groups:
+                raise unsupported(f"topk_group is {topk_groups} of {groups} groups")
+            if not 0 < top_k <= topk_groups * (experts // groups):
+                raise unsupported(f"num_experts_per_tok is {top_k}, more than the "
+                                  f"{topk_groups * (experts // groups)} experts of the "
+                                  f"{topk_groups} groups a token may use")
+        shared = cfg.get("num_shared_experts")
+        return cls(family="llada2", vocab_size=int(need("vocab_size")), hidden=hidden,
+                   layers=layers, heads=heads, kv_heads=kv_heads,
+                   mlp_hidden=int(need("intermediate_size")) if not all(moe) else 0,
+                   norm_eps=float(cfg.get("rms_norm_eps", 1e-5)),
+                   rope_theta=float(cfg.get("rope_theta", 10000.0)),
+                   max_positions=int(cfg.get("max_position_embeddings") or 16384),
+                   qkv_bias=bool(cfg.get("use_qkv_bias", False)), linear_bias=False,
+                   out_bias=bool(cfg.get("use_bias", True)),
+                   tied_output=bool(cfg.get("tie_word_embeddings", False)),
+                   rope_in_float32=False, qk_norm=bool(cfg.get("use_qk_norm", True)),
+                   rotary_dims=rotary, moe_layers=moe,
+                   experts=experts if any(moe) else 0, experts_per_token=top_k,
+                   expert_hidden=int(need("moe_intermediate_size")) if any(moe) else 0,
+                   shared_expert_hidden=(int(need("moe_intermediate_size")) * int(shared)
+                                         if any(moe) and shared else None),
+                   expert_bias=any(moe), block_causal=True, router_groups=groups,
+                   router_topk_groups=topk_groups,
+                   routed_scaling=float(cfg.get("routed_scaling_factor", 2.5)))
 
 
 # ---------------------------------------------------------------------- the network
@@ -395,6 +463,132 @@ class Block(nn.Module):
         return x + out
 
 
+class GroupRoutedExperts(nn.Module):
+    """LLaDA2's routed MLP (``LLaDA2MoeSparseMoeBlock`` without its shared expert): the
+    router's scores are sigmoids (float32); with the per-expert bias added, the experts
+    are split into ``router_groups`` groups, each ranked by the sum of its two best
+    scores, and a token may use the experts of the ``router_topk_groups`` best groups
+    only, of which it takes the ``experts_per_token`` best. Their weights are the scores
+    without the bias, normalised to sum to 1 (for more than one expert) and times
+    ``routed_scaling``; the weighted sum is taken in float32 in the order of the
+    experts' rank. Every step is the published code's operation on the same layout, so
+    the bits are its bits (tests/networks/test_llada2.py)."""
+
+    def __init__(self, cfg: NativeConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.router = nn.Linear(cfg.hidden, cfg.experts, bias=False)
+        self.register_buffer("expert_bias", torch.zeros(cfg.experts))
+        self.experts = nn.ModuleList(SwiGLU(cfg.hidden, cfg.expert_hidden)
+                                     for _ in range(cfg.experts))
+
+    def route(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``x`` ``[N, C]`` -> each token's experts ``[N, k]`` (best first) and their
+        weights (float32)."""
+        cfg = self.cfg
+        n = x.shape[0]
+        logits = F.linear(x.float(), self.router.weight.float())
+        scores = torch.sigmoid(logits)
+        biased = scores + self.expert_bias
+        group_scores = biased.view(n, cfg.router_groups, -1).topk(2, dim=-1)[0].sum(dim=-1)
+        best_groups = torch.topk(group_scores, k=cfg.router_topk_groups, dim=-1,
+                                 sorted=False)[1]
+        allowed = torch.zeros_like(group_scores).scatter_(1, best_groups, 1)
+        allowed = (allowed.unsqueeze(-1).expand(n, cfg.router_groups,
+                                                cfg.experts // cfg.router_groups)
+                   .reshape(n, -1))
+        chosen = torch.topk(biased.masked_fill(~allowed.bool(), float("-inf")),
+                            k=cfg.experts_per_token, dim=-1)[1]
+        weights = torch.gather(scores, dim=1, index=chosen)
+        if cfg.experts_per_token > 1:
+            weights = weights / (weights.sum(dim=-1, keepdim=True) + 1e-20)
+        return chosen, weights * cfg.routed_scaling
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        chosen, weights = self.route(x)
+        k = chosen.shape[1]
+        # the (token, rank) pairs sorted by expert; each expert runs on its tokens at once
+        order = chosen.view(-1).argsort()
+        per_expert = torch.bincount(chosen.view(-1), minlength=len(self.experts)).tolist()
+        tokens = x[order // k]
+        outputs, start = [], 0
+        for expert, count in zip(self.experts, per_expert):
+            if count:
+                outputs.append(expert(tokens[start:start + count]))
+                start += count
+        outs = torch.cat(outputs) if outputs else tokens.new_empty(0)
+        placed = torch.empty_like(outs)
+        placed[order] = outs
+        return (placed.view(*chosen.shape, -1).type(weights.dtype)
+                .mul_(weights.unsqueeze(-1)).sum(dim=1).type(placed.dtype))
+
+
+class Llada2Block(nn.Module):
+    """One LLaDA2 layer: attention with one q/k/v projection (``query_key_value``),
+    per-head q/k RMSNorm, partial RoPE, an output bias (``use_bias``), and the attention
+    mask the forward is given (block-causal: :func:`block_causal_bias`); then a dense
+    SwiGLU MLP (the first ``first_k_dense_replace`` layers) or :class:`GroupRoutedExperts`
+    plus a shared expert."""
+
+    def __init__(self, cfg: NativeConfig, layer: int = 0):
+        super().__init__()
+        self.cfg = cfg
+        h, d = cfg.hidden, cfg.head_dim
+        self.attn_norm = RMSNorm(h, cfg.norm_eps)
+        self.qkv = nn.Linear(h, (cfg.heads + 2 * cfg.kv_heads) * d, bias=cfg.qkv_bias)
+        if cfg.qk_norm:
+            self.q_norm = RMSNorm(d, cfg.norm_eps)
+            self.k_norm = RMSNorm(d, cfg.norm_eps)
+        self.o = nn.Linear(cfg.heads * d, h, bias=bool(cfg.out_bias))
+        self.mlp_norm = RMSNorm(h, cfg.norm_eps)
+        self.moe = GroupRoutedExperts(cfg) if cfg.is_moe(layer) else None
+        if self.moe is None:
+            self.gate = nn.Linear(h, cfg.mlp_hidden, bias=False)
+            self.up = nn.Linear(h, cfg.mlp_hidden, bias=False)
+            self.down = nn.Linear(cfg.mlp_hidden, h, bias=False)
+        self.shared = (SwiGLU(h, cfg.shared_expert_hidden)
+                       if self.moe is not None and cfg.shared_expert_hidden else None)
+
+    def forward(self, x, cos, sin, attention_bias=None, kv=None, keep=None, batch: int = 1):
+        """:meth:`Block.forward`'s interface (``x``: ``[batch * T, hidden]``)."""
+        cfg = self.cfg
+        N, C = x.shape
+        B, T = batch, N // batch
+        qkv = self.qkv(self.attn_norm(x)).view(B, T, cfg.heads + 2 * cfg.kv_heads,
+                                               cfg.head_dim)
+        q, k, v = (t.transpose(1, 2) for t in qkv.split([cfg.heads, cfg.kv_heads,
+                                                         cfg.kv_heads], dim=-2))
+        if cfg.qk_norm:  # over each head, on the [B, heads, T, head_dim] view
+            q, k = self.q_norm(q), self.k_norm(k)
+        q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
+        k, v = with_cache(k, v, kv, keep)
+        if cfg.kv_heads != cfg.heads:
+            k = k.repeat_interleave(cfg.heads // cfg.kv_heads, dim=1)
+            v = v.repeat_interleave(cfg.heads // cfg.kv_heads, dim=1)
+        att = F.scaled_dot_product_attention(q, k, v, attn_mask=attention_bias,
+                                             scale=cfg.head_dim ** -0.5)
+        x = x + self.o(att.transpose(1, 2).reshape(N, cfg.heads * cfg.head_dim))
+        h = self.mlp_norm(x)
+        if self.moe is None:
+            return x + self.down(F.silu(self.gate(h)) * self.up(h))
+        out = self.moe(h)
+        if self.shared is not None:
+            out = out + self.shared(h)
+        return x + out
+
+
+def block_causal_bias(length: int, block_length: int, dtype: torch.dtype,
+                      device: torch.device | str = "cpu") -> torch.Tensor:
+    """LLaDA2's attention mask for a sequence of ``length`` positions: blocks of
+    ``block_length`` positions from position 0 (the prompt's included), each attending
+    to itself and every block before it; additive (0 or -inf), ``[1, 1, length,
+    length]``. The values of the published samplers' ``log(tril(ones))`` mask."""
+    block = torch.arange(length, device=device) // block_length
+    bias = torch.zeros(length, length, device=device)
+    bias.masked_fill_(block[None, :] > block[:, None], float("-inf"))
+    return bias.to(dtype)[None, None]
+
+
 class NativeLM(nn.Module):
     """Token ids -> logits, for a LLaDA-, LLaDA-MoE- or Dream-family checkpoint."""
 
@@ -402,7 +596,8 @@ class NativeLM(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.embed = nn.Embedding(cfg.vocab_size, cfg.hidden)
-        self.blocks = nn.ModuleList(Block(cfg, i) for i in range(cfg.layers))
+        layer = Llada2Block if cfg.family == "llada2" else Block
+        self.blocks = nn.ModuleList(layer(cfg, i) for i in range(cfg.layers))
         self.final_norm = RMSNorm(cfg.hidden, cfg.norm_eps)
         self.lm_head = (None if cfg.tied_output else
                         nn.Linear(cfg.hidden, cfg.vocab_size, bias=cfg.linear_bias))
@@ -496,6 +691,27 @@ CHECKPOINT_NAMES["llada-moe"] = {
     "blocks.{i}.shared.gate": "model.layers.{i}.shared_expert.gate_proj",
     "blocks.{i}.shared.up": "model.layers.{i}.shared_expert.up_proj",
     "blocks.{i}.shared.down": "model.layers.{i}.shared_expert.down_proj",
+}
+#: LLaDA2.0 / LLaDA2.1 (``modeling_llada2_moe.py``'s names)
+CHECKPOINT_NAMES["llada2"] = {
+    "embed": "model.word_embeddings", "final_norm": "model.norm", "lm_head": "lm_head",
+    "blocks.{i}.attn_norm": "model.layers.{i}.input_layernorm",
+    "blocks.{i}.qkv": "model.layers.{i}.attention.query_key_value",
+    "blocks.{i}.q_norm": "model.layers.{i}.attention.query_layernorm",
+    "blocks.{i}.k_norm": "model.layers.{i}.attention.key_layernorm",
+    "blocks.{i}.o": "model.layers.{i}.attention.dense",
+    "blocks.{i}.mlp_norm": "model.layers.{i}.post_attention_layernorm",
+    "blocks.{i}.gate": "model.layers.{i}.mlp.gate_proj",
+    "blocks.{i}.up": "model.layers.{i}.mlp.up_proj",
+    "blocks.{i}.down": "model.layers.{i}.mlp.down_proj",
+    "blocks.{i}.moe": "model.layers.{i}.mlp.gate",  # its expert_bias
+    "blocks.{i}.moe.router": "model.layers.{i}.mlp.gate",
+    "blocks.{i}.moe.experts.{j}.gate": "model.layers.{i}.mlp.experts.{j}.gate_proj",
+    "blocks.{i}.moe.experts.{j}.up": "model.layers.{i}.mlp.experts.{j}.up_proj",
+    "blocks.{i}.moe.experts.{j}.down": "model.layers.{i}.mlp.experts.{j}.down_proj",
+    "blocks.{i}.shared.gate": "model.layers.{i}.mlp.shared_experts.gate_proj",
+    "blocks.{i}.shared.up": "model.layers.{i}.mlp.shared_experts.up_proj",
+    "blocks.{i}.shared.down": "model.layers.{i}.mlp.shared_experts.down_proj",
 }
 
 

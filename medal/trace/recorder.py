@@ -183,6 +183,8 @@ class TraceRecorder:
                                                     "token_texts", "scores", "entropy", "answer",
                                                     "forwards", "sequences", "cache_hits",
                                                     "eligible")})
+        if e.edits:  # only when there are some: a trace without edits is as it was
+            step["edits"] = jsonable([edit.to_json() for edit in e.edits])
         if e.phase == "compare_greedy":
             comp = self.trace["comparison"] or {"strategy": "greedy", "steps": [], "result": None}
             comp["steps"].append(step)

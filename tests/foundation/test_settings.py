@@ -58,6 +58,7 @@ def test_every_flag_reaches_its_field():
                "steps": "8", "block_length": "8", "temperature": "0.5",
                "slot_temperature": "0.5", "eb_threshold": "0.25", "samples": "3",
                "threshold": "0.8", "ig_candidates": "4", "ig_position_temperature": "0.5",
+               "edit_threshold": "0.5", "max_post_steps": "3",
                "logits_eos_inf": None, "confidence_eos_eot_inf": None, "decompose": None,
                "n_subtasks": "2", "seed": "7"}
     argv = ["generate", "--prompt", "x"]

@@ -149,11 +149,17 @@ def test_a_prefix_that_contradicts_the_config_is_an_error(base):
         load_model(f"dream:{base['llada']}", trust_remote_code=True, device="cpu")
 
 
-def test_block_causal_models_are_refused_with_the_reason(base, tmp_path):
+def test_block_causal_models_without_native_code_are_refused_with_the_reason(base, tmp_path):
+    """SDAR is refused; LLaDA2 (llada2_moe) is a family now: a config that says LLaDA2 but
+    holds LLaDA's keys is refused with the key it lacks."""
+    d = _copy(base["llada"], tmp_path / "sdar", {"model_type": "sdar",
+                                                "architectures": ["SDARForCausalLM"]})
+    with pytest.raises(ModelLoadError, match="block-causal.*SDAR.*LLaDA2"):
+        load_model(f"llada:{d}", trust_remote_code=True, device="cpu")
     d = _copy(base["llada"], tmp_path / "llada2", {"model_type": "llada2_moe",
                                                   "architectures": ["LLaDA2MoeModelLM"]})
-    with pytest.raises(ModelLoadError, match="block-causal"):
-        load_model(f"llada:{d}", trust_remote_code=True, device="cpu")
+    with pytest.raises(ModelLoadError, match="no 'hidden_size', which a llada2 config must"):
+        load_model(f"llada:{d}", device="cpu")
 
 
 def test_uniform_noise_models_are_refused_with_the_reason(base, tmp_path):

@@ -50,13 +50,16 @@ checkpoint into its adapter class). The names here are the ones the rest of MEDA
 from __future__ import annotations
 
 
-from .adapter import ADAPTERS, DreamLM, HFDiffusionLM, LLaDALM, LLaDAMoELM, MaskedLM
+from .adapter import (ADAPTERS, BlockAttention, DreamLM, HFDiffusionLM, Llada2LM, LLaDALM,
+                      LLaDAMoELM, MaskedLM)
 from .checkpoint import (HUB_PROBE_SECONDS, NATIVE_FILES, check_hub_reachable, check_local_files,
                          download_checkpoint, read_json, refuse_pickled_weights)
 from .families import (CANVAS_KEYS, DREAM_EOS_ID, DREAM_EOS_TOKEN, DREAM_FULL_ATTENTION,
                        DREAM_IM_END_ID, DREAM_IM_END_TOKEN, DREAM_MASK_ID, DREAM_MASK_TOKEN,
-                       EDIT_TOKENS, EDIT_WORDS, LLADA_EOS_ID, LLADA_EOS_TOKEN, LLADA_EOT_ID,
-                       LLADA_EOT_TOKEN, LLADA_MASK_ID, LLADA_MASK_TOKEN, MASK_TEXTS,
+                       EDIT_TOKENS, EDIT_WORDS, LLADA2_EOS_ID, LLADA2_EOS_TOKEN,
+                       LLADA2_EOT_TOKEN, LLADA2_MASK_ID, LLADA2_MASK_TOKEN, LLADA_EOS_ID,
+                       LLADA_EOS_TOKEN, LLADA_EOT_ID, LLADA_EOT_TOKEN, LLADA_MASK_ID,
+                       LLADA_MASK_TOKEN, MASK_TEXTS,
                        detect_family, refuse_what_the_engine_cannot_honour, resolve_family)
 from .loader import load_hf_model
 from .memory_guard import (GB, MEMORY_FACTOR, check_memory, checkpoint_directory,
@@ -68,13 +71,15 @@ from .spec import (DEVICES, DTYPE_CHOICES, DTYPES, FAMILIES, IMPLEMENTATION_ENV,
                    choose_implementation, is_hf_spec, parse_spec)
 
 __all__ = [
-    "ADAPTERS", "DreamLM", "HFDiffusionLM", "LLaDALM", "LLaDAMoELM", "MaskedLM",
+    "ADAPTERS", "BlockAttention", "DreamLM", "HFDiffusionLM", "Llada2LM", "LLaDALM",
+    "LLaDAMoELM", "MaskedLM",
     "HUB_PROBE_SECONDS", "NATIVE_FILES", "check_hub_reachable", "check_local_files",
     "download_checkpoint", "read_json", "refuse_pickled_weights",
     "CANVAS_KEYS", "DREAM_EOS_ID", "DREAM_EOS_TOKEN", "DREAM_FULL_ATTENTION", "DREAM_IM_END_ID",
     "DREAM_IM_END_TOKEN", "DREAM_MASK_ID", "DREAM_MASK_TOKEN", "EDIT_TOKENS", "EDIT_WORDS",
-    "LLADA_EOS_ID", "LLADA_EOS_TOKEN", "LLADA_EOT_ID", "LLADA_EOT_TOKEN", "LLADA_MASK_ID",
-    "LLADA_MASK_TOKEN", "MASK_TEXTS", "detect_family", "refuse_what_the_engine_cannot_honour",
+    "LLADA2_EOS_ID", "LLADA2_EOS_TOKEN", "LLADA2_EOT_TOKEN", "LLADA2_MASK_ID",
+    "LLADA2_MASK_TOKEN", "LLADA_EOS_ID", "LLADA_EOS_TOKEN", "LLADA_EOT_ID", "LLADA_EOT_TOKEN",
+    "LLADA_MASK_ID", "LLADA_MASK_TOKEN", "MASK_TEXTS", "detect_family", "refuse_what_the_engine_cannot_honour",
     "resolve_family", "load_hf_model", "GB", "MEMORY_FACTOR", "check_memory",
     "checkpoint_directory", "count_parameters", "memory_message", "memory_needed",
     "out_of_memory", "KERNELS_CVE", "TRUST_REMOTE_CODE_ENV", "from_pretrained",

@@ -6,6 +6,7 @@ description); :mod:`.tokens` the tokenizer's (special ids, the prompt, the answe
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -13,9 +14,10 @@ import torch
 from ...errors import InputError, ModelLoadError
 from ..base import BlockCacheMixin, DiffusionLM, check_finite
 from .families import (DREAM_EOS_ID, DREAM_EOS_TOKEN, DREAM_FULL_ATTENTION, DREAM_IM_END_ID,
-                       DREAM_IM_END_TOKEN, DREAM_MASK_ID, DREAM_MASK_TOKEN, LLADA_EOS_ID,
-                       LLADA_EOS_TOKEN, LLADA_EOT_ID, LLADA_EOT_TOKEN, LLADA_MASK_ID,
-                       LLADA_MASK_TOKEN)
+                       DREAM_IM_END_TOKEN, DREAM_MASK_ID, DREAM_MASK_TOKEN, LLADA2_EOS_ID,
+                       LLADA2_EOS_TOKEN, LLADA2_EOT_TOKEN, LLADA2_MASK_ID, LLADA2_MASK_TOKEN,
+                       LLADA_EOS_ID, LLADA_EOS_TOKEN, LLADA_EOT_ID, LLADA_EOT_TOKEN,
+                       LLADA_MASK_ID, LLADA_MASK_TOKEN)
 from .memory_guard import checkpoint_directory
 from .spec import ModelSource
 from .tokens import TokenizerSide
@@ -241,4 +243,145 @@ class MaskedLM(HFDiffusionLM):
         return [self.tokenizer.eos_token_id, self.tokenizer.sep_token_id]
 
 
-ADAPTERS = {"llada": LLaDALM, "llada-moe": LLaDAMoELM, "dream": DreamLM, "mlm": MaskedLM}
+@dataclass(frozen=True)
+class BlockAttention:
+    """A block-diffusion model's attention blocks for one run, handed to every forward as
+    a KV cache is (the engine keeps it on the run's runner): the block length, and
+    ``post``: the forward reads up to the end of the block before the first one with
+    masks -- a post step of token editing, where that block (all written) is the one
+    being decoded -- instead of the first one with masks (:meth:`Llada2LM.window_ends`)."""
+    block_length: int
+    post: bool = False
+
+
+class Llada2LM(LLaDALM):
+    """LLaDA2.0 / LLaDA2.1 (``llada2_moe``): block diffusion with a mixture of experts.
+
+    The answer is written block by block, each block's slots in parallel (a semi-
+    autoregressive decode that the network was trained for): blocks of ``block_length``
+    positions counted from position 0 of the sequence, the prompt included, and every
+    position attends to its own block and the blocks before it (block-causal, per-slot
+    logits as LLaDA). The engine lays the answer out as the model's own samplers do: the
+    prompt and the answer fill whole blocks (:meth:`medal.engine.Run`: the answer is
+    lengthened to the end of its last block), so the answer's first block is the rest of
+    the block the prompt ends in and the engine's blocks are the attention's blocks
+    (:func:`medal.decoding.block_of`).
+
+    A forward reads what the published samplers' forward reads: the sequence up to the
+    end of the block being decoded (the first block with masks; in a post step of token
+    editing the block before it), under the block-causal mask -- the same call, so the
+    same logits to the bit (tests/networks/test_llada2.py). The blocks after it are not
+    read: nothing the model has seen yet says anything about them, and their logits are
+    all 0 -- every token equally likely (entropy log V): "not read yet" in the figures
+    (their entropies, the completions) and the same in a state and its children, so they
+    change no decision. LLaDA2.1's token editing is the decoding option
+    ``edit_threshold`` (medal.decoding); the network is the same for both versions."""
+    family = "llada2"
+    auto_class = "AutoModelForCausalLM"   # remote: auto_map's AutoModel has no output layer
+    chat_adds_special_tokens = False   # dllm's samplers tokenize inside the chat template
+    mask_token = (LLADA2_MASK_TOKEN, LLADA2_MASK_ID)
+    end_tokens = ((LLADA2_EOS_TOKEN, LLADA2_EOS_ID), (LLADA2_EOT_TOKEN, None))
+    typical_parameters = 16.3e9        # LLaDA2.0-mini / LLaDA2.1-mini (flash: 100B)
+    native = True
+    #: the engine lays the answer out in whole blocks of the sequence (see the class doc)
+    block_diffusion = True
+    #: the published samplers' block length
+    default_block_length = 32
+
+    def _check_kv_cache_applies(self) -> None:
+        raise InputError(f"{self.name}: the KV cache is for the bidirectional LLaDA and Dream "
+                         "code; LLaDA2 attends block-causally, and MEDAL has no cache for it "
+                         "yet. Leave --kv-cache off")
+
+    def describe(self) -> dict:
+        # the gate reads it: this run's answer ends a block (GenerationConfig.resolved)
+        return {**super().describe(), "block_diffusion": True}
+
+    def attention_blocks(self, block_length: int) -> BlockAttention:
+        """What a run hands each forward: its block length (:class:`BlockAttention`)."""
+        return BlockAttention(int(block_length))
+
+    def window_ends(self, ids: torch.Tensor, answer_length: int,
+                    attention: BlockAttention) -> list[int]:
+        """Each row's forward reads positions ``[0, end)``: to the end of the first block
+        with a masked answer slot (``attention.post``: the block before it; none masked:
+        the last block), blocks of the sequence from position 0."""
+        T = ids.shape[1]
+        P, block = T - answer_length, attention.block_length
+        masked = (ids[:, P:] == self.mask_id).cpu()
+        first = masked.float().argmax(1).tolist()
+        ends = []
+        for row, any_masked in enumerate(masked.any(1).tolist()):
+            b = (P + first[row]) // block if any_masked else (T - 1) // block
+            if attention.post and any_masked:
+                b = max(b - 1, P // block)
+            ends.append(min((b + 1) * block, T))
+        return ends
+
+    @torch.inference_mode()
+    def logits_together(self, parts, answer_length):
+        """:meth:`HFDiffusionLM.logits_together` for block diffusion: each row's forward
+        reads up to the end of its block being decoded (:meth:`window_ends`), the rows of
+        one window in one call; the slots after it get logits 0 (see the class doc). The
+        token passes are the positions read."""
+        parts = [(ids.to(self.device), self._attention(cache)) for ids, cache in parts]
+        T = parts[0][0].shape[1]
+        B = sum(ids.shape[0] for ids, _ in parts)
+        if self.max_positions is not None and T > self.max_positions:
+            raise InputError(f"the sequence is {T} tokens (prompt + answer slots); {self.name} "
+                             f"reads at most {self.max_positions}. Lower --gen-length or "
+                             "shorten the prompt")
+        P = T - answer_length
+        groups: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
+        at = 0
+        for i, (ids, attention) in enumerate(parts):
+            for r, end in enumerate(self.window_ends(ids, answer_length, attention)):
+                groups.setdefault((attention.block_length, end), []).append((i, r, at + r))
+            at += ids.shape[0]
+        out = torch.zeros((B, answer_length, self.vocab_size), dtype=torch.float32,
+                          device=self.device)
+        passes = [0] * len(parts)
+        from ..native import block_causal_bias
+        for (block, end), members in groups.items():
+            ids = torch.stack([parts[i][0][r, :end] for i, r, _ in members])
+            bias = block_causal_bias(end, block, self.dtype, self.device)
+            rows = end - P
+            try:
+                if self.implementation == "native":
+                    logits = self.net(ids, attention_bias=bias, rows=rows)
+                else:
+                    with self._answer_rows_only(rows):
+                        logits = self.forward(ids, bias)[:, -rows:]
+            except torch.cuda.OutOfMemoryError as exc:
+                raise ModelLoadError(
+                    f"out of GPU memory running {self.name} on {len(members)} sequences of "
+                    f"{end} tokens. Lower --k2 (children evaluated per forward) or "
+                    "--gen-length, or use a GPU with more memory") from exc
+            check_finite(logits, self.name)
+            out[[row for _, _, row in members], :rows] = logits.float()
+            for i, _, _ in members:
+                passes[i] += end
+        out[..., self.mask_id] = float("-inf")
+        out[..., self.text_vocab:] = float("-inf")  # ids without a token: never chosen
+        return out, passes
+
+    def _attention(self, cache) -> BlockAttention:
+        if cache is None:
+            return BlockAttention(self.default_block_length)
+        if not isinstance(cache, BlockAttention):
+            raise InputError(f"{self.name} takes no KV cache")
+        return cache
+
+    def forward(self, ids: torch.Tensor, attention: torch.Tensor | None = None) -> torch.Tensor:
+        """The checkpoint's own code (remote): ``LLaDA2MoeModelLM`` with the block-causal
+        mask and positions its samplers pass."""
+        if attention is None:
+            from ..native import block_causal_bias
+            attention = block_causal_bias(ids.shape[1], self.default_block_length,
+                                          self.dtype, ids.device)
+        positions = torch.arange(ids.shape[1], device=ids.device)[None]
+        return self.net(input_ids=ids, attention_mask=attention, position_ids=positions).logits
+
+
+ADAPTERS = {"llada": LLaDALM, "llada-moe": LLaDAMoELM, "dream": DreamLM, "mlm": MaskedLM,
+            "llada2": Llada2LM}

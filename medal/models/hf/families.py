@@ -18,9 +18,17 @@ DREAM_MASK_TOKEN, DREAM_MASK_ID = "<|mask|>", 151666
 DREAM_EOS_TOKEN, DREAM_EOS_ID = "<|endoftext|>", 151643   # pads the answer after it ends
 DREAM_IM_END_TOKEN, DREAM_IM_END_ID = "<|im_end|>", 151645  # ends the assistant's turn
 
+# LLaDA2.0 / LLaDA2.1: the ids their published samplers default to (``mask_id``,
+# ``eos_id`` of ``LLaDA2MoeModelLM.generate``; config.json's ``pad_token_id``). The turn
+# ends with ``<|role_end|>`` (dllm's ``eot_token``), found by its text in the tokenizer.
+LLADA2_MASK_TOKEN, LLADA2_MASK_ID = "<|mask|>", 156895
+LLADA2_EOS_TOKEN, LLADA2_EOS_ID = "<|endoftext|>", 156892
+LLADA2_EOT_TOKEN = "<|role_end|>"
+
 #: the texts a family's mask token goes by, tried in this order when neither config.json
 #: nor the tokenizer declares the mask id (LLaDA-MoE and LLaDA 2 name theirs like Dream's)
-MASK_TEXTS = {"llada": (LLADA_MASK_TOKEN, DREAM_MASK_TOKEN), "dream": (DREAM_MASK_TOKEN,)}
+MASK_TEXTS = {"llada": (LLADA_MASK_TOKEN, DREAM_MASK_TOKEN), "dream": (DREAM_MASK_TOKEN,),
+              "llada2": (LLADA2_MASK_TOKEN,)}
 
 #: Dream's forward reads this string as "no padding: every position attends everywhere"
 #: (what its own sampler passes for unpadded batches).
@@ -45,8 +53,9 @@ def _declares_uniform_noise(config: dict) -> bool:
 
 def detect_family(config: dict, where: str = "config.json") -> str | None:
     """The family a checkpoint's config.json declares (model_type, architectures,
-    auto_map): ``llada``, ``llada-moe``, ``dream``, or None when it names none of them.
-    Families MEDAL cannot search are refused here, with the reason."""
+    auto_map): ``llada``, ``llada-moe``, ``llada2`` (LLaDA2.0 and LLaDA2.1: ``llada2_moe``;
+    dllm registers 2.1's code as ``llada21_moe``), ``dream``, or None when it names none of
+    them. Families MEDAL cannot search are refused here, with the reason."""
     text = _config_text(config)
     if _declares_uniform_noise(config):
         raise ModelLoadError(
@@ -54,13 +63,14 @@ def detect_family(config: dict, where: str = "config.json") -> str | None:
             "into other tokens, not masked, so there are no masked slots to unmask. MEDAL's "
             "actions unmask slots, so it cannot search this model; use a masked diffusion "
             "model (LLaDA, Dream)")
-    if "llada2" in text or "sdar" in text:
+    if "llada2" in text.replace("_", "").replace("-", ""):
+        return "llada2"
+    if "sdar" in text:
         raise ModelLoadError(
-            f"{where} declares a block-causal diffusion model ({config.get('model_type')}): "
-            "it denoises one block at a time, attending causally to the blocks before, with "
-            "block-aligned positions. MEDAL's search assumes one bidirectional pass over the "
-            "whole answer and has no block-causal model code yet; use LLaDA-8B, LLaDA-1.5 "
-            "or Dream")
+            f"{where} declares a block-causal diffusion model ({config.get('model_type')}) "
+            "that MEDAL has no model code for: SDAR denoises one block at a time with its "
+            "own network. MEDAL runs one block-causal family natively, LLaDA2.0 / LLaDA2.1 "
+            "(llada2_moe); use it, or LLaDA-8B, LLaDA-1.5 or Dream")
     if "lladamoe" in text or "llada_moe" in text:
         return "llada-moe"
     if "llada" in text:
@@ -148,7 +158,8 @@ def resolve_family(prefix: str, config: dict | None, where: str = "config.json")
                 f"{(config or {}).get('model_type')!r}); say which it is: llada:, dream: or "
                 "mlm: (a BERT-style masked LM)")
         return detected
-    if detected is None or detected == prefix or (prefix, detected) == ("llada", "llada-moe"):
+    if detected is None or detected == prefix or (prefix, detected) in (("llada", "llada-moe"),
+                                                                        ("llada", "llada2")):
         return detected or prefix
     raise ModelLoadError(f"the spec says {prefix}:, but {where} declares a {detected} model "
                          f"(model_type {config.get('model_type')!r}); use {detected.split('-')[0]}:"

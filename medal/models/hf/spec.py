@@ -13,7 +13,7 @@ from ..options import DEVICES, DTYPE_CHOICES, DTYPE_NAMES, IMPLEMENTATION_ENV, I
 #: spec prefixes: a family, or ``hf:`` (the family read from the checkpoint's config.json)
 FAMILIES = ("llada", "dream", "mlm", "hf")
 #: families MEDAL has its own model code for (medal/models/native.py)
-NATIVE_FAMILIES = ("llada", "llada-moe", "dream")
+NATIVE_FAMILIES = ("llada", "llada-moe", "dream", "llada2")
 #: how the network runs: MEDAL's own code, or the checkpoint's (opt-in remote code)
 SHORTCUTS = {
     "llada-8b-instruct": "llada:GSAI-ML/LLaDA-8B-Instruct",

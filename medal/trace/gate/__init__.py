@@ -13,6 +13,7 @@ from ...errors import TraceError
 from ..limits import MAX_TRACE_BYTES, TRACE_FORMAT, TRACE_VERSION
 from ..packing import _OverBound, unpack
 from .bounds import check_bounds, check_shape
+from .edits import check_edits
 from .meaning import check_fork, check_meaning
 from .parse import _short, parse
 from .schema import check_schema
@@ -31,6 +32,7 @@ def check(data: Any) -> dict:
     check_schema(data)
     try:
         check_meaning(data)
+        check_edits(data)
         if "fork" in data:
             check_fork(data)
         check_bounds(data)

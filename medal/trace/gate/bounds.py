@@ -8,6 +8,7 @@ from ..limits import (ANSWER_KEYS, ENTROPY_CEILING, MAX_ANY_STRING, MAX_DEPTH, M
                       MAX_TOKEN_TEXT, NAME_KEYS, P_TOLERANCE, PROMPT_KEYS, Q_TOLERANCE,
                       TEXT_CHARS_PER_UNIT, top_entries)
 from .parse import _fail, _first_bad, _short
+from .edits import post_steps_allowed   # noqa: I001 (token editing's post steps)
 
 def check_shape(data) -> None:
     """The whole document, extra keys included: nested at most MAX_DEPTH levels, every
@@ -198,7 +199,7 @@ def check_bounds(data: dict) -> None:
 
     # decode steps: each phase unmasks at least one slot a step, so at most L (or the
     # configured steps) steps a phase; phases: phase C, one per candidate, one per sample
-    most_steps = max(L, cfg["steps"])
+    most_steps = max(L, cfg["steps"]) + post_steps_allowed(cfg)   # token editing's post steps
     most_phases = cfg["candidates"] * max(cfg["k2"], 1) + cfg.get("samples", 1) + 2
     for key, steps in (("decode", data["decode"]),
                        ("comparison", (data["comparison"] or {}).get("steps") or [])):

@@ -8,9 +8,11 @@ from ..limits import MAX_NODES
 from .parse import _fail, _short, check_plain
 
 
-def check_config(config: dict) -> None:
+def check_config(config: dict, sequence_blocks: bool = False) -> None:
     """The run's configuration: typed and within the engine's own ranges (the checks of
-    :class:`medal.config.GenerationConfig`, the same the CLI and the app apply)."""
+    :class:`medal.config.GenerationConfig`, the same the CLI and the app apply).
+    ``sequence_blocks``: a block-diffusion model's run (run.model.block_diffusion), whose
+    answer ends a block and may start in the middle of one."""
     from dataclasses import fields
 
     from ...config import GenerationConfig
@@ -29,7 +31,9 @@ def check_config(config: dict) -> None:
             _fail(["run", "config", name], "a recorded run has every length resolved to a "
                                             f"whole number, got {_short(config.get(name))}")
     try:
-        again = cfg.resolved(cfg.gen_length, cfg.lc, None)
+        # a block-diffusion run's prompt ended where its answer's first block starts
+        prompt = (-cfg.gen_length) % cfg.block_length if sequence_blocks else None
+        again = cfg.resolved(cfg.gen_length, cfg.lc, None, prompt_length=prompt)
     except InputError as exc:
         _fail(["run", "config"], str(exc))
     if again != cfg:
@@ -45,7 +49,8 @@ def _check_node_refs(ids, n_nodes: int, path: list) -> None:
 def check_meaning(data: dict) -> None:
     """Everything the schema cannot say; called after :func:`check_schema`."""
     run = data["run"]
-    check_config(run["config"])
+    model = run.get("model")
+    check_config(run["config"], isinstance(model, dict) and model.get("block_diffusion") is True)
     L = run["config"]["gen_length"]
     for key in ("problem", "model", "versions"):
         check_plain(run[key], ["run", key])
@@ -215,9 +220,10 @@ def check_fork(data: dict) -> None:
         for j, f in enumerate(forced):
             for st in steps:
                 took = dict(zip(st["slots"], st["tokens"]))
+                took.update((e["slot"], e["new_token"]) for e in st.get("edits") or [])
                 if took.get(f["slot"]) != f["token_id"]:
-                    _fail(p + ["forced", j], f"step {fork['step']} did not unmask slot "
-                                             f"{f['slot']} with token {f['token_id']}")
+                    _fail(p + ["forced", j], f"step {fork['step']} did not unmask (or edit) "
+                                             f"slot {f['slot']} with token {f['token_id']}")
         return
     if data["result"] is None:
         return   # a run in progress, or a replay position: its tree is not all there yet
