@@ -337,6 +337,45 @@ def fork(parent, *, node: int | None = None, step: int | None = None, actions,
     return Run.from_trace(trace, model, task=task, fork=spec, observers=observers)
 
 
+def step_state(trace: dict, step: int) -> list[tuple[int, int]]:
+    """The (slot, token) pairs written when the answer's decode step ``step`` begins: the
+    winner's search commitments (MEDAL) and the writes of the steps before it, edits
+    applied in order."""
+    out: dict[int, int] = {}
+    tree = trace.get("tree") or {}
+    win = (trace.get("search") or {}).get("winner")
+    nodes = {n["id"]: n for n in tree.get("nodes") or []}
+    cur, seen = win, set()
+    while cur is not None and cur in nodes and cur not in seen:
+        seen.add(cur)
+        a = nodes[cur].get("action")
+        if a:
+            out.setdefault(a["slot"], a["token"])
+        cur = nodes[cur].get("parent")
+    for rec in _decode_records(trace):
+        if rec["step"] >= step:
+            break
+        out.update(zip(rec["slots"], rec["tokens"]))
+        for e in rec.get("edits") or ():
+            out[e["slot"]] = e["new_token"]
+    return sorted(out.items())
+
+
+def step_probabilities(trace: dict, model, step: int, slot: int, k: int = 10
+                       ) -> list[tuple[int, float]]:
+    """The model's most probable tokens at ``slot`` when decode step ``step`` begins, with
+    their probabilities (one forward on that state: a trace keeps a step's chosen tokens,
+    not every slot's distribution). What a fork at that step can choose between."""
+    from .engine import Run   # inside: ``import medal.fork`` stays light (no torch)
+    run = Run.from_trace(trace, model)
+    answer = run.runner.initial_answer()
+    for s, t in step_state(trace, step):
+        answer[s] = t
+    ev = run.runner.evaluate([answer])[0]
+    toks, probs = ev.top_tokens[slot].tolist(), ev.top_probs[slot].tolist()
+    return [(int(t), float(q)) for t, q in zip(toks[:k], probs[:k])]
+
+
 def fork_trace(parent, **kwargs) -> dict:
     """:func:`fork`, run to the end; returns the fork's trace."""
     run = fork(parent, **kwargs)

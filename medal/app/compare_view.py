@@ -233,6 +233,28 @@ def take_whatif(req: dict | None, source_id: str | None) -> bool:
     return True
 
 
+def _step_slots(trace: dict, step: int) -> list[int]:
+    """The slots the answer's decode step ``step`` unmasked."""
+    rec = next((d for d in trace.get("decode") or [] if d["phase"] in ("phase_c", "decode")
+                and int(d["step"]) == step), None)
+    return list(rec["slots"]) if rec else []
+
+
+def _first_token_note(trace: dict, step: int, slot: int, token: int) -> str:
+    """What forcing the list's first token at ``slot`` of step ``step`` does: nothing only
+    when the run wrote exactly that token there at this very step and nothing else."""
+    own = run_token_at(trace, slot)
+    if own is None or own[0] != token:
+        return "the model's most likely token at this step."
+    if own[1] == step and _step_slots(trace, step) == [slot]:
+        return "the run's own token here, written at this very step: forcing it changes nothing."
+    if own[1] == step:
+        return ("the run's own token here, written at this step beside other slots: forcing "
+                "it alone decodes the step's other slots afresh.")
+    return (f"the run's own token here, but written at step {own[1]}: forcing it now commits "
+            "it earlier, which can change the order and the other slots.")
+
+
 def _position(trace: dict, w: dict) -> tuple[int | None, int | None, str]:
     """(node, step, description) of the what-if request."""
     from ..timeline import positions
@@ -261,6 +283,16 @@ def _masked_slots(trace: dict, node, step) -> list[int]:
     return [i for i, h in enumerate(rec["entropy"]) if h is not None]
 
 
+def run_token_at(trace: dict, slot: int) -> tuple[int, int, str] | None:
+    """(token, step, text) the run's answer decode wrote at ``slot``, or None (a search
+    commitment, or never written)."""
+    for d in trace.get("decode") or []:
+        if d["phase"] in ("phase_c", "decode") and slot in d["slots"]:
+            k = d["slots"].index(slot)
+            return int(d["tokens"][k]), int(d["step"]), d["token_texts"][k]
+    return None
+
+
 def token_options(model, trace: dict, node, step, slot: int) -> list[tuple[int, str]]:
     """(token id, label) for a slot: the tokens the run saw there first (the node's top
     tokens with their probabilities; for a step, the token the run put there), then the
@@ -271,16 +303,17 @@ def token_options(model, trace: dict, node, step, slot: int) -> list[tuple[int, 
         for t in (top[slot] if slot < len(top) else None) or []:
             seen.setdefault(int(t["token"]), f"{t['text']!r}  (p {t['p']:.3g} here)")
     else:
-        for d in trace.get("decode") or []:
-            if d["phase"] in ("phase_c", "decode") and slot in d["slots"]:
-                k = d["slots"].index(slot)
-                seen.setdefault(int(d["tokens"][k]), f"{d['token_texts'][k]!r}  (the run's)")
-        root = ((trace.get("tree") or {}).get("nodes") or [None])[0]
-        for t in ((root or {}).get("top") or [[]] * (slot + 1))[slot] or []:
-            # (the root's probabilities: before the search and any decoding step, not
-            # this step's -- the trace keeps a step's chosen tokens only)
-            seen.setdefault(int(t["token"]),
-                            f"{t['text']!r}  (p {t['p']:.3g} before decoding, the root's)")
+        from ..fork import step_probabilities
+        own = run_token_at(trace, slot)
+        # this step's own probabilities: one forward on the state the step began from (a
+        # trace keeps only a step's chosen tokens)
+        for tid, p in step_probabilities(trace, model, step, slot):
+            text = model.token_text(tid)
+            mine = own is not None and own[0] == tid
+            seen.setdefault(tid, f"{text!r}  (p {p:.3g} at this step"
+                            + (f"; the run's, at step {own[1]})" if mine else ")"))
+        if own is not None:
+            seen.setdefault(own[0], f"{own[2]!r}  (the run's, at step {own[1]})")
     out = [(tid, lab) for tid, lab in seen.items() if tid != model.mask_id]
     try:
         size = int(model.vocab_size)
@@ -353,8 +386,10 @@ def whatif_form(trace: dict | None, source_id: str | None, label: str) -> None:
         if not masked:
             st.info("Every slot is already unmasked here: nothing to force.")
             return
+        default = ([s for s in _step_slots(trace, step) if s in masked] or masked[:1]) \
+            if step is not None else masked[:1]
         slots = st.multiselect("Slots to force (0 is the first answer slot)", masked,
-                               default=[masked[0]], key=f"wi{gen}_slots")
+                               default=default, key=f"wi{gen}_slots")
         picks = {}
         for s in slots:
             opts = token_options(model, trace, node, step, s)
@@ -364,12 +399,10 @@ def whatif_form(trace: dict | None, source_id: str | None, label: str) -> None:
                                     index=1 if len(ids) > 1 else 0, key=f"wi{gen}_tok{s}",
                                     format_func=lambda t, labels=labels: f"{labels[t]}  #{t}")
             if len(ids) > 1:         # the default said, never silent (issue 28 #8)
-                first = labels[ids[0]]
-                st.caption(md(f"Preselected: the second in the list, "
-                              f"{labels[ids[1]]} -- the first, {first}, is "
-                              + ("the run's own token here: forcing it changes nothing."
-                                 if node is None else
-                                 "this node's most likely token here.")
+                st.caption(md(f"Preselected: the second in the list, {labels[ids[1]]} -- "
+                              f"the first, {labels[ids[0]]}, is "
+                              + (_first_token_note(trace, step, s, ids[0])
+                                 if node is None else "this node's most likely token here.")
                               + " Pick any other."))
             if len(ids) < _vocab_size(model) - 1:     # a large vocabulary: any other token too
                 other = st.text_input(f"… or any other token at slot {s} (its text, or #id)",
@@ -403,7 +436,26 @@ def _fork_from_form(source_id, label, node, step, gen, drawn, then) -> None:
             actions.append((s, token))
     if node is not None:
         then = state.get(f"wi{gen}_then", then)
-    _do_fork(source_id, label, node, step, actions, then)
+    # run on the page's next run, at its top (run_pending_fork): there it shows its
+    # progress, and opens Compare before the source's widget is drawn
+    STATE["fork_pending"] = (source_id, label, node, step, actions, then)
+
+
+def run_pending_fork() -> None:
+    """The fork the What-if form asked for, with a progress bar (a fork re-runs the whole
+    run: minutes for a large one)."""
+    pending = STATE.pop("fork_pending", None)
+    if not pending:
+        return
+    bar = st.progress(0.0, text="Forking: replaying the run up to the forced position…")
+
+    def shown(frac: float, caption: str) -> None:
+        bar.progress(min(1.0, max(0.0, frac)), text=f"Forking: {caption}")
+
+    try:
+        _do_fork(*pending, progress=shown)
+    finally:
+        bar.empty()
 
 
 # ---------------------------------------------------------------------- the session's budget
@@ -465,10 +517,13 @@ def keep_forks_within(settings, protect: str | None = None) -> list[str]:
     return dropped
 
 
-def _do_fork(source_id, label, node, step, actions, then) -> None:
+def _do_fork(source_id, label, node, step, actions, then, progress=None) -> None:
     """Run the fork on the server (within the limits and budget), then open the Compare
-    view with the original as A and the fork as B."""
+    view with the original as A and the fork as B. ``progress(fraction, caption)``: told
+    after each chunk of the run."""
     import time as _time
+
+    from ..views import progress as run_progress
 
     from ..config import GenerationConfig
     from ..fork import fork
@@ -487,6 +542,8 @@ def _do_fork(source_id, label, node, step, actions, then) -> None:
         run = fork(trace, node=node, step=step, actions=list(actions), then=then, model=model)
         while not run.done:
             advance(run, "end", budget=budget, max_seconds=CHUNK_SECONDS)
+            if progress is not None and run.trace is not None:
+                progress(*run_progress(run.trace))
         child = run.trace
         release(run, collect=False)   # the engine's tree and generator: the trace stays
         run = None

@@ -470,6 +470,12 @@
       line.append(h("b", "", "Answer: "), clipped(hd.answer.text),
                   h("span", hd.answer.verified ? "mv-ok" : "mv-bad",
                     hd.answer.verified === true ? " ✓ correct" : hd.answer.verified === false ? " ✗ wrong" : ""));
+    } else if (hd.decoding) {
+      // a decode step: the answer being decoded (not the search's partial answer), and
+      // this step's tokens with their p, margin and score one click away
+      var self = this, tokens = h("button", "mv-more", "this step's tokens (p, margin, score) ▸");
+      tokens.onclick = function () { self.setTab("order"); };
+      line.append(h("b", "", "The answer after " + hd.decoding.label + ": "), clipped(hd.decoding.text), " ", tokens);
     } else if (hd.partial !== null && hd.partial !== undefined) {
       var what = hd.tree && hd.tree.winner !== null && hd.tree.winner !== undefined && hd.focus === hd.tree.winner ? "winner" : "current node";
       line.append(h("b", "", "Partial answer of the " + what + " #" + hd.focus + ": "), clipped(hd.partial));

@@ -289,9 +289,16 @@
         box.appendChild(bs);
       }
     } else {
-      box.appendChild(h("p", "mv-muted", "Fork this run on the command line, then compare the two:"));
-      box.appendChild(h("code", "mv-detail", "python -m medal fork TRACE.json " + (nid !== null ? "--node " + nid : "--step K")
-        + " --action SLOT:TOKEN --trace fork.json\npython -m medal diff TRACE.json fork.json --html compare.html"));
+      // at a step of the answer's decoding, the fork of that step (its own number, the one
+      // `medal fork --step` takes); elsewhere, of the node the inspector shows
+      var stp = atStep ? s.get(i, "v", "step") : null, own = stp && stp.row === "m";
+      var at = own ? "--step " + stp.step + " --action " + (stp.slots.length ? stp.slots[0] : "SLOT") + ":TOKEN"
+                   : nid !== null ? "--node " + nid + " --action SLOT:TOKEN" : null;
+      if (at === null) return;
+      box.appendChild(h("p", "mv-muted", own ? "Fork this run at this decode step (step " + stp.step + "; the slot it unmasked preset) on the command line, then compare the two:"
+                                            : "Fork this run at node " + nid + " on the command line, then compare the two:"));
+      box.appendChild(h("code", "mv-detail", "python -m medal fork TRACE.json " + at
+        + " --trace fork.json\npython -m medal diff TRACE.json fork.json --html compare.html"));
     }
     p.appendChild(box);
   };

@@ -332,7 +332,21 @@ def head_part(trace: dict, t: dict, pos, info: dict, nodes) -> dict:
             "caption": caption, "iteration_end": pos.kind in ITERATION_ENDS,
             "mcts": ph.key in MCTS_PHASES,
             "focus": focus, "partial": nodes[focus]["sequence"] if focus in nodes else None,
-            "answer": answer, "tree": info}
+            "decoding": _decoding(trace, pos), "answer": answer, "tree": info}
+
+
+def _decoding(trace: dict, pos) -> dict | None:
+    """At a decode step, the answer that step wrote: which decode it belongs to (the
+    run's answer, another candidate's completion, the greedy comparison) and its text.
+    (The Tree tab's partial answer is the search's: at a phase-C step it is not the
+    answer being decoded.)"""
+    if pos.kind not in ("decode", "compare"):
+        return None
+    try:
+        rec = (trace["decode"] if pos.kind == "decode" else trace["comparison"]["steps"])[pos.index]
+    except (KeyError, IndexError, TypeError):
+        return None
+    return {"label": label_at(trace, pos), "text": str(rec.get("answer") or "")}
 
 
 def other_parts(trace: dict, t: dict, pos, scale, info: dict, memo: dict) -> dict:

@@ -279,6 +279,32 @@ def hover_node(pg, nid, viewer="medalViewer") -> dict:
     return {"text": tip.inner_text(), "w": box["width"], "h": box["height"]}
 
 
+def test_export_what_if_at_a_decode_step(browser, tmp_path):
+    """Issue 41 #5: at a step of the answer's decoding the export's What if… prints the
+    fork of that step (`medal fork ... --step K`, K the step's own number, with the slot
+    it unmasked), not of the winner node the inspector shows; the header shows the answer
+    being decoded (not the search's partial answer) and opens the step's tokens in one
+    click."""
+    trace = load_example(next(e for e in EXAMPLES if e.name == "countdown-medal-fixes-greedy"))
+    pos = positions(trace)
+    i = next(k for k, p in enumerate(pos) if p.kind == "decode"
+             and trace["decode"][p.index]["phase"] == "phase_c")
+    rec = trace["decode"][pos[i].index]
+    ctx, pg, blocked, errors = open_export(browser, trace, tmp_path)
+    pg.evaluate(f"medalViewer.go({i})")
+    line = pg.locator(".mv-node-line").inner_text()
+    assert f"The answer after decode step {rec['step']}" in line and rec["answer"][:8] in line, line
+    pg.get_by_role("button", name="this step's tokens (p, margin, score) ▸").click()
+    step_box = pg.locator(".mv-step").inner_text()
+    assert f"decode step {rec['step']}" in step_box and "margin" in step_box, step_box
+    pg.click("button.mv-tab:has-text('Inspector')")
+    code = pg.locator(".mv-whatif code").inner_text()
+    assert f"medal fork TRACE.json --step {rec['step']} --action {rec['slots'][0]}:TOKEN" in code, code
+    assert "--node" not in code, code
+    ctx.close()
+    assert blocked == [] and errors == []
+
+
 def test_export_node_tooltip_shows_the_figures(browser, tmp_path):
     """Issue 28 #2: hovering a node showed an empty 12x12 box (its tooltip had the class
     the CSS hides for the controls' tips). It shows N, W, Q, UCB and r_IG, the values at

@@ -142,13 +142,25 @@ def test_app_what_if_token_default_is_said_and_step_probabilities_are_named(monk
     assert not at.exception
     rec = trace["decode"][pos[step].index]
     slot = rec["slots"][0]
-    at.multiselect[0].set_value([slot]).run()
+    # issue 41 #5: the form preselects the slot this step unmasked (it once took the
+    # first masked slot), and lists this step's own probabilities (not the root's)
+    assert at.multiselect[0].value == list(rec["slots"])
     tok = [s for s in at.selectbox if s.label.startswith(f"Token at slot {slot}")][0]
-    assert "(the run's)" in tok.options[0]
-    assert not [o for o in tok.options if "at the root" in o]
-    assert any("before decoding, the root's" in o for o in tok.options)
+    from medal.fork import step_probabilities
+    from medal.models import load_model
+    top = step_probabilities(trace, load_model("builtin:countdown"), rec["step"], slot)
+    assert tok.options[0].startswith(f"{rec['token_texts'][0]!r}  (p {top[0][1]:.3g} at this step")
+    assert f"the run's, at step {rec['step']}" in tok.options[0]
+    assert not [o for o in tok.options if "root" in o]
     said = [c.value for c in at.caption if c.value.startswith("Preselected")]
-    assert said and "the run's own token here: forcing it changes nothing" in said[0]
+    assert said and "written at this very step: forcing it changes nothing" in said[0]
+    # a slot the run wrote later: forcing its own token now reorders, it is no no-op
+    later = next(d for d in trace["decode"] if d["phase"] == "phase_c" and d["step"] > rec["step"])
+    at.multiselect[0].set_value([later["slots"][0]]).run()
+    said = [c.value for c in at.caption if c.value.startswith("Preselected")]
+    assert said and "changes nothing" not in said[0]
+    assert (f"written at step {later['step']}: forcing it now commits it earlier" in said[0]
+            or "most likely token at this step" in said[0])
 
 
 def test_app_what_if_takes_any_token_of_a_large_vocabulary(monkeypatch):

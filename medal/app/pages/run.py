@@ -123,6 +123,7 @@ def main() -> None:
     STATE["run_page_runs"] = STATE.get("run_page_runs", 0) + 1
     restore_widgets()
     compact_style()
+    compare_view.run_pending_fork()     # (before the source's widget: it may open Compare)
     st.caption("**MEDAL Explorer** · MCTS-initialised decoding of diffusion language "
                "models, step by step")
     sources = ["Live run", "Uploaded trace", "Example", "Compare"]
