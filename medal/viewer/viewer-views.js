@@ -146,7 +146,9 @@
           var sub = h("sub", "", step); sp.appendChild(sub);
           if (fl & 2) sp.classList.add("mv-tentative"); else if (fl & 1) sp.classList.add("mv-search");
           if (fl & 4) sp.classList.add("mv-after");
-          sp.title = "slot " + k + " · step " + step + " · " + ((fl & 2) ? "current search path (not yet chosen)" : (fl & 1) ? "MCTS initialisation" : "decoding");
+          if (fl & 16) sp.classList.add("mv-edited");
+          sp.title = "slot " + k + " · step " + step + " · " + ((fl & 2) ? "current search path (not yet chosen)" : (fl & 1) ? "MCTS initialisation" : "decoding")
+            + ((fl & 16) ? " · rewritten later (token editing): was " + it[3] : "");
         }
         if (gi === 0 && marked[k]) sp.classList.add("mv-hl");
         cells.appendChild(sp);
@@ -158,6 +160,10 @@
     var o = h("span", "mv-tok mv-search", "x"); o.style.background = "#fff";
     lg.append(h("span", "", "colour: step of unmasking "), a, h("span", "", " first → last "), z,
               h("span", "", "; "), o, h("span", "", " red outline: committed by the MCTS initialisation (dashed: the path the search is on); faded: after the end of the answer"));
+    if (this.store.meta && this.store.meta.edits) {
+      var ed = h("span", "mv-tok mv-edited", "x"); ed.style.background = "#fff";
+      lg.append(h("span", "", "; "), ed, h("span", "", " purple, ✎: rewritten after it was written (token editing)"));
+    }
     p.appendChild(lg);
     var summary = s.get(i, "v", "summary");
     if (summary && summary.length) p.appendChild(table(summary, Object.keys(summary[0])));
@@ -184,6 +190,7 @@
         else sp = h("span", "mv-tok mv-before", text === "" ? "∅" : text);
         sp.title = "slot " + k + ": " + ((fl & 8) ? "fixed by the task's format" : now[k] ? "unmasked at this step"
           : it[1] === null ? "still masked" : "unmasked earlier");
+        if (fl & 16) { sp.classList.add("mv-edited"); sp.title += "; rewritten (token editing): was " + it[3]; }
         cells.appendChild(sp);
       }
       box.appendChild(cells);
@@ -192,6 +199,12 @@
         lg.append(h("span", "mv-tok " + c[0], c[1]), h("span", "", " " + c[2] + "   "));
       });
       box.appendChild(lg);
+    }
+    if (st.edits && st.edits.length) {
+      box.appendChild(h("p", "mv-muted", "Written tokens this step rewrote (token editing: a new token's confidence reached the editing threshold):"));
+      box.appendChild(table(st.edits.map(function (e) {
+        return {slot: e[0], was: e[1], now: e[2], confidence: e[3], threshold: e[4]};
+      }), ["slot", "was", "now", "confidence", "threshold"], "mv-edits"));
     }
     if (st.eligible.length) {
       var rows = st.eligible.slice().sort(function (a, b) { return (b.score || 0) - (a.score || 0); }).map(function (r) {

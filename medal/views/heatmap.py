@@ -45,8 +45,7 @@ def grid_rows(trace: dict, which: str = "medal") -> tuple[str, list[tuple]]:
     if which == "greedy":
         comparison = trace.get("comparison") or {}
         for step in comparison.get("steps") or []:
-            rows.append((step["entropy"], f"step {step['step']}", step["slots"],
-                         step["token_texts"]))
+            rows.append(_step_row(step))
         return "greedy (low-confidence)", rows
     path = search_path(trace)
     winner_known = winner_id(trace) is not None
@@ -60,9 +59,21 @@ def grid_rows(trace: dict, which: str = "medal") -> tuple[str, list[tuple]]:
     phase = main_phase(trace)
     for step in trace.get("decode") or []:
         if step["phase"] == phase:
-            rows.append((step["entropy"], f"step {step['step']}", step["slots"],
-                         step["token_texts"]))
+            rows.append(_step_row(step))
     return run_info(trace, "strategy", ""), rows
+
+
+#: marks a rewritten token in a heatmap cell (token editing, LLaDA2.1)
+EDIT_MARK = "✎"
+
+
+def _step_row(step: dict) -> tuple:
+    """A decode step's row: the slots it unmasked, then those it rewrote (marked)."""
+    slots, texts = list(step["slots"]), list(step["token_texts"])
+    for e in step.get("edits") or ():
+        slots.append(e["slot"])
+        texts.append(EDIT_MARK + (e.get("new_text") or ""))
+    return step["entropy"], f"step {step['step']}", slots, texts
 
 
 def grid_row(entropy, slots, texts, L: int) -> tuple[list, list[str]]:

@@ -25,6 +25,9 @@ class SlotToken:
     after_eos: bool = False
     fixed: bool = False          # filled from the start by the task's format (never masked)
     tentative: bool = False      # on the current selection path of a search still running
+    edits: int = 0               # times the slot was rewritten after it was written (token
+    #                              editing, LLaDA2.1): ``text`` is then the latest token's
+    was: str | None = None       # the text it had before its latest rewrite
 
 
 #: while one frame is built (:func:`one_position`), the slot records of the traces it reads
@@ -86,6 +89,13 @@ def _slot_tokens(trace: dict, which: str) -> list[SlotToken]:
     for step in steps:
         for s, t, text in zip(step["slots"], step["tokens"], step["token_texts"]):
             put(s, text, t, step["step"])
+        for e in step.get("edits") or ():     # a written token rewritten (token editing)
+            if 0 <= e["slot"] < L:
+                old = slots[e["slot"]]
+                slots[e["slot"]] = SlotToken(slot=e["slot"], text=e.get("new_text"),
+                                             token=e["new_token"], step=old.step,
+                                             by_search=old.by_search, edits=old.edits + 1,
+                                             was=e.get("old_text"))
     ends = end_ids(trace)
     seen_eos = False
     for st in slots:

@@ -57,7 +57,9 @@ def _grid_parts(trace: dict, memo: dict | None = None) -> dict:
 def _order_part(trace: dict) -> dict:
     """The unmasking order, one item per slot ([text, step, flags]; flags: 1 committed by
     the search, 2 tentative -- on the path of a search still running, 4 after the end of
-    the answer, 8 fixed by the task's format), so a step changes only its own slots."""
+    the answer, 8 fixed by the task's format, 16 rewritten after it was written -- token
+    editing: then a 4th item, the text it had before), so a step changes only its own
+    slots."""
     cfg = run_config(trace)
     out = {"0": {"names": [run_info(trace, "strategy", "")]
                  + (["greedy"] if trace.get("comparison") else []),
@@ -67,9 +69,11 @@ def _order_part(trace: dict) -> dict:
             continue
         for st in slot_tokens(trace, which):
             flags = (1 if st.by_search else 0) | (2 if st.tentative else 0) | \
-                    (4 if st.after_eos else 0) | (8 if st.fixed else 0)
+                    (4 if st.after_eos else 0) | (8 if st.fixed else 0) | \
+                    (16 if st.edits else 0)
             out[f"{tag}/{st.slot}"] = [None if st.text is None else visible_token(st.text),
-                                       st.step, flags]
+                                       st.step, flags] + (
+                [visible_token(st.was or "")] if st.edits else [])
     return out
 
 
@@ -384,7 +388,12 @@ def _step_part(trace: dict, t: dict, pos) -> dict | None:
     return {"label": label_at(trace, pos), "step": rec["step"], "row": row,
             "slots": list(rec["slots"]),
             "texts": [visible_token(x) for x in rec.get("token_texts") or []],
-            "eligible": rows}
+            "eligible": rows,
+            # the written tokens this step rewrote (token editing): slot, old and new
+            # text, the new token's confidence and the editing threshold it passed
+            "edits": [[e["slot"], visible_token(e.get("old_text") or ""),
+                       visible_token(e.get("new_text") or ""), _num(e.get("confidence")),
+                       _num(e.get("threshold"))] for e in rec.get("edits") or ()]}
 
 
 def _child_rows(trace: dict, xy: dict) -> dict:
@@ -448,6 +457,7 @@ def meta(trace: dict, shape: dict | None = None) -> dict:
             "model": model.get("name", ""), "task": _task_name(trace),
             "config": {k: v for k, v in cfg.items() if not isinstance(v, (dict, list))},
             "lc": cfg.get("lc"), "C": cfg.get("candidates"), "c": cfg.get("c"),
+            "edits": sum(len(d.get("edits") or ()) for d in trace.get("decode") or ()),
             "tree": shape if shape is not None else _tree_shape(trace)}
 
 

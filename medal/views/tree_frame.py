@@ -222,7 +222,7 @@ def hidden_items(parent: int, count: int, xy: dict) -> tuple[str, dict, str, dic
     item = _node_style(
         nid=hid, label=f"+{count}", x=px + H_GAP / 2, y=py - 6, shape="box",
         size=4, background="#eeeeee", border="#bbbbbb", border_width=1, dashes=False,
-        font_size=12, font_background="rgba(0,0,0,0)",
+        font_size=SMALL_FONT, font_background="rgba(0,0,0,0)",
         font_colour="#555555",
         note=f"{count} node{'s' if count != 1 else ''} below node {parent} not drawn "
              "(fewer visits)")

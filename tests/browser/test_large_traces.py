@@ -22,7 +22,7 @@ import pytest
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 from test_browser import ARTIFACTS, browser  # noqa: E402,F401
 from test_viewer import FULL_SWEEP, open_export  # noqa: E402
-from viewer_checks import MAP, check, check_map, undrawn  # noqa: E402
+from viewer_checks import MAP, check, check_map, open_offline, undrawn  # noqa: E402
 from test_viewer import drawn  # noqa: E402
 
 from medal.timeline import positions  # noqa: E402
@@ -125,12 +125,15 @@ LABELS = """(v) => { const out = [], b = v.network.body.nodes, net = v.network;
   return {n: out.length, hits: hits.slice(0, 8), count: hits.length}; }"""
 
 
-def test_llada_sized_labels_never_touch_and_the_header_fits(page, llada_trace):
+def test_llada_sized_labels_never_touch_and_the_header_fits(browser, llada_trace, tmp_path):
     """Issue 41 #3, at 256 slots of LLaDA's tokens: no two node labels touch (every line
     cut to fit the space between siblings, the whole token in the tooltip), at a
     selection (UCB lines), a simulation (rewards and completions) and the end; the
     legend's two ends read differently; nothing in the page is wider than the window
     (the 256-token answer is a window with 'show all')."""
+    # a page of its own: the view as stepping leaves it (the shared page's Fit test
+    # zooms out, where vis-network draws no labels)
+    ctx, page, blocked, errors = open_export(browser, llada_trace, tmp_path, "1024x768")
     pos = positions(llada_trace)
     picks = {"selection": None, "simulation": None}
     for i, p in enumerate(pos):
@@ -151,6 +154,8 @@ def test_llada_sized_labels_never_touch_and_the_header_fits(page, llada_trace):
     legend = page.inner_text(".mv-legend")
     ends = legend.split("(this run's range")[0].split()
     assert ends[0] == "Q" and ends[1] != ends[-1], legend[:120]
+    ctx.close()
+    assert blocked == [] and errors == []
 
 
 def test_llada_sized_trace_is_written_under_the_upload_limit(llada_trace, tmp_path):
@@ -165,3 +170,71 @@ def test_llada_sized_trace_is_written_under_the_upload_limit(llada_trace, tmp_pa
     # jsonable: the trace as JSON holds it (tuples as lists), as json.loads(dumps()) would
     # give it, without writing and parsing 69 MB of plain JSON
     assert load_trace(tmp_path / "llada.json") == jsonable(llada_trace)
+
+
+def test_a_rewritten_slot_is_shown_rewritten(browser, tmp_path):
+    """Issue 39 #2 in the viewer: a slot that token editing rewrote (LLaDA2.1) is drawn
+    so (a purple frame and a pen) in the unmasking order, with the token it had before in
+    its tooltip; the step that rewrote it lists the edit (slot, was, now, confidence,
+    threshold); the heatmap marks the rewrite. Read from the page's pixels: the edited
+    cell holds the frame's purple, an unedited written cell none."""
+    import io
+
+    from PIL import Image
+
+    import standins
+    from medal.config import GenerationConfig
+    from medal.engine import Run
+    from medal.models import load_model
+    from medal.viewer.export import write_html
+    folder = standins.save_llada2(tmp_path / "llada21", "2.0", "native", seed=1, std=1.0)
+    model = load_model(f"llada:{folder}", device="cpu")
+    run = Run(model, task="countdown", prompt="Use 4, 18, 13 to make 20.", strategy="threshold",
+              config=GenerationConfig(gen_length=16, block_length=8, threshold=0.7,
+                                      edit_threshold=0.5, max_post_steps=4, decompose=False),
+              trace=True)
+    run.finish()
+    trace = run.trace
+    steps = [(i, d) for i, d in enumerate(trace["decode"]) if d.get("edits")]
+    assert steps, "the run made no edit"
+    final_edited = set()
+    for d in trace["decode"]:
+        final_edited |= {e["slot"] for e in d.get("edits") or ()}
+    plain = [s for d in trace["decode"] for s in d["slots"] if s not in final_edited]
+    # (a strategy without a tree: the page is ready when the viewer holds its frames)
+    ctx, pg, blocked, errors = open_offline(browser, write_html(trace, tmp_path / "run.html"),
+                                            {"width": 1024, "height": 768},
+                                            "window.medalViewer && medalViewer.store")
+    pos = positions(trace)
+    last = len(pos) - 1
+    pg.evaluate(f"medalViewer.go({last})")
+    pg.click("button.mv-tab:has-text('Unmasking order')")
+    pg.wait_for_timeout(300)
+    cells = pg.locator(".mv-orow").first.locator(".mv-ocells .mv-tok")
+    slot = min(final_edited)
+    cell = cells.nth(slot)
+    assert "mv-edited" in cell.get_attribute("class")
+    assert "rewritten later (token editing): was" in cell.get_attribute("title")
+
+    def purple(loc):
+        img = Image.open(io.BytesIO(loc.screenshot())).convert("RGB")
+        return sum(1 for r, g, b in img.getdata() if abs(r - 0x8e) < 30 and abs(g - 0x24) < 30
+                   and abs(b - 0xaa) < 30)
+    assert purple(cell) >= 20, "the edited cell shows no purple frame"
+    if plain:
+        assert purple(cells.nth(plain[0])) == 0
+    # the step that made an edit lists it
+    i, d = steps[0]
+    at = next(k for k, p in enumerate(pos) if p.kind == "decode" and p.index == i)
+    pg.evaluate(f"medalViewer.go({at})")
+    pg.wait_for_timeout(200)
+    edits = pg.locator("table.mv-edits").inner_text()
+    e = d["edits"][0]
+    assert str(e["slot"]) in edits and "threshold" in edits
+    # the heatmap marks the rewrite in that step's row
+    pg.click("button.mv-tab:has-text('Entropy')")
+    pg.wait_for_timeout(200)
+    assert "✎" in pg.locator(".mv-panel[data-tab=entropy]").inner_text()
+    pg.screenshot(path=str(ARTIFACTS / "e2e-edited-slot-1024x768.png"))
+    ctx.close()
+    assert blocked == [] and errors == []

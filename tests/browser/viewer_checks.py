@@ -81,7 +81,7 @@ def check(trace: dict, index: int, drawn: dict, where: str = "") -> None:
             assert n["border"] == NEW_COLOUR, at
         elif nid in want["candidates"] and nid not in want["path"] and nid != want["winner"]:
             assert n["border"] == CANDIDATE_COLOUR, at
-        assert n["label"].startswith(("#", "★ #")), at          # node ids on the canvas
+        assert n["label"].startswith(("#", "★#")), at           # node ids on the canvas
 
 
 #: Issue 28 #1: what the canvas shows, not what vis-network holds. Goes to position ``i``,
