@@ -59,7 +59,7 @@ if TYPE_CHECKING:  # pragma: no cover
 _LAZY = {"Run": ("engine", "Run"), "GenerationConfig": ("config", "GenerationConfig"),
          "load_trace": ("trace", "load_trace"), "loads_trace": ("trace", "loads_trace"),
          "show": ("viewer", "show"), "Trace": ("viewer", "Trace"),
-         "compare": ("comparison", "compare"),
+         "compare": ("viewer.comparison", "compare"),
          "tree_graph": ("views.tree", "tree_graph"), "tree_stats": ("views.tree", "tree_stats")}
 
 

@@ -2,7 +2,7 @@
 configuration.
 
 ``medal/assets/examples/index.json`` lists each example: its file, a title and a one-line
-description. ``scripts/make_examples.py`` writes them all; :func:`rerun` replays one from
+description. ``scripts/make_examples.py`` writes them all; :func:`medal.repro.rerun_example` replays one from
 the run metadata its trace records (model, task, prompt, strategy, resolved parameters,
 seed), and :func:`comparable` drops what legitimately differs between two runs (wall
 clock, library versions), so a test can check that an example still reproduces.
@@ -45,16 +45,6 @@ def list_examples(directory: Path | None = None) -> list[Example]:
 def load_example(example: Example):
     """The example's trace, validated like any uploaded trace."""
     return load_trace(example.path)
-
-
-def rerun(trace: dict, task: str, model=None) -> dict:
-    """Run again what ``trace`` records (:func:`medal.engine.rerun`), with the model it
-    names unless ``model`` is given; returns the new trace."""
-    from .engine import rerun as run_again
-    from .models import load_model
-
-    model = model or load_model(trace["run"]["model"]["name"])
-    return run_again(trace, model, task=task)
 
 
 def comparable(trace: dict) -> dict:

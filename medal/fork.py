@@ -44,11 +44,12 @@ it, :class:`~medal.errors.ModelLoadError` says so.
 """
 from __future__ import annotations
 
-import hashlib
+
 from dataclasses import dataclass
 
 from .errors import InputError, ModelLoadError
 from .extensions import lend
+from .trace.writing import trace_sha256  # noqa: F401  (the name medal.fork had)
 
 THEN = ("search", "decode")
 
@@ -75,12 +76,6 @@ class ForkSpec:
                          for (s, t), x in zip(self.forced, self.texts)]
         out["then"] = self.then
         return out
-
-
-def trace_sha256(trace: dict) -> str:
-    """SHA-256 of a trace's canonical JSON (:func:`medal.trace.dumps`)."""
-    from .trace import dumps
-    return hashlib.sha256(dumps(trace).encode("utf-8")).hexdigest()
 
 
 # ---------------------------------------------------------------------- actions
@@ -174,7 +169,7 @@ def resolve_token(model, trace: dict, token) -> tuple[int, str]:
 # ---------------------------------------------------------------------- the fork
 
 def _load_model(trace: dict):
-    from .repro import load_recorded_model
+    from .models.recorded import load_recorded_model
     name = ((trace.get("run") or {}).get("model") or {}).get("name")
     try:
         return load_recorded_model(trace, "medal fork")

@@ -270,15 +270,6 @@ MODEL_CACHE = ModelCache()
 FRAMES_CACHE = ModelCache(max_entries=8)
 
 
-def run_budget(settings: Settings):
-    """The budget of one run under these settings (checked between engine steps)."""
-    from .app.controller import RunBudget
-    lim = settings.limits
-    return RunBudget(cpu_seconds=lim["run_cpu_seconds"],
-                     memory_bytes=lim["run_memory_mb"] * 2 ** 20,
-                     server_memory_bytes=lim["server_memory_mb"] * 2 ** 20)
-
-
 # ---------------------------------------------------------------------- limits
 
 def check_limits(settings: Settings, config) -> None:

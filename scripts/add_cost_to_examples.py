@@ -6,7 +6,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from medal.examples import list_examples, load_example, rerun  # noqa: E402
+from medal.examples import list_examples, load_example  # noqa: E402
+from medal.repro import rerun_example as rerun  # noqa: E402
 
 KEYS = ("token_passes", "valid_tokens", "tpf")
 for e in list_examples():

@@ -2,7 +2,7 @@
 
 * **Compare**: pick two sources -- two shipped examples, an example and an uploaded
   trace, the live run and an uploaded trace, an original and its fork -- and see them side
-  by side on one timeline (:class:`medal.comparison.Comparison` in the viewer's compare mode)
+  by side on one timeline (:class:`medal.viewer.comparison.Comparison` in the viewer's compare mode)
   with the "Where they part" panel. Every upload goes through the one gate
   (:func:`medal.trace.loads_trace`); every string from a trace reaches the page as text
   (the viewer writes with ``textContent``; Streamlit elements get :func:`md` or
@@ -161,7 +161,7 @@ def _upload_b() -> None:
 
 def compare_section() -> None:
     """The Compare view: two sources, one timeline."""
-    from ..comparison import Comparison
+    from ..viewer.comparison import Comparison
     from . import components
 
     st.subheader("Compare two runs")
@@ -465,7 +465,8 @@ def fork_budget(settings):
     left of this session's (:data:`SESSION_RUNS` runs' worth for all its forks), so a
     visitor cannot fork without end; the server's memory limit as for every run."""
     from .controller import OverBudget
-    budget = serving.run_budget(settings)
+    from . import controller
+    budget = controller.run_budget(settings)
     total = SESSION_RUNS * budget.cpu_seconds
     used = float(STATE.get("session_cpu", 0.0))
     live = STATE.get("budget")

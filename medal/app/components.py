@@ -212,7 +212,7 @@ def _compare_component():
 
 
 def compare(data: dict, *, key: str, on_need=None, sender: Sender | None = None) -> None:
-    """Two runs side by side on one timeline (:class:`medal.comparison.Comparison`'s bundle).
+    """Two runs side by side on one timeline (:class:`medal.viewer.comparison.Comparison`'s bundle).
     ``sender``: the session's :class:`Sender`, which sends the library and a pair's frames
     once (without one, every call carries both)."""
     if sender is None:

@@ -111,6 +111,15 @@ class RunBudget:
                              "runs; try again later")
 
 
+def run_budget(settings):
+    """The budget of one run under the operator's settings (:class:`medal.serving.Settings`;
+    checked between engine steps)."""
+    lim = settings.limits
+    return RunBudget(cpu_seconds=lim["run_cpu_seconds"],
+                     memory_bytes=lim["run_memory_mb"] * 2 ** 20,
+                     server_memory_bytes=lim["server_memory_mb"] * 2 ** 20)
+
+
 def release(run, collect: bool = True) -> None:
     """Drop what a stopped run's search holds (the engine's generator, its tree, the
     recorder's node objects); its trace stays for the views. Then collect garbage

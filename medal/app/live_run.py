@@ -13,8 +13,8 @@ from .. import serving, timeline
 from ..errors import MedalError
 from ..viewer import Frames
 from . import components
-from .controller import (OverBudget, advance, app_threads, create_run, k2_note,
-                              make_config, release)
+from .controller import (OverBudget, advance, app_threads, create_run, k2_note, run_budget,
+                         make_config, release)
 from ..views.safe import md
 from .session import STATE, serving_settings
 from .sidebar import load_model_or_error, settings_key
@@ -48,7 +48,7 @@ def start_run(settings: dict):
     run.observers.append(Moves())
     run._medal_lock = threading.Lock()
     STATE["run"] = run
-    STATE["budget"] = serving.run_budget(serving_settings())
+    STATE["budget"] = run_budget(serving_settings())
     STATE["run_settings"] = settings_key(settings)
     STATE["run_id"] = STATE.get("run_id", 0) + 1
     STATE["run_started_at"] = time.time()

@@ -115,7 +115,7 @@ def diff_command(args) -> int:
     d = diff_traces(a, b, rel=rel, abs_tol=abs_tol)
     print(json.dumps(d.to_json()) if args.json else d.format())
     if args.html:
-        from ..comparison import Comparison
+        from ..viewer.comparison import Comparison
         names = (Path(args.a).stem, Path(args.b).stem)
         if names[0] == names[1]:
             names = (args.a, args.b)

@@ -25,7 +25,7 @@ tests use; :func:`compare_candidates` compares two nodes of one tree slot by slo
 :meth:`TraceDiff.to_json`); exit 0 identical, 1 different, 2 on an error.
 """
 
-from .candidates import compare_candidates, format_candidates
+from ..candidates import compare_candidates, format_candidates
 from .causes import RANDOM_KEYS
 from .positions import CONTEXT_KEYS, CUMULATIVE, SIMULATED, TIMING_KEYS, without_context
 from .report import CAUSES, PHASES, Divergence, TraceDiff

@@ -15,10 +15,10 @@ from .limits import (DECODED_PER_BYTE, MAX_ANY_STRING, MAX_TRACE_BYTES, TRACE_FO
                      TRACE_VERSION)
 from .packing import PACKED, PACKED_1, PACKED_FORMS, pack, pack_v1, unpack
 from .recorder import LONG_ANSWER, TraceRecorder, jsonable, torch_nonzero
-from .writing import dumps, write_trace
+from .writing import dumps, trace_sha256, write_trace
 
 __all__ = ["load_trace", "loads_trace", "validate_trace", "size_text", "schema",
            "MAX_ANY_STRING", "MAX_TRACE_BYTES", "TRACE_FORMAT", "TRACE_VERSION",
            "DECODED_PER_BYTE", "PACKED", "PACKED_1", "PACKED_FORMS", "pack", "pack_v1",
            "unpack", "LONG_ANSWER", "TraceRecorder", "jsonable", "torch_nonzero", "dumps",
-           "write_trace"]
+           "write_trace", "trace_sha256"]

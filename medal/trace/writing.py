@@ -26,3 +26,10 @@ def write_trace(trace: dict, path: str | Path) -> int:
     validate_trace(json.loads(text), max_bytes=max(len(data), MAX_TRACE_BYTES))
     write_atomic(path, data)
     return len(data)
+
+
+def trace_sha256(trace: dict) -> str:
+    """SHA-256 of a trace's canonical JSON (:func:`dumps`): a fork names its parent by it,
+    and a comparison keys a pair by it."""
+    import hashlib
+    return hashlib.sha256(dumps(trace).encode("utf-8")).hexdigest()

@@ -64,7 +64,7 @@ def standalone_page(data: dict, title: str, *, mount: str = "mount",
                     element: str = "medal-viewer", name: str = "medalViewer") -> str:
     """One self-contained HTML document that inlines vis-network and the viewer and calls
     ``MedalViewer.<mount>(#element, data)``, keeping the result as ``window.<name>``
-    (``mount``: one run; ``compare``: :class:`medal.comparison.Comparison`)."""
+    (``mount``: one run; ``compare``: :class:`medal.viewer.comparison.Comparison`)."""
     vis_js, vis_css = vis_assets()
     return (_PAGE.replace("{{CSP}}", CSP)
             .replace("{{TITLE}}", _html.escape(title[:200]))

@@ -41,7 +41,7 @@
     if (c.why) { var w = h("details", "mv-why"); w.appendChild(h("summary", "", "Why the winner won (the engine's account)")); w.appendChild(h("pre", "", c.why)); p.appendChild(w); }
   };
 
-  /* the winner against the runner-up, slot by slot (medal.diff.compare_candidates) */
+  /* the winner against the runner-up, slot by slot (medal.candidates.compare_candidates) */
   Viewer.prototype.drawSlotComparison = function (sc, p) {
     var box = h("div", "mv-slotcmp");
     box.appendChild(h("h4", "", "Winner (node " + sc.a + ") against the runner-up (node " + sc.b + "), slot by slot"));

@@ -233,9 +233,9 @@ def _candidates_part(trace: dict) -> dict | None:
 
 def _winner_against_runner_up(rows, trace: dict, most: int = 40) -> dict | None:
     """The winner and the runner-up (the other candidate with the highest cumulative IG)
-    slot by slot (:func:`medal.diff.compare_candidates`): the slots whose token differs
+    slot by slot (:func:`medal.candidates.compare_candidates`): the slots whose token differs
     or whose remaining entropy moves the gain, each slot's part of the IG difference."""
-    from ..diff import compare_candidates
+    from ..candidates import compare_candidates
 
     win = next((r for r in rows if r.winner), None)
     others = [r for r in rows if not r.winner and r.cumulative_ig is not None]

@@ -220,7 +220,7 @@ def hidden_items(parent: int, count: int, xy: dict) -> tuple[str, dict, str, dic
     # sibling, above both their labels (a dot with its label below once sat on the
     # node's label)
     item = _node_style(
-        nid=hid, label=f"+{count}", x=px + H_GAP / 2, y=py - 6, shape="box",
+        nid=hid, label=f"+{count}", x=px + H_GAP / 2 + 4, y=py - 14, shape="box",
         size=4, background="#eeeeee", border="#bbbbbb", border_width=1, dashes=False,
         font_size=SMALL_FONT, font_background="rgba(0,0,0,0)",
         font_colour="#555555",

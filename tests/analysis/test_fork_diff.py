@@ -21,7 +21,8 @@ from medal.engine import Run
 from medal.errors import InputError, ModelLoadError, TraceError
 from medal.fork import fork, fork_trace, trace_sha256
 from medal.trace import dumps, load_trace, loads_trace, write_trace
-from medal.examples import list_examples, rerun
+from medal.examples import list_examples
+from medal.repro import rerun_example as rerun
 from medal.timeline import positions, trace_at
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,9 +17,10 @@ LAYERS = [
     ("trace", ["provenance", "trace.limits", "trace.recorder", "trace.differences",
                "trace.packing", "trace.gate*", "trace.writing", "trace", "timeline"]),
     ("engine", ["engine"]),
-    ("analysis", ["diff*", "fork", "repro", "bench", "profile", "train", "examples"]),
+    ("analysis", ["candidates", "diff*", "fork", "repro", "bench", "profile", "train",
+                  "examples"]),
     ("views", ["views*"]),
-    ("viewer", ["viewer*", "comparison"]),
+    ("viewer", ["viewer*"]),
     ("hosts", ["app*", "cli*", "serving", "lm_eval*", "__main__", "assets*", ""]),
 ]
 
@@ -160,3 +161,25 @@ def test_the_command_lines_help_imports_no_torch():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=PACKAGE.parent, check=True).stdout.strip()
     assert out == "[]", f"the parser imported {out}"
+
+
+def test_the_views_layer_is_pure():
+    """Issue 41 #6: medal/views turns a trace into data and nothing else -- no Streamlit,
+    no engine or model, no browser viewer, no host (read from the imports, lazy ones
+    included), so every figure is built and tested from a trace alone."""
+    banned = ("medal.engine", "medal.runner", "medal.search", "medal.decoding", "medal.models",
+              "medal.viewer", "medal.app", "medal.cli", "medal.serving", "medal.fork",
+              "medal.repro", "medal.bench")
+    bad = [f"{a}:{line} imports {b}" for a, b, line, _ in imports()
+           if a.startswith("medal.views") and b.startswith(banned)]
+    assert not bad, "\n".join(bad)
+    third = []
+    for name, path in modules().items():
+        if not name.startswith("medal.views"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            mods = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                    [node.module] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            third += [f"{name} imports {m}" for m in mods
+                      if m and m.split(".")[0] in ("streamlit", "torch", "transformers")]
+    assert not third, "\n".join(third)

@@ -9,7 +9,7 @@ import re
 import pytest
 
 import medal
-from medal.comparison import Comparison, align
+from medal.viewer.comparison import Comparison, align
 from medal.errors import InputError, TraceError
 from medal.examples import list_examples, load_example
 from medal.timeline import positions
@@ -71,7 +71,7 @@ def test_what_compare_takes():
         medal.compare({"not": "a trace"}, EXAMPLES[0].path)
     with pytest.raises(TraceError):
         medal.compare("/nonexistent/trace.json", EXAMPLES[0].path)
-    # the module is medal.comparison: importing it never hides the function medal.compare
+    # the module is medal.viewer.comparison: importing it never hides the function medal.compare
     assert "compare" in medal.__all__ and callable(medal.compare)
     assert isinstance(medal.compare(load_example(EXAMPLES[0]), medal.Trace(load_example(EXAMPLES[0]))),
                       Comparison)
@@ -208,11 +208,11 @@ def test_app_compares_the_live_run_with_an_uploaded_trace(monkeypatch):
 
 
 def test_app_what_if_stops_a_fork_over_the_run_budget(monkeypatch):
-    """The fork is charged like a live run (serving.run_budget, checked between engine
-    steps): over it, the fork stops with the reason, and nothing opens."""
-    from medal import serving
+    """The fork is charged like a live run (app.controller.run_budget, checked between
+    engine steps): over it, the fork stops with the reason, and nothing opens."""
+    from medal.app import controller
     from medal.app.controller import RunBudget
-    monkeypatch.setattr(serving, "run_budget",
+    monkeypatch.setattr(controller, "run_budget",
                         lambda settings: RunBudget(cpu_seconds=0.0, memory_bytes=2 ** 40))
     at = _whatif_page(monkeypatch)
     [b for b in at.button if b.label == "Fork and compare"][0].click().run()

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from medal.views.board import task_of
-from medal.examples import comparable, list_examples, load_example, rerun
+from medal.examples import comparable, list_examples, load_example
+from medal.repro import rerun_example as rerun
 from trace_compare import differences
 
 #: The examples record the forward's float32 figures at full precision on the machine that

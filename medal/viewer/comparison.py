@@ -24,15 +24,15 @@ import hashlib
 import html as _html
 from pathlib import Path
 
-from .errors import InputError
-from .timeline import label_at
+from ..errors import InputError
+from ..timeline import label_at
 
 FORMAT = "medal-compare/1"
 
 
 def _as_trace(x, what: str) -> tuple[dict, str | None]:
     """(trace dict, a name from the path or None)."""
-    from .trace import load_trace
+    from ..trace import load_trace
     if isinstance(x, (str, Path)):
         return load_trace(x), Path(x).stem
     trace = getattr(x, "trace", x)
@@ -47,7 +47,7 @@ def path_words(trace: dict, path: str) -> str:
     (issue 28 #4: "/decode/2/tokens" is decode step 4 when the search committed 2):
     "decode step 4: tokens (/decode/2/tokens)"."""
     import re
-    from .timeline import step_name
+    from ..timeline import step_name
     m = re.match(r"^/(decode|comparison/steps)/(\d+)(?:/(.*))?$", str(path))
     if not m:
         return path
@@ -99,8 +99,8 @@ class Comparison:
     def __init__(self, a: dict, b: dict, names: tuple[str, str] = ("A", "B"),
                  height: int = 1100, *, rel: float | None = None,
                  abs_tol: float | None = None):
-        from .diff import ABS, REL, diff_traces
-        from .timeline import positions
+        from ..diff import ABS, REL, diff_traces
+        from ..timeline import positions
         self.a, self.b = a, b
         self.names = tuple(names)
         self.height = height
@@ -186,9 +186,9 @@ class Comparison:
     def bundle(self, *, key: str | None = None, frames=None) -> dict:
         """What the viewer's compare mode takes. ``frames``: two ready
         :class:`medal.viewer.Frames` (the app's caches), else computed here."""
-        from .viewer import Frames
+        from ..views.frames import Frames
         if key is None:
-            from .fork import trace_sha256
+            from ..trace import trace_sha256
             key = "cmp-" + hashlib.sha256(
                 (trace_sha256(self.a) + trace_sha256(self.b)).encode()).hexdigest()[:12]
         if frames is None:
@@ -209,14 +209,14 @@ class Comparison:
 
     def html(self, title: str | None = None) -> str:
         """One self-contained HTML document (the viewer inlined, no network)."""
-        from .viewer import standalone_page
+        from .html_page import standalone_page
         title = title or f"MEDAL compare: {self.names[0]} vs {self.names[1]}"
         return standalone_page(self.bundle(), title, mount="compare", element="medal-compare",
                                name="medalCompare")
 
     def save_html(self, path) -> Path:
         """Write the page atomically (a temporary file renamed over ``path``)."""
-        from .files import write_atomic
+        from ..files import write_atomic
         return write_atomic(path, self.html())
 
     def _repr_html_(self) -> str:
@@ -247,7 +247,7 @@ def compare(a, b, *, names: tuple[str, str] | None = None, height: int = 1100) -
         names = (na or "A", nb or "B")
         if names[0] == names[1]:
             names = (names[0] + " (A)", names[1] + " (B)")
-        from .fork import trace_sha256
+        from ..trace import trace_sha256
         if (tb.get("fork") or {}).get("parent_sha256") == trace_sha256(ta) and not (na or nb):
             names = ("parent", "fork")
     return Comparison(ta, tb, tuple(str(n) for n in names), height)

@@ -1,8 +1,10 @@
-"""Two nodes of one tree compared slot by slot (:func:`compare_candidates`), and its report."""
+"""Two nodes of one search tree compared slot by slot (:func:`compare_candidates`), and its
+report: the winner against the runner-up in the viewer, ``medal candidates`` on the
+command line, ``medal diff``'s cause when two runs chose differently."""
 from __future__ import annotations
 
-from ..errors import InputError
-from ..scores import entropy_drop
+from .errors import InputError
+from .scores import entropy_drop
 
 def compare_candidates(trace: dict, node_a: int, node_b: int) -> dict:
     """Two nodes of one tree (two candidates, as a rule) slot by slot.
