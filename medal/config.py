@@ -116,7 +116,8 @@ MIN_PAIR_TEMPERATURE = 1e-6
 #: the command line lists them without importing the engine (torch).
 STRATEGY_NAMES = ("medal", "medal-no-mcts", "medal-no-decomposition", "medal-margin-only",
                   "greedy", "random", "entropy", "margin", "eb", "bst5", "threshold",
-                  "info-gain", "medal-order", "medal-choice", "medal-branching")
+                  "info-gain", "medal-order", "medal-choice", "medal-branching",
+                  "medal-random-choice")
 STRATEGY_ALIASES = {"low-confidence": "greedy", "phase-c": "medal-no-mcts"}
 
 

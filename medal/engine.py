@@ -21,12 +21,16 @@ info-gain                 Info-Gain sampler (Yang et al., ICML 2026): one-step l
 medal-order               control *order*: MEDAL's slot schedule, no alternatives (K2=1, C=1)
 medal-choice              control *choice*: the search's candidates, no UCB (selection greedy)
 medal-branching           control *exploration*: the full search where it branches (C = 2 K2)
+medal-random-choice       control *r_IG*: MEDAL's search and candidates, the winner at random
 ========================= ================================================================
 
 The three controls (issue 30) isolate what the search's parts buy: ``medal-order`` the
 order of writing (L_c commitments one at a time by the confidence score, then phase C),
 ``medal-choice`` choosing among alternatives by r_IG without UCB, ``medal-branching``
 what UCB and c add once the search must leave its first line (C > K2 candidates).
+``medal-random-choice`` (issue 38) isolates the information-gain choice: the same search,
+so the same candidates, as ``medal`` on every problem, and the winner drawn uniformly
+among them from a stream of its own (:func:`random_choice`).
 
 Baselines use the original prompt unless ``decompose`` is set explicitly.
 """
@@ -150,7 +154,9 @@ class GenerationResult:
 #: the controls of issue 30: each a MEDAL run with these settings (from the run's config)
 CONTROLS = {"medal-order": lambda cfg: {"k2": 1, "candidates": 1},
             "medal-choice": lambda cfg: {"selection": "greedy"},
-            "medal-branching": lambda cfg: {"candidates": 2 * cfg.k2}}
+            "medal-branching": lambda cfg: {"candidates": 2 * cfg.k2},
+            # issue 38: MEDAL's settings; only the candidate choice differs (random_choice)
+            "medal-random-choice": lambda cfg: {}}
 MEDAL_STRATEGIES = {"medal", "medal-no-mcts", "medal-no-decomposition", "medal-margin-only",
                     *CONTROLS}
 ALIASES = STRATEGY_ALIASES
@@ -532,6 +538,8 @@ def _medal(run: Run):
         for r in records:
             r["score"] = r["cumulative_ig"] + bonus * bool(r["verified"])
         best = max(range(len(records)), key=lambda i: (records[i]["score"], -i))
+    if run.strategy == "medal-random-choice":
+        best, by_ig = random_choice(len(records), cfg.seed), best
     winner = candidates[best]
     others = [r for i, r in enumerate(records) if i != best]
     if cfg.candidate_choice == "search":
@@ -559,6 +567,11 @@ def _medal(run: Run):
                + ("; the others: " + ", ".join(f"node {r['node']} {r['rollout_ig']:.4f}"
                                                  for r in others)
                   if others else "; it was the only one"))
+    if run.strategy == "medal-random-choice":
+        why = (f"[random-choice control] node {winner.id} was drawn uniformly at random among "
+               f"the {len(records)} candidates (its score {records[best]['score']:.4f}); the "
+               f"rule '{cfg.candidate_choice}' would have chosen node {candidates[by_ig].id} "
+               f"({records[by_ig]['score']:.4f})")
     if forced is not None and forced is not winner:
         # a fork at a node, then decode: phase C starts from the forced node, whatever the
         # search would have chosen
@@ -600,6 +613,14 @@ def _medal(run: Run):
         stats=search_stats)
     result.entropy_rows = state.entropy_rows
     return result
+
+
+def random_choice(n: int, seed: int) -> int:
+    """The ``medal-random-choice`` control's winner: one of ``n`` candidates, uniformly, from
+    a stream seeded by the run's seed alone -- not the run's generator, so the search, its
+    candidates and phase C draw exactly what ``medal``'s do, and only the choice differs."""
+    generator = torch.Generator().manual_seed(seed * 1_000_003 + 38)
+    return int(torch.randint(n, (1,), generator=generator).item())
 
 
 #: answers up to this many slots get every losing candidate completed for display
