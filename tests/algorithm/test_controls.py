@@ -171,3 +171,31 @@ def test_random_choice_is_uniform():
     counts = Counter(random_choice(3, seed) for seed in range(3000))
     assert set(counts) == {0, 1, 2}
     assert all(abs(c - 1000) < 130 for c in counts.values())
+
+
+def test_explore_control_explores_at_the_default_pool(twins, problems):
+    """Issue 38: ``medal-explore`` keeps MEDAL's pool (C = 3) and makes the tree branch
+    (the explore mode: one candidate per parent, c = 1): its C candidates come from C
+    different first commitments where MEDAL's share one."""
+    for p in problems:
+        run, res = _run(twins, "twins", p, "medal-explore")
+        assert run.config.candidates == GenerationConfig().candidates == 3
+        assert (run.config.one_per_parent, run.config.c) == (True, 1.0)
+        st = res.search.stats
+        assert st["candidates"] == 3 and st["distinct_first_commitments"] == 3
+        assert st["branch_expansions"] > 0
+
+
+def test_wide_pool_control_widens_without_exploring(sudoku):
+    """Issue 38: ``medal-wide-pool`` collects C = 2 K2 candidates with greedy selection (no
+    UCB bonus): its first candidates are the choice control's (the best-r_IG line's last
+    expansion, best first), and it leaves that line only once the line is used up -- the
+    pool grows best-first, not by exploration."""
+    for p in SUDOKU.generate(6, seed=77):
+        run, wide = _run(sudoku, "sudoku", p, "medal-wide-pool")
+        assert (run.config.candidates, run.config.selection) == (2 * run.config.k2, "greedy")
+        _, choice = _run(sudoku, "sudoku", p, "medal-choice")
+        first = [c["node"] for c in choice.search.candidates]
+        assert [c["node"] for c in wide.search.candidates][:len(first)] == first
+        assert wide.search.stats["candidates"] == 10
+        assert wide.search.stats["branch_expansions"] > 0   # the line alone holds 5
