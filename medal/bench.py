@@ -578,7 +578,9 @@ def sweep(model, task_name, problems, param: str, values: list, base: Generation
         m = summarise(recs, [strategy])[strategy]
         # per problem (by index), for paired tests between the settings
         m["verified"] = [bool(r["verified"]) for r in sorted(recs, key=lambda r: r["index"])]
-        rows.append({"param": param, "value": v, **m})
+        # every problem's record, so each figure of the row can be recomputed from them
+        # (scripts/records.py keeps them compact in docs/records/)
+        rows.append({"param": param, "value": v, **m, "records": recs})
     return rows
 
 
