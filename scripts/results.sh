@@ -130,6 +130,11 @@ lane_b() {
   # slots, against the mechanism the headline's commitments measure
   bench sudoku $SD/certain.json "$N" --strategies medal --reward ig-certain
   bench sudoku $SD/verifier.json "$N" --strategies medal --reward ig+verifier
+  # its weight (--uncertainty-penalty, 1 above): an exploratory look on the same problems
+  bench sudoku $SD/certain_l2.json "$N" --strategies medal --reward ig-certain \
+      --uncertainty-penalty 2
+  bench sudoku $SD/certain_l4.json "$N" --strategies medal --reward ig-certain \
+      --uncertainty-penalty 4
   bench sudoku $SD/sweeps.json "$M" --strategies medal \
       --sweep lc=1,2,4,6 --sweep k2=1,3,5,10 --sweep max_iterations=1,2,4,8,32
   bench sudoku $SD/explore.json "$N" --strategies medal --search explore

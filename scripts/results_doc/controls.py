@@ -173,6 +173,9 @@ def controls_prose(found: dict) -> list[str]:
             (("medal-branching", "medal-wide-pool"), "not reproduced",
              "At the wide pool, UCB's exploration changes nothing significant against "
              "best-first on "),
+            (("medal-branching", "medal-wide-pool"), "untested",
+             "At the wide pool, UCB's search and best-first made the same choices on every "
+             "problem on "),
             (("medal", "medal-random-choice"), "reproduced",
              "r_IG chooses significantly better than a random pick of the same candidates on "),
             (("medal", "medal-random-choice"), "reversed",

@@ -35,8 +35,11 @@ def mechanism_section(results: Path, docs: dict) -> list[str]:
     sd = docs.get("sudoku")
     certain = load(results / "sudoku" / "certain.json")
     rows = []
+    heavier = [(f"medal, `--reward ig-certain --uncertainty-penalty {w}` (*beyond*)",
+                load(results / "sudoku" / f"certain_l{w}.json"), "medal") for w in (2, 4)]
     for label, doc, s in ([(s, sd, s) for s in ROWS]
-                          + [("medal, `--reward ig-certain` (*beyond*)", certain, "medal")]):
+                          + [("medal, `--reward ig-certain` (*beyond*)", certain, "medal")]
+                          + heavier):
         m = (doc or {}).get("summary", {}).get(s)
         mech = (m or {}).get("commitments")
         if not mech:
@@ -97,5 +100,18 @@ def mechanism_section(results: Path, docs: dict) -> list[str]:
             g = got["greedy"][0]
             wg, lg, pg = mcnemar(verdicts(certain, "medal"), verdicts(sd, "greedy"))
             parts.append(f"Against greedy ({pct(g['accuracy'])}): +{wg}/−{lg}, {_p(pg)}.")
+        more = []
+        for label, doc, _ in heavier:
+            if label in got:
+                w2, l2, p2 = mcnemar(verdicts(doc, "medal"), verdicts(sd, "medal"))
+                wg2, lg2, pg2 = mcnemar(verdicts(doc, "medal"), verdicts(sd, "greedy"))
+                more.append(f"weight {label.split('penalty ')[1].split('`')[0]}: "
+                            f"{pct(got[label][0]['accuracy'])}, a wrong digit on "
+                            f"{got[label][1]['problems_with_a_wrong_commitment']} problems, "
+                            f"+{w2}/−{l2} against MEDAL ({_p(p2)}), +{wg2}/−{lg2} against "
+                            f"greedy ({_p(pg2)})")
+        if more:
+            parts.append("A heavier penalty (an exploratory look on the same problems, so "
+                         "not a confirmed choice of weight): " + "; ".join(more) + ".")
     out.append(" ".join(parts))
     return out
