@@ -103,8 +103,32 @@ def controls_section(results: Path, docs: dict) -> list[str]:
         out.append(f"| {label} (`{a}` vs `{b}`) | " + " | ".join(cells) + " | "
                    + combine(vs) + " |")
     out += ["", "(\"reproduced\" here means: the first is significantly better, as the part "
-            "it adds would have it.)", "", *controls_prose(found)]
+            "it adds would have it.)", "", *headroom_prose(cols), *controls_prose(found)]
     return out
+
+
+def headroom_prose(cols: dict) -> list[str]:
+    """The headroom before the verdicts: how often some candidate of MEDAL's (and of the
+    exploring controls') is right, against greedy, and what a random pick of them scores."""
+    parts = []
+    for col, doc in cols.items():
+        summ = (doc or {}).get("summary", {})
+        if "greedy" not in summ or summ.get("medal", {}).get("oracle_accuracy") is None:
+            continue
+        cells = [f"MEDAL's {pct(summ['medal']['oracle_accuracy'])} (a random pick "
+                 f"{pct(summ['medal']['random_choice_accuracy'])}, r_IG's pick "
+                 f"{pct(summ['medal']['accuracy'])})"]
+        for s in ("medal-explore", "medal-branching"):
+            if summ.get(s, {}).get("oracle_accuracy") is not None:
+                cells.append(f"{s}'s {pct(summ[s]['oracle_accuracy'])} (its pick "
+                             f"{pct(summ[s]['accuracy'])})")
+        parts.append(f"{col}: greedy {pct(summ['greedy']['accuracy'])}; some candidate right "
+                     + ", ".join(cells))
+    if not parts:
+        return []
+    return ["The headroom before the verdicts — how often one of a search's candidates is "
+            "right (an oracle: the task's verifier choosing), against greedy: "
+            + "; ".join(parts) + ".", ""]
 
 
 def controls_prose(found: dict) -> list[str]:
