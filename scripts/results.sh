@@ -135,6 +135,11 @@ lane_b() {
       --uncertainty-penalty 2
   bench sudoku $SD/certain_l4.json "$N" --strategies medal --reward ig-certain \
       --uncertainty-penalty 4
+  # the weight that look chose (4), confirmed on problems it never saw (seed SEED + 1),
+  # paired against MEDAL: the test written down (git history) before it ran
+  SEED=$((SEED + 1)) bench sudoku $SD/confirm.json "$N" --strategies greedy,medal,medal-order
+  SEED=$((SEED + 1)) bench sudoku $SD/confirm_certain.json "$N" --strategies medal \
+      --reward ig-certain --uncertainty-penalty 4
   bench sudoku $SD/sweeps.json "$M" --strategies medal \
       --sweep lc=1,2,4,6 --sweep k2=1,3,5,10 --sweep max_iterations=1,2,4,8,32
   bench sudoku $SD/explore.json "$N" --strategies medal --search explore
