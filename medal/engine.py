@@ -16,7 +16,7 @@ entropy                   Dream's entropy order
 margin                    Dream's top-2 margin order
 eb                        entropy-bounded sampler (adaptive slots per step)
 bst5                      Best-of-N (N = samples) sampled decodes, majority vote on answers
-threshold                 Fast-dLLM's parallel decoding: every slot of p > threshold a step
+threshold                 Fast-dLLM's parallel decoding: every slot of p >= threshold a step
 info-gain                 Info-Gain sampler (Yang et al., ICML 2026): one-step lookahead
 medal-order               control *order*: MEDAL's slot schedule, no alternatives (K2=1, C=1)
 medal-choice              control *choice*: the search's candidates, no UCB (selection greedy)
