@@ -542,6 +542,7 @@ def load_native(directory: Path, family: str, device: torch.device, dtype: torch
     wrong shape, are an error that names them."""
     from safetensors import safe_open
 
+    from .hf.checkpoint import read_safetensors_header
     directory = Path(directory)
     if config is None:
         config = json.loads((directory / "config.json").read_text())
@@ -554,6 +555,7 @@ def load_native(directory: Path, family: str, device: torch.device, dtype: torch
     ignored = {checkpoint_name(family, "lm_head.weight")} if cfg.tied_output else set()
     state, unexpected = {}, []
     for path in weight_files(directory):
+        read_safetensors_header(path)   # a damaged file: one line naming it and the fix
         with safe_open(str(path), framework="pt", device=str(device)) as f:
             for key in f.keys():
                 if key in wanted:
