@@ -601,6 +601,11 @@ class BlockKVCache:
       the block alone. The later blocks' logits are the refresh's (stale) ones.
     * ``refresh = "step"``: every forward refreshes first (no saving; the exactness
       check: its logits equal the uncached forward's).
+    * ``fresh_after`` (dual mode; MEDAL's search sets it while it runs): a cached forward
+      computes the block and what follows it, attending to the cached prefix only, as in
+      prefix mode. The search's reward reads every masked slot's entropy, and the dual
+      cache's later blocks are the refresh's: the same for every node of the block, so
+      r_IG lost what a commitment does to them (measured: docs/SPEED.md).
 
     The cache holds one prefix (and suffix), for one batch row shared by every row of a
     forward; a batch whose rows differ before the block (or after it, in dual mode), or
@@ -615,6 +620,7 @@ class BlockKVCache:
             raise ValueError(f"kv cache mode must be one of {KV_CACHE_MODES}, got {mode!r}")
         self.mode, self.block_length, self.prompt_length = mode, block_length, prompt_length
         self.refresh = refresh
+        self.fresh_after = False
         self.key = None        # (block, prefix tokens[, suffix tokens]) the cache was made for
         self.kv = None         # per layer ((k, v) before, (k, v) after)
         self.stale_logits = None  # dual: the refresh's logits of the answer rows
@@ -650,7 +656,7 @@ class BlockKVCache:
             return None
         key = (start, first[0, :lo].tolist(),
                first[0, end:].tolist() if self.mode == "dual" else None)
-        tail = ids.shape[1] if self.mode == "prefix" else end
+        tail = ids.shape[1] if self.mode == "prefix" or self.fresh_after else end
         return CachePlan(lo, end, tail, key, self.refresh == "step" or key != self.key)
 
 
@@ -760,9 +766,10 @@ def cached_logits(net: "NativeLM", items: list[tuple[torch.Tensor, "BlockKVCache
         def stacked(layer: int, side: int, which: int) -> torch.Tensor | None:
             # one layer's cached keys (which=0) or values (1), before (side=0) or after
             # (1) the span, each forward's repeated for its rows (expand: a no-op for a
-            # forward of as many rows as its cache)
+            # forward of as many rows as its cache); none after a span that runs to the
+            # end (prefix mode, or a dual cache's fresh_after forward)
             parts = [c[layer][side][which] for c in caches]
-            if parts[0] is None:
+            if parts[0] is None or (side == 1 and tail == T):
                 return None
             return joined([t.expand(B, -1, -1, -1) for t, B in zip(parts, sizes)])
 
