@@ -63,8 +63,9 @@ does not:
   to 100% on Twins and from 14% to 25% on Countdown, and changes nothing on Sudoku.
 * ``threshold`` (default 0.9, Fast-dLLM's): the ``threshold`` strategy commits, each step,
   every eligible slot (the current semi-autoregressive block: ``block_length``) whose
-  proposed token's probability exceeds it, and at least the most confident one (Fast-dLLM,
-  Wu et al. 2025, "confidence-aware parallel decoding"); ``steps`` does not apply.
+  proposed token's probability reaches it (``>=``, as Fast-dLLM's samplers), and at least
+  the most confident one (Fast-dLLM, Wu et al. 2025, "confidence-aware parallel
+  decoding"); ``steps`` does not apply.
   ``threshold_phase_c`` goes BEYOND the paper (off by default, labelled): MEDAL's phase C
   commits by the same rule (every slot above the threshold, at least its best-scored one)
   instead of its step schedule. Measured in docs/SPEED.md.
@@ -356,10 +357,10 @@ class GenerationConfig:
     threshold: float = setting(0.9, "Confidence threshold (Fast-dLLM)",
                                "Fast-dLLM's confidence threshold: the threshold strategy (and "
                                "phase C with threshold phase C) commits every slot of the "
-                               "current block whose token probability exceeds it, at least one "
-                               "a step (block length: the block length setting); also the "
-                               "info-gain strategy's bypass", group="decoding", low=0, high=1,
-                               step=0.05)
+                               "current block whose token probability reaches it (>=, as "
+                               "Fast-dLLM), at least one a step (block length: the block "
+                               "length setting); also the info-gain strategy's bypass",
+                               group="decoding", low=0, high=1, step=0.05)
     threshold_phase_c: bool = setting(False, "Threshold phase C (beyond the paper)",
                                       "BEYOND the paper: MEDAL's phase C commits by the "
                                       "confidence-threshold rule instead of its step schedule "

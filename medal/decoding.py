@@ -190,11 +190,16 @@ def threshold_pick(priority: torch.Tensor, p_tok: torch.Tensor, candidates: torc
                    threshold: float) -> torch.Tensor:
     """Fast-dLLM's confidence-threshold rule (Wu et al. 2025, "Fast-dLLM", parallel
     decoding): of the eligible ``candidates``, every slot whose proposed token has
-    probability ``p_tok`` > ``threshold``, and always the slot of highest ``priority``
+    probability ``p_tok`` >= ``threshold``, and always the slot of highest ``priority``
     (at least one a step). A slot whose priority is -inf (an end token deferred by
-    ``confidence_eos_eot_inf``) joins only as that one."""
+    ``confidence_eos_eot_inf``) joins only as that one.
+
+    ``>=``, as Fast-dLLM's samplers in dllm (``confidence >= threshold``): a slot whose
+    probability equals the threshold is committed, and at threshold 1.0 every slot whose
+    probability rounds to 1.0 in float32 is (so threshold 1 is one slot a step only where
+    no probability rounds to 1)."""
     best = candidates[torch.argmax(priority[candidates])]
-    above = candidates[(p_tok[candidates] > threshold) & torch.isfinite(priority[candidates])]
+    above = candidates[(p_tok[candidates] >= threshold) & torch.isfinite(priority[candidates])]
     return torch.unique(torch.cat([above, best.view(1)]))
 
 

@@ -16,7 +16,7 @@ entropy                   Dream's entropy order
 margin                    Dream's top-2 margin order
 eb                        entropy-bounded sampler (adaptive slots per step)
 bst5                      Best-of-N (N = samples) sampled decodes, majority vote on answers
-threshold                 Fast-dLLM's parallel decoding: every slot of p > threshold a step
+threshold                 Fast-dLLM's parallel decoding: every slot of p >= threshold a step
 info-gain                 Info-Gain sampler (Yang et al., ICML 2026): one-step lookahead
 medal-order               control *order*: MEDAL's slot schedule, no alternatives (K2=1, C=1)
 medal-choice              control *choice*: the search's candidates, no UCB (selection greedy)
@@ -504,6 +504,11 @@ def _medal(run: Run):
     cfg = run.config
     t_search = run.elapsed()
     model_before = run.runner.model_seconds
+    # the search's r_IG reads every masked slot: with the dual KV cache its forwards
+    # compute the later blocks too (BlockKVCache.fresh_after; docs/SPEED.md)
+    kv_cache = run.runner.kv_cache
+    if kv_cache is not None:
+        kv_cache.fresh_after = True
     yield from run.runner.prepare(run.runner.initial_answer()[None])  # the root's forward (lock-step)
     mcts = MCTS(run.runner, cfg, run.generator, verifier=run.verifier())
     run.mcts = mcts
@@ -515,6 +520,8 @@ def _medal(run: Run):
     forced = None
     if run.fork_spec is not None and run.fork_spec.node is not None:
         forced = yield from _fork_at_node(run.fork_spec, mcts)   # the search may go on
+    if kv_cache is not None:
+        kv_cache.fresh_after = False
     search_seconds = run.elapsed() - t_search
     search_model_seconds = run.runner.model_seconds - model_before
     search_forwards = run.runner.forwards

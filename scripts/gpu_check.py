@@ -16,8 +16,10 @@ peak GPU memory against the memory guard's estimate
 dispatched, the same forward as a CUDA graph). Random weights give the real time and memory of a
 forward, not real answers: their confidences are low, so the threshold rule commits about
 one slot a step and TPF near 1 is what random weights give, not what a trained model
-gives. Planned to finish in under 8 minutes on one H100 (``--budget-seconds`` skips
-what would not fit). The test suite dry-runs it on the CPU with the tiny configs
+gives. Every part -- each model's build and forward timing, each run, ``--floor`` at each
+width, each ``--lock-step`` check (and its lock-step half), ``--builtin-lock-step`` at each
+width (run first) -- starts only if the time used plus a guess of its own fits
+``--budget-seconds`` (:class:`Budget`); what does not is recorded as skipped, saying why. The test suite dry-runs it on the CPU with the tiny configs
 (``--config``, short answers). Needs only torch, transformers, safetensors and tokenizers
 (no streamlit or plotly on its path).
 
@@ -220,11 +222,42 @@ def log(*parts) -> None:
     print(*parts, file=sys.stderr, flush=True)
 
 
+def now() -> float:
+    """The check's clock (a function of its own, so that the tests can run it on a made-up
+    clock)."""
+    return time.perf_counter()
+
+
+class Budget:
+    """``--budget-seconds``: every part of the check (a model's build and forward timing,
+    each run, the floor at each width, each lock-step check, each width of the built-in
+    lock-step) starts only if the time used plus a guess of its own time fits; what does
+    not fit is recorded as skipped, with the figures of the guess."""
+
+    def __init__(self, seconds: float):
+        self.seconds, self.start = seconds, now()
+
+    def elapsed(self) -> float:
+        return now() - self.start
+
+    def left(self) -> float:
+        return self.seconds - self.elapsed()
+
+    def skip(self, guess: float) -> dict | None:
+        """None when a part guessed to take ``guess`` seconds fits; else the entry that
+        says it was skipped and why."""
+        elapsed = self.elapsed()
+        if elapsed + guess <= self.seconds:
+            return None
+        return {"skipped": f"would pass the budget ({elapsed:.0f} s + about {guess:.0f} s "
+                           f"of {self.seconds:.0f})"}
+
+
 def random_check(args) -> dict:
     """Issue 29's GPU check on full-size random weights: one dict, see the docstring."""
     from medal.engine import Run
     from medal.models.hf import choose_device, memory_needed
-    started = time.perf_counter()
+    budget = Budget(args.budget_seconds)
     device = choose_device(args.device)
     dtype = {"auto": torch.bfloat16, "bf16": torch.bfloat16, "bfloat16": torch.bfloat16,
              "float32": torch.float32, "fp32": torch.float32}[args.dtype]
@@ -240,7 +273,11 @@ def random_check(args) -> dict:
                       "answers, confidences and so TPF are not a trained model's",
            "kv_cache": "Fast-dLLM's block cache (approximate): runs named +kv_prefix / "
                        "+kv_dual; their answers may differ from the exact runs'",
-           "models": {}}
+           "budget_seconds": args.budget_seconds, "models": {}}
+    if args.builtin_lock_step:
+        # first: the lock-step target is the check's main question, and the cheapest part
+        out["builtin_lock_step"] = guarded(lambda: builtin_lock_step(
+            args.builtin_lock_step, device, args.builtin_problems, budget))
     task = get_task("countdown")
     problem = task.generate(1, seed=10_000)[0]
     for spec in args.random or []:
@@ -250,9 +287,10 @@ def random_check(args) -> dict:
                              f"got {spec!r}")
         path = Path(path) if path else REAL_MODELS / family / "config.full-size.json"
         fig = out["models"][family] = {"config": str(path)}
-        elapsed = time.perf_counter() - started
-        if elapsed > args.budget_seconds:
-            fig["skipped"] = f"over the budget ({elapsed:.0f} s of {args.budget_seconds:.0f})"
+        # the build (H100, full size: 0.3-4.8 s) and the forward timing at batch 1 and 5
+        skipped = budget.skip(BUILD_GUESS_SECONDS + 2 * (args.seconds + 1))
+        if skipped:
+            fig.update(skipped)
             continue
         t0 = time.perf_counter()
         model = build_random(family, path, device, dtype)
@@ -284,16 +322,15 @@ def random_check(args) -> dict:
             tokens=len(prompt_ids) + L, answer=L, vocab=model.vocab_size,
             hidden=shape["hidden"], intermediate=shape["intermediate"])
         runs = fig["runs"] = {}
-        peak_extra = 0
+        peak_extra, measured_by = 0, None
         for label, strategy, extra, kv in RANDOM_RUNS:
             if args.only and label not in args.only:
                 continue
             # a run's forwards at most: one a slot (greedy), K2-wide search steps besides
             guess = (L + used["lc"] * 2) * fig["forward_ms_batch5"] / 1000
-            elapsed = time.perf_counter() - started
-            if elapsed + guess > args.budget_seconds:
-                runs[label] = {"skipped": f"would pass the budget ({elapsed:.0f} s + about "
-                                          f"{guess:.0f} s of {args.budget_seconds:.0f})"}
+            skipped = budget.skip(guess)
+            if skipped:
+                runs[label] = skipped
                 continue
             config = GenerationConfig(**used, max_iterations=args.max_iterations, seed=0,
                                       **extra)
@@ -302,6 +339,7 @@ def random_check(args) -> dict:
                 res = Run(model, task="countdown", problem=problem, strategy=strategy,
                           config=config).finish()
             model.set_kv_cache(None)
+            measured_by = mem.how
             if mem.extra is not None:
                 peak_extra = max(peak_extra, mem.extra)
             runs[label] = {"seconds": res.seconds, "model_seconds": res.model_seconds,
@@ -313,7 +351,7 @@ def random_check(args) -> dict:
             log(f"{family} {label}: {res.seconds:.1f} s, {res.forwards} calls, "
                 f"{res.sequence_forwards} sequences, TPF {res.tpf or 0:.2f}")
         fig["peak_bytes"] = weights + peak_extra
-        fig["peak_measured_by"] = mem.how if runs else None
+        fig["peak_measured_by"] = measured_by
         greedy = runs.get("greedy", {}).get("seconds")
         if greedy:
             for label in runs:
@@ -321,25 +359,37 @@ def random_check(args) -> dict:
                     runs[label]["x_greedy_wall_time"] = runs[label]["seconds"] / greedy
         if args.floor:
             fig["floor"] = guarded(lambda: floor_check(
-                model, len(prompt_ids), L, used["block_length"], args.floor, args.floor_seconds))
+                model, len(prompt_ids), L, used["block_length"], args.floor, args.floor_seconds,
+                budget))
         if args.lock_step > 1:
             for strategy in args.lock_step_strategies:
                 for kv in args.lock_step_kv:
                     label = "lock_step" + ("" if strategy == "medal" else f"+{strategy}") + (
                         "" if kv == "off" else f"+kv_{kv}")
-                    fig[label] = guarded(lambda: lock_step_check(
+                    # one at a time and in lock-step: at most twice the runs one at a time,
+                    # a run guessed from this model's measured run of the strategy, else
+                    # from its forwards
+                    run = next((r for k, r in runs.items() if r.get("seconds") and k ==
+                                strategy + ("" if kv == "off" else f"+kv_{kv}")),
+                               runs.get(strategy) or {})
+                    one = run.get("seconds") or (L + used["lc"] * 2) * fig[
+                        "forward_ms_batch5"] / 1000
+                    skipped = budget.skip(2 * args.lock_step * one)
+                    fig[label] = skipped or guarded(lambda: lock_step_check(
                         model, task, GenerationConfig(**used, max_iterations=args.max_iterations,
                                                       seed=0),
-                        args.lock_step, args.budget_seconds - (time.perf_counter() - started),
-                        strategy=strategy, kv=None if kv == "off" else kv))
+                        args.lock_step, budget, strategy=strategy,
+                        kv=None if kv == "off" else kv))
         del model
         if device.type == "cuda":
             torch.cuda.empty_cache()
-    if args.builtin_lock_step:
-        out["builtin_lock_step"] = guarded(lambda: builtin_lock_step(
-            args.builtin_lock_step, device, args.builtin_problems))
-    out["wall_seconds"] = time.perf_counter() - started
+    out["wall_seconds"] = budget.elapsed()
     return out
+
+
+#: --budget-seconds: the guess of a full-size model's build on the device (measured on an
+#: H100: LLaDA-8B 4.8 s, Dream-7B 0.3 s)
+BUILD_GUESS_SECONDS = 15.0
 
 
 def guarded(fn) -> dict:
@@ -352,14 +402,15 @@ def guarded(fn) -> dict:
         return {"error": f"{type(exc).__name__}: {exc}"}
 
 
-def lock_step_check(model, task, config: GenerationConfig, width: int, seconds_left: float,
+def lock_step_check(model, task, config: GenerationConfig, width: int, budget: Budget,
                     strategy: str = "medal", kv: str | None = None) -> dict:
     """``strategy`` (MEDAL) on ``width`` problems whose prompts have the same length
     (lock-step joins equal-length forwards only), one at a time and then in lock-step,
     with Fast-dLLM's KV cache ``kv`` (each run its own; the cached spans of the runs in
     one block share a call): the wall time of each, the model calls, and whether the
     answers agree (on a GPU a row's last bit may depend on the batch, docs/SPEED.md, so
-    they may not)."""
+    they may not). The lock-step half runs only if the budget has room for as long as the
+    runs one at a time took."""
     from medal.bench import LockStep
     from medal.engine import Run
 
@@ -376,22 +427,25 @@ def lock_step_check(model, task, config: GenerationConfig, width: int, seconds_l
            next(n for n, ps in by_length.items() if ps[:width] == problems)}
     rows = {}
     for mode, w in (("one_at_a_time", 1), ("lock_step", len(problems))):
+        if rows:
+            skipped = budget.skip(rows["one_at_a_time"]["wall_seconds"])
+            if skipped:
+                out["lock_step"] = skipped
+                break
         stepper = LockStep(w)
         model.set_kv_cache(kv)
-        t0 = time.perf_counter()
+        t0 = now()
         try:
             done = list(stepper.run(runs(problems)))
         finally:
             model.set_kv_cache(None)
-        wall = time.perf_counter() - t0
+        wall = now() - t0
         rows[mode] = {"wall_seconds": wall, "runs_per_second": len(done) / wall,
                       "model_calls": stepper.model_calls, "sequences": stepper.sequences,
                       "answers": sorted(r.result.text for r in done)}
         log(f"lock-step check, {mode}: {len(done)} {strategy} runs (kv cache {kv or 'off'}) "
             f"in {wall:.1f} s, "
             f"{stepper.model_calls} model calls")
-        if wall * 2 > seconds_left:
-            break
     out.update(rows)
     if "lock_step" in rows:
         out["speedup"] = rows["one_at_a_time"]["wall_seconds"] / rows["lock_step"]["wall_seconds"]
@@ -459,13 +513,15 @@ def graph_replay(fn, device: torch.device, seconds: float) -> dict:
 
 
 def floor_check(model, prompt_tokens: int, L: int, block: int, widths: list[int],
-                seconds: float) -> dict:
+                seconds: float, budget: Budget | None = None) -> dict:
     """The per-call floor (docs/SPEED.md, "Lock-step with the KV cache"): the network's
     forward of the whole sequence (uncached) and of one block attending to a dual cache of
     the rest (what a cached decode step computes), at each batch width: ms a call, the
     host's ms to issue it, the operations it dispatches, and the same forward replayed
     as a CUDA graph. Where ms equals host ms and the graph's replay is much faster, the
-    call is bound by the host, and lock-step (more rows a call) or CUDA graphs pay."""
+    call is bound by the host, and lock-step (more rows a call) or CUDA graphs pay.
+    ``budget``: each width runs only if its guess fits (two calls, each timed for about
+    ``seconds`` eager and ``seconds`` as a graph, and a few more to warm up and count)."""
     net, device = model.net, model.device
     T = prompt_tokens + L
     g = torch.Generator().manual_seed(0)
@@ -481,6 +537,10 @@ def floor_check(model, prompt_tokens: int, L: int, block: int, widths: list[int]
         cache = [((k[:, :, :lo], v[:, :, :lo]), (k[:, :, hi:], v[:, :, hi:])) for k, v in keep]
         del keep
         for w in widths:
+            skipped = budget and budget.skip(2 * (2 * seconds + 1))
+            if skipped:
+                out["widths"][str(w)] = skipped
+                continue
             kv = [tuple((k.expand(w, -1, -1, -1).contiguous(),
                          v.expand(w, -1, -1, -1).contiguous()) for k, v in layer)
                   for layer in cache]
@@ -501,39 +561,54 @@ def floor_check(model, prompt_tokens: int, L: int, block: int, widths: list[int]
     return out
 
 
-def builtin_lock_step(widths: list[int], device: torch.device, n_problems: int) -> dict:
+def builtin_lock_step(widths: list[int], device: torch.device, n_problems: int,
+                      budget: Budget | None = None) -> dict:
     """`medal bench --device DEVICE --lock-step W` on the built-in models (medal and
     greedy on held-out problems) at each width: runs per second, model calls, and whether
-    the records equal width 1's (answers and forwards)."""
+    the records equal width 1's (answers and forwards). ``budget``: a task starts only if
+    its warm-up fits (guessed: 5 s), and each width only if the width before it (the first:
+    the warm-up's time a run, at the widest width, times the runs, times 2) fits."""
     from medal.bench import bench
     out = {}
     for task_name in ("countdown", "sudoku"):
+        skipped = budget and budget.skip(5.0)
+        if skipped:
+            out[task_name] = skipped
+            continue
         model = load_model(f"builtin:{task_name}", device=device.type)
         problems = get_task(task_name).generate(n_problems, seed=10_000)
         config = GenerationConfig(seed=0)
+        t0 = time.perf_counter()
         bench(model, task_name, problems[:2], ["medal", "greedy"], config, progress=False,
               lock_step=max(widths))      # warm-up: imports, kernels, the allocator
+        guess = (time.perf_counter() - t0) / 4 * 2 * n_problems * 2
         rows, first = {}, None
         # each width with the joint call's logits scored together (the default off the
         # CPU), and the widest also with each run scoring its own rows, for comparison
         plan = [(w, None) for w in widths] + [(max(widths), False)]
         for w, joint in plan:
+            label = str(w) if joint is None else f"{w}, scored per run"
+            skipped = budget and budget.skip(guess)
+            if skipped:
+                rows[label] = skipped
+                continue
             speed = {}
             records = bench(model, task_name, problems, ["medal", "greedy"], config,
                             progress=False, lock_step=w, throughput=speed,
                             joint_scoring=joint)
             key = [(r["text"], r["forwards"]) for r in records]
             first = first if first is not None else key
-            label = str(w) if joint is None else f"{w}, scored per run"
+            guess = speed["wall_seconds"]     # the next widths are no slower
             rows[label] = {**speed, "same_records_as_first": key == first,
                            "accuracy": sum(bool(r["verified"]) for r in records) / len(records),
                            "model_seconds": sum(r["model_seconds"] for r in records)}
             log(f"builtin {task_name} on {device}, lock-step {label}: {len(records)} runs in "
                 f"{speed['wall_seconds']:.2f} s ({len(records) / speed['wall_seconds']:.1f}/s), "
                 f"model calls and scoring {rows[label]['model_seconds']:.2f} s")
-        base = rows[str(widths[0])]["wall_seconds"]
+        base = rows[str(widths[0])].get("wall_seconds")
         for row in rows.values():
-            row["speedup_vs_first"] = base / row["wall_seconds"]
+            if base and "wall_seconds" in row:
+                row["speedup_vs_first"] = base / row["wall_seconds"]
         out[task_name] = {"device": str(device), "problems": n_problems, "widths": rows}
     return out
 

@@ -758,6 +758,7 @@ def load_native(directory: Path, family: str, device: torch.device, dtype: torch
     wrong shape, are an error that names them."""
     from safetensors import safe_open
 
+    from .hf.checkpoint import read_safetensors_header
     directory = Path(directory)
     if config is None:
         config = json.loads((directory / "config.json").read_text())
@@ -770,6 +771,7 @@ def load_native(directory: Path, family: str, device: torch.device, dtype: torch
     ignored = {checkpoint_name(family, "lm_head.weight")} if cfg.tied_output else set()
     state, unexpected = {}, []
     for path in weight_files(directory):
+        read_safetensors_header(path)   # a damaged file: one line naming it and the fix
         with safe_open(str(path), framework="pt", device=str(device)) as f:
             for key in f.keys():
                 if key in wanted:
@@ -815,6 +817,11 @@ class BlockKVCache:
       the block alone. The later blocks' logits are the refresh's (stale) ones.
     * ``refresh = "step"``: every forward refreshes first (no saving; the exactness
       check: its logits equal the uncached forward's).
+    * ``fresh_after`` (dual mode; MEDAL's search sets it while it runs): a cached forward
+      computes the block and what follows it, attending to the cached prefix only, as in
+      prefix mode. The search's reward reads every masked slot's entropy, and the dual
+      cache's later blocks are the refresh's: the same for every node of the block, so
+      r_IG lost what a commitment does to them (measured: docs/SPEED.md).
 
     The cache holds one prefix (and suffix), for one batch row shared by every row of a
     forward; a batch whose rows differ before the block (or after it, in dual mode), or
@@ -829,6 +836,7 @@ class BlockKVCache:
             raise ValueError(f"kv cache mode must be one of {KV_CACHE_MODES}, got {mode!r}")
         self.mode, self.block_length, self.prompt_length = mode, block_length, prompt_length
         self.refresh = refresh
+        self.fresh_after = False
         self.key = None        # (block, prefix tokens[, suffix tokens]) the cache was made for
         self.kv = None         # per layer ((k, v) before, (k, v) after)
         self.stale_logits = None  # dual: the refresh's logits of the answer rows
@@ -864,7 +872,7 @@ class BlockKVCache:
             return None
         key = (start, first[0, :lo].tolist(),
                first[0, end:].tolist() if self.mode == "dual" else None)
-        tail = ids.shape[1] if self.mode == "prefix" else end
+        tail = ids.shape[1] if self.mode == "prefix" or self.fresh_after else end
         return CachePlan(lo, end, tail, key, self.refresh == "step" or key != self.key)
 
 
@@ -890,7 +898,17 @@ def cached_logits(net: "NativeLM", items: list[tuple[torch.Tensor, "BlockKVCache
     independently (tests/networks/test_kv_cache.py checks it on the CPU). Returns the
     answer-row logits of every forward's rows, in the order given (one tensor, written
     in place: no copy of a vocabulary-wide tensor per forward), and the token positions
-    the network processed for each. A run alone is one item: the same code."""
+    the network processed for each. A run alone is one item: the same code.
+
+    A refresh's logits are its own for the rows it computed, as Fast-dLLM's samplers use
+    the refreshing forward's logits for the step that refreshes (``logits_full``): the
+    first row of a forward (its cache is made from it), every row when refreshed every
+    step. Only a forward's other rows (MEDAL's children, which differ inside the block)
+    go through the span against the new cache. So refreshed every step is the uncached
+    forward itself, to the bit (the span recomputed against a fresh cache equals it only
+    to rounding: the CPU attention kernel blocks its queries by 32, and a span of 33
+    positions -- Dream's first block of 32 slots in prefix mode -- puts its last query
+    alone in a block, which takes another product path; docs/SPEED.md)."""
     T = items[0][0].shape[1]
     starts = [0]
     for ids, _ in items:
@@ -898,15 +916,19 @@ def cached_logits(net: "NativeLM", items: list[tuple[torch.Tensor, "BlockKVCache
     result: torch.Tensor | None = None   # [all rows, rows, V], made at the first output
     passes = [0] * len(items)
 
-    def put(i: int, rows_out: torch.Tensor, lo: int = 0, hi: int | None = None) -> None:
-        # item i's rows of the result, answer rows [lo, hi); broadcast over its rows
+    def put(i: int, rows_out: torch.Tensor, lo: int = 0, hi: int | None = None,
+            first: int = 0, last: int | None = None) -> None:
+        # item i's rows [first, last) of the result, answer rows [lo, hi); broadcast
+        # over those rows
         nonlocal result
         if result is None:
             result = rows_out.new_empty((starts[-1],) + tuple(rows_out.shape[1:]))
-        result[starts[i]:starts[i + 1], lo:hi] = rows_out
+        end = starts[i + 1] if last is None else starts[i] + last
+        result[starts[i] + first:end, lo:hi] = rows_out
 
     plans = [None if cache is None else cache.plan(ids, mask_id, shifted)
              for ids, cache in items]
+    done = [0] * len(items)   # each forward's leading rows whose logits are final (a refresh's)
 
     def joined(tensors: list[torch.Tensor]) -> torch.Tensor:
         return tensors[0] if len(tensors) == 1 else torch.cat(tensors)
@@ -944,37 +966,41 @@ def cached_logits(net: "NativeLM", items: list[tuple[torch.Tensor, "BlockKVCache
             cache.key = plan.key
             cache.refreshes += 1
             passes[i] += src.numel()
+            put(i, full[a:b], last=len(src))     # the refreshed rows: their own logits
+            done[i] = len(src)
             a = b
     groups: dict[tuple, list[int]] = {}
     for i, plan in enumerate(plans):
-        if plan is not None:
+        if plan is not None and done[i] < items[i][0].shape[0]:
             if not plan.refresh:
                 items[i][1].cached_forwards += 1
             groups.setdefault((plan.lo, plan.tail, items[i][1].mode), []).append(i)
     for (lo, tail, _), members in groups.items():
-        sizes = [items[i][0].shape[0] for i in members]
+        sizes = [items[i][0].shape[0] - done[i] for i in members]
         caches = [items[i][1].kv for i in members]
 
         def stacked(layer: int, side: int, which: int) -> torch.Tensor | None:
             # one layer's cached keys (which=0) or values (1), before (side=0) or after
             # (1) the span, each forward's repeated for its rows (expand: a no-op for a
-            # forward of as many rows as its cache)
+            # forward of as many rows as its cache); none after a span that runs to the
+            # end (prefix mode, or a dual cache's fresh_after forward)
             parts = [c[layer][side][which] for c in caches]
-            if parts[0] is None:
+            if parts[0] is None or (side == 1 and tail == T):
                 return None
             return joined([t.expand(B, -1, -1, -1) for t, B in zip(parts, sizes)])
 
         kv = [tuple((stacked(n, side, 0), stacked(n, side, 1)) for side in (0, 1))
               for n in range(len(caches[0]))]
         positions = torch.arange(lo, tail, device=items[members[0]][0].device)[None]
-        out = net.forward_span(joined([items[i][0][:, lo:tail] for i in members]),
+        out = net.forward_span(joined([items[i][0][done[i]:, lo:tail] for i in members]),
                                positions=positions, kv=kv)
         # the answer rows: [T - rows, T) of the sequence; computed: [lo, tail)
         a, b = max(lo, T - rows), tail
         at = 0
         for i, B in zip(members, sizes):
-            put(i, items[i][1].stale_logits)       # the refresh's rows, then the fresh
-            put(i, out[at:at + B, a - lo:b - lo], a - (T - rows), b - (T - rows))
+            d = done[i]      # the refresh's rows, then the fresh
+            put(i, items[i][1].stale_logits, first=d)
+            put(i, out[at:at + B, a - lo:b - lo], a - (T - rows), b - (T - rows), first=d)
             passes[i] += B * (tail - lo)
             at += B
     return result, passes

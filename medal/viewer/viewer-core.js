@@ -451,6 +451,8 @@
     var m = s.meta;
     E.problem.appendChild(h("span", "mv-muted", "  ·  " + (m.strategy || "") + " · " + (m.model || "")
       + (m.lc !== undefined && m.lc !== null ? " · L_c=" + m.lc + ", C=" + m.C + ", c=" + m.c : "")));
+    // a run with Fast-dLLM's KV cache: its logits, and so its answer, were approximate
+    if (m.kv_cache) E.problem.appendChild(h("span", "mv-bad", "  ·  KV cache: " + m.kv_cache + " — APPROXIMATE"));
     E.slider.max = String(n - 1); E.slider.value = String(i);
     E.bar.firstChild.style.width = Math.round(100 * (hd.progress || 0)) + "%";
     E.caption.textContent = "position " + (i + 1) + " of " + n + (s.live && !s.done ? "+" : "") + " · " + hd.caption;

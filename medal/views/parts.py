@@ -455,6 +455,9 @@ def meta(trace: dict, shape: dict | None = None) -> dict:
     model = run_info(trace, "model") or {}
     return {"strategy": run_info(trace, "strategy", ""), "prompt": run_info(trace, "prompt", ""),
             "model": model.get("name", ""), "task": _task_name(trace),
+            # Fast-dLLM's KV cache ("prefix"/"dual"; None: off): the header says the run's
+            # logits were APPROXIMATE
+            "kv_cache": model.get("kv_cache"),
             "config": {k: v for k, v in cfg.items() if not isinstance(v, (dict, list))},
             "lc": cfg.get("lc"), "C": cfg.get("candidates"), "c": cfg.get("c"),
             "edits": sum(len(d.get("edits") or ()) for d in trace.get("decode") or ()),

@@ -29,7 +29,7 @@ def probs(model, answer):
 
 def test_threshold_schedule_by_hand():
     """threshold 0.6, blocks of 3: each step commits the block's slots whose argmax
-    token has p > 0.6, or its single most confident slot when none has."""
+    token has p >= 0.6, or its single most confident slot when none has."""
     model, r, res = run("threshold", threshold=0.6, block_length=3)
     M = model.mask_id
     # the schedule, worked out from the model's formula (p of each slot's argmax token):
@@ -47,7 +47,7 @@ def test_threshold_schedule_by_hand():
         top_p, top_t = p.max(-1)
         assert d["eligible"]["p"] == pytest.approx([float(top_p[s]) for s in d["eligible"]["slots"]],
                                                    abs=1e-5)
-        above = [s for s in d["eligible"]["slots"] if top_p[s] > 0.6]
+        above = [s for s in d["eligible"]["slots"] if top_p[s] >= 0.6]
         best = max(d["eligible"]["slots"], key=lambda s: float(top_p[s]))
         assert d["slots"] == sorted(set(above) | {best})
         assert d["tokens"] == [int(top_t[s]) for s in d["slots"]]
@@ -61,8 +61,9 @@ def test_threshold_schedule_by_hand():
 
 
 def test_threshold_one_is_greedy():
-    """No probability exceeds 1: one slot a step, the most confident -- LLaDA's
-    low-confidence remasking at one slot per step, exactly."""
+    """No probability of this model rounds to 1.0 (threshold 1 commits those, Fast-dLLM's
+    ``>=``: tests/algorithm/test_threshold_rule.py): one slot a step, the most confident
+    -- LLaDA's low-confidence remasking at one slot per step, exactly."""
     _, a, ra = run("threshold", threshold=1.0, block_length=3)
     _, b, rb = run("greedy", block_length=3)
     assert ra.answer_ids == rb.answer_ids and ra.order == rb.order
@@ -77,11 +78,11 @@ def test_threshold_phase_c_is_beyond_the_paper_and_off_by_default():
     _, par, rp = run("medal-no-mcts", threshold_phase_c=True, threshold=0.5)
     assert rp.sequence_forwards < re_.sequence_forwards
     assert max(len(d["slots"]) for d in par.trace["decode"]) > 1
-    # every step: the p > 0.5 slots, and the best-scored one
+    # every step: the p >= 0.5 slots, and the best-scored one
     for d in par.trace["decode"]:
         el = d["eligible"]
         best = el["slots"][max(range(len(el["slots"])), key=lambda i: el["score"][i])]
-        above = {s for s, p in zip(el["slots"], el["p"]) if p > 0.5}
+        above = {s for s, p in zip(el["slots"], el["p"]) if p >= 0.5}
         assert set(d["slots"]) == above | {best}
     # MEDAL with it: the search unchanged, phase C shorter
     _, m0, r0 = run("medal", candidates=2)

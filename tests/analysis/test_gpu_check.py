@@ -138,3 +138,88 @@ def test_compare_cpu_keeps_the_implementation():
     gpu_check.load_on(args, "cpu", loader=lambda spec, **kw: seen.append((spec, kw)))
     assert seen == [("llada:/x", {"trust_remote_code": True, "device": "cpu",
                                   "dtype": "float32", "implementation": "remote"})]
+
+
+def _load_script():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("gpu_check_budget", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+TINY = ["--device", "cpu", "--dtype", "float32", "--gen-length", "4", "--steps", "4",
+        "--block-length", "4", "--lc", "1", "--candidates", "2", "--seconds", "0.01"]
+
+
+def test_a_zero_budget_skips_every_part(tmp_path):
+    """Issue 39 item 6: every part is held to --budget-seconds -- the models, --floor,
+    --lock-step and --builtin-lock-step (the last two ran whatever the budget before). With
+    no budget nothing runs, and the JSON says why for each part."""
+    proc = subprocess.run(
+        [sys.executable, "-c", BLOCKED, "--random", f"llada={REAL / 'llada' / 'config.json'}",
+         *TINY, "--floor", "1,2", "--lock-step", "3", "--builtin-lock-step", "1,3",
+         "--builtin-problems", "2", "--budget-seconds", "0"],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path,
+        env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    figures = json.loads(proc.stdout)
+    assert figures["budget_seconds"] == 0
+    assert figures["models"]["llada"]["skipped"].startswith("would pass the budget")
+    assert set(figures["models"]["llada"]) == {"config", "skipped"}
+    for task in ("countdown", "sudoku"):
+        assert figures["builtin_lock_step"][task]["skipped"].startswith("would pass the budget")
+
+
+def test_each_part_checks_the_budget(monkeypatch, capsys):
+    """On a made-up clock that jumps 1000 s when the model is built (budget 500 s): the
+    model's forward timing, admitted with the build, runs; every run, every --floor width
+    and every --lock-step check after it is skipped, each saying why."""
+    gc = _load_script()
+    clock = [0.0]
+    monkeypatch.setattr(gc, "now", lambda: clock[0])
+    build = gc.build_random
+
+    def slow_build(*args, **kwargs):
+        clock[0] += 1000.0
+        return build(*args, **kwargs)
+    monkeypatch.setattr(gc, "build_random", slow_build)
+    assert gc.main(["--random", f"llada={REAL / 'llada' / 'config.json'}", *TINY,
+                    "--floor", "1,2", "--lock-step", "3", "--lock-step-kv", "off,dual",
+                    "--only", "greedy,medal", "--budget-seconds", "500"]) == 0
+    figures = json.loads(capsys.readouterr().out)
+    llada = figures["models"]["llada"]
+    assert llada["forward_ms_batch1"] > 0
+    skipped = [llada["runs"]["greedy"], llada["runs"]["medal"], llada["floor"]["widths"]["1"],
+               llada["floor"]["widths"]["2"], llada["lock_step"], llada["lock_step+kv_dual"]]
+    assert all(set(p) == {"skipped"} and p["skipped"].startswith("would pass the budget")
+               for p in skipped), skipped
+    assert figures["wall_seconds"] == 1000.0
+
+
+def test_the_lock_step_half_checks_the_budget(monkeypatch):
+    """Inside a --lock-step check: its runs one at a time took (on the made-up clock) more
+    than the budget has left, so the lock-step half is skipped, saying why."""
+    import torch
+    gc = _load_script()
+    clock = [0.0]
+    monkeypatch.setattr(gc, "now", lambda: clock[0])
+    from medal.bench import LockStep
+    original = LockStep.run
+
+    def run(self, runs):
+        clock[0] += 300.0                    # each half "takes" 300 s
+        return original(self, runs)
+    monkeypatch.setattr(LockStep, "run", run)
+    model = gc.build_random("llada", REAL / "llada" / "config.json", torch.device("cpu"),
+                            torch.float32)
+    from medal.config import GenerationConfig
+    from medal.tasks import get_task
+    budget = gc.Budget(500.0)
+    out = gc.lock_step_check(model, get_task("countdown"),
+                             GenerationConfig(gen_length=4, steps=4, block_length=4, lc=1,
+                                              candidates=2, seed=0), 2, budget,
+                             strategy="greedy")
+    assert "one_at_a_time" in out and out["lock_step"]["skipped"].startswith(
+        "would pass the budget (300 s + about")
+    assert "speedup" not in out

@@ -94,6 +94,80 @@ def refuse_pickled_weights(directory: Path, name: str) -> None:
                              "them (e.g. `safetensors.torch.save_file(torch.load(...))`)")
 
 
+#: the first line of a Git-LFS pointer file: what a clone without Git LFS holds in place
+#: of each large file
+LFS_POINTER = b"version https://git-lfs.github.com/spec/"
+#: safetensors' own limit on a header (its Rust reader refuses larger ones)
+MAX_HEADER_BYTES = 100_000_000
+DOWNLOAD_AGAIN = "download it again (e.g. `hf download <hub id> --local-dir DIR`)"
+
+
+def read_safetensors_header(path: Path) -> dict:
+    """The header of one ``.safetensors`` file (its tensors' names, dtypes, shapes and
+    offsets), read and checked without reading the tensors. A damaged file is a
+    :class:`ModelLoadError` of one line naming the file and the fix: a Git-LFS pointer
+    (a clone made without Git LFS: ``git lfs pull``), a file cut short, or bytes that are
+    not a safetensors file (the last two: download it again). Without this check they
+    ended in OverflowError, MemoryError or SafetensorError tracebacks (issue 39)."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            start = fh.read(len(LFS_POINTER))
+            if start == LFS_POINTER:
+                raise ModelLoadError(
+                    f"{path} is a Git-LFS pointer, not weights (the checkpoint was cloned "
+                    f"without Git LFS): run `git lfs pull` in {path.parent}, or download the "
+                    "checkpoint with `hf download <hub id> --local-dir DIR`")
+            if size < 8:
+                raise ModelLoadError(f"{path} is {size} bytes, too short for a safetensors "
+                                     f"file (cut short?): {DOWNLOAD_AGAIN}")
+            n = int.from_bytes(start[:8], "little")
+            if n > MAX_HEADER_BYTES or 8 + n > size:
+                raise ModelLoadError(
+                    f"{path} is not a safetensors file or was cut short (its first 8 bytes "
+                    f"give a {n:,}-byte header; the file has {size:,} bytes): {DOWNLOAD_AGAIN}")
+            fh.seek(8)
+            raw = fh.read(n)
+    except OSError as exc:
+        raise ModelLoadError(f"{path} could not be read ({type(exc).__name__}: {exc}): check "
+                             f"the file's permissions, or {DOWNLOAD_AGAIN}") from exc
+    try:
+        header = json.loads(raw.decode("utf-8"))
+        ends = [int(t["data_offsets"][1]) for k, t in header.items() if k != "__metadata__"]
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+        raise ModelLoadError(f"{path} is not a safetensors file (its header is not a "
+                             f"tensor table: {type(exc).__name__}): {DOWNLOAD_AGAIN}") from None
+    need = 8 + n + max(ends, default=0)
+    if need > size:
+        raise ModelLoadError(f"{path} was cut short: it has {size:,} of the {need:,} bytes its "
+                             f"header lists: {DOWNLOAD_AGAIN}")
+    if need < size:
+        raise ModelLoadError(f"{path} is damaged: {size - need:,} bytes follow its last tensor "
+                             f"({need:,} expected): {DOWNLOAD_AGAIN}")
+    return header
+
+
+def weights_files(directory: Path) -> list[Path]:
+    """The ``.safetensors`` files of a checkpoint folder: the shards its index lists, else
+    every ``*.safetensors`` file."""
+    index = directory / "model.safetensors.index.json"
+    if index.is_file():
+        try:
+            shards = sorted(set(json.loads(index.read_text())["weight_map"].values()))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            shards = []
+        return [directory / s for s in shards if (directory / s).is_file()]
+    return sorted(directory.glob("*.safetensors"))
+
+
+def check_weights_files(directory: Path) -> None:
+    """Every weights file of ``directory`` is a whole safetensors file
+    (:func:`read_safetensors_header`)."""
+    for f in weights_files(directory):
+        read_safetensors_header(f)
+
+
 def check_local_files(directory: Path, name: str) -> None:
     """A local checkpoint directory has a config, complete weights and a tokenizer."""
     if not directory.is_dir():
@@ -116,6 +190,7 @@ def check_local_files(directory: Path, name: str) -> None:
         raise ModelLoadError(f"the checkpoint in {directory} is incomplete: missing "
                              f"{', '.join(missing)}. Download it completely, e.g. "
                              "`hf download <hub id> --local-dir DIR`")
+    check_weights_files(directory)
 
 
 #: the files native loading reads from a hub checkpoint (no *.py, no pickles)

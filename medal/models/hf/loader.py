@@ -107,7 +107,7 @@ def load_adapter(cls: type[HFDiffusionLM], source: ModelSource, *,
         except Exception as exc:   # MemoryError, torch's (CUDA's too), safetensors' ENOMEM
             if not is_out_of_memory(exc):
                 raise
-            raise out_of_memory(source.name, exc, dev) from exc
+            raise out_of_memory(source.name, exc, dev, dt) from exc
         generation = read_json(directory / "generation_config.json", missing_ok=True)
         return cls(net, tokenizer, source, device=dev, dtype=dt,
                    chat_template=chat_template, config=config, implementation="native",
@@ -130,7 +130,7 @@ def load_adapter(cls: type[HFDiffusionLM], source: ModelSource, *,
         except Exception as exc:
             if not is_out_of_memory(exc):
                 raise
-            raise out_of_memory(source.name, exc, dev) from exc
+            raise out_of_memory(source.name, exc, dev, dt) from exc
     generation = getattr(net, "generation_config", None)
     generation = generation.to_dict() if hasattr(generation, "to_dict") else None
     return cls(net, tokenizer, source, device=dev, dtype=dt, chat_template=chat_template,

@@ -1,15 +1,14 @@
 """The memory guard: will a checkpoint fit (parameters from its files), and the messages if not."""
 from __future__ import annotations
 
-import json
 import math
-import struct
 from pathlib import Path
 
 import torch
 
 from ...errors import ModelLoadError
 from ...memory import available_memory
+from .checkpoint import DOWNLOAD_AGAIN, read_safetensors_header
 from .spec import ModelSource
 
 GB = 1e9
@@ -34,17 +33,19 @@ def checkpoint_directory(source: ModelSource) -> Path | None:
 
 
 def count_parameters(directory: Path) -> int | None:
-    """Parameters in the safetensors files of ``directory``, read from their headers only."""
+    """Parameters in the safetensors files of ``directory``, read from their headers only
+    (None without any). A damaged file is a :class:`ModelLoadError` naming it and the fix
+    (:func:`read_safetensors_header`: a Git-LFS pointer, a file cut short, not safetensors)."""
     total = 0
     files = sorted(directory.glob("*.safetensors"))
     for f in files:
+        header = read_safetensors_header(f)
         try:
-            with open(f, "rb") as fh:
-                (n,) = struct.unpack("<Q", fh.read(8))
-                header = json.loads(fh.read(n))
-        except (OSError, ValueError, struct.error):
-            return None
-        total += sum(math.prod(t["shape"]) for k, t in header.items() if k != "__metadata__")
+            total += sum(math.prod(t["shape"]) for k, t in header.items()
+                         if k != "__metadata__")
+        except (TypeError, KeyError) as exc:
+            raise ModelLoadError(f"{f} is not a safetensors file (a tensor without a shape: "
+                                 f"{type(exc).__name__}): {DOWNLOAD_AGAIN}") from None
     return total if files else None
 
 
@@ -89,13 +90,18 @@ def check_memory(source: ModelSource, typical_parameters: float | None, device: 
         raise memory_message(source.name, parameters, dtype, need, free, device)
 
 
-def out_of_memory(name: str, exc: BaseException, device: torch.device) -> ModelLoadError:
+def out_of_memory(name: str, exc: BaseException, device: torch.device,
+                  dtype: torch.dtype | None = None) -> ModelLoadError:
     """A load that the guard let through and that still ran out of memory (another process
-    took memory meanwhile, a limit the guard cannot read, an estimate too low)."""
+    took memory meanwhile, a limit the guard cannot read, an estimate too low). ``dtype``:
+    the weights' (``--dtype bfloat16`` is suggested only for a wider one, or when it is
+    not known)."""
     where = "the GPU" if device.type == "cuda" else "this machine or process"
+    halve = dtype is None or torch.finfo(dtype).bits > 16
     return ModelLoadError(
         f"ran out of memory while loading {name} on {where}",
         fix=("free the GPU, use a larger one, or --device cpu" if device.type == "cuda" else
-             "use a CUDA GPU (--device cuda), --dtype bfloat16 to halve the weights, or "
-             "raise this process's memory limit (ulimit -v, the container's limit)"),
+             "use a CUDA GPU (--device cuda), "
+             + ("--dtype bfloat16 to halve the weights, " if halve else "")
+             + "or raise this process's memory limit (ulimit -v, the container's limit)"),
         details=f"{type(exc).__name__}: {str(exc)[:300]}")

@@ -61,7 +61,9 @@ def from_pretrained(auto_class, source: ModelSource, *, needs_remote_code: bool,
         if is_out_of_memory(exc):                     # torch.cuda.OutOfMemoryError included
             device = torch.device("cuda" if isinstance(exc, torch.cuda.OutOfMemoryError)
                                   else "cpu")
-            raise out_of_memory(source.name, exc, device) from exc
+            dtype = kwargs.get("dtype", kwargs.get("torch_dtype"))
+            raise out_of_memory(source.name, exc, device,
+                                dtype if isinstance(dtype, torch.dtype) else None) from exc
         text = str(exc)
         if "trust_remote_code" in text:
             raise remote_code_refusal(source, lead="custom code that transformers would "
