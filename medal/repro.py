@@ -7,7 +7,10 @@ from .models.recorded import load_recorded_model  # noqa: F401  (the name medal.
 from .provenance import record, set_command  # noqa: F401  (the names medal.repro had)
 
 
-# ---------------------------------------------------------------------- a received trace
+# ---------------------------------------------------------------------- medal repro
+
+MATCH = ("identical", "equal within float tolerance", "equal up to a near tie")
+
 
 def reproduce(trace: dict, model=None, **load_options):
     """Run again what ``trace`` records (its model, task, prompt, strategy, resolved

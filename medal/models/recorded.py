@@ -87,8 +87,3 @@ class _hub_offline:
         for mod, attr, value in self.consts:
             setattr(mod, attr, value)
         return False
-
-
-# ---------------------------------------------------------------------- medal repro
-
-MATCH = ("identical", "equal within float tolerance", "equal up to a near tie")
