@@ -192,10 +192,10 @@ def build_random(family: str, config_path: Path, device: torch.device, dtype: to
     weights made on ``device`` itself (matrices N(0, init std), norms 1, biases 0, as
     scripts/make_random_checkpoint.py), wrapped like a loaded checkpoint (the shipped
     tokenizer and generation config of tests/data/real-models/FAMILY)."""
-    from medal.models.hf import DreamLM, LLaDALM, ModelSource
+    from medal.models.hf import DreamLM, Llada2LM, LLaDALM, ModelSource
     from medal.models.native import NativeConfig, NativeLM
     from medal.models.tokenizers import load_tokenizer
-    cls = {"llada": LLaDALM, "dream": DreamLM}[family]
+    cls = {"llada": LLaDALM, "dream": DreamLM, "llada2": Llada2LM}[family]
     directory = REAL_MODELS / family
     config = json.loads(Path(config_path).read_text())
     cfg = NativeConfig.from_dict(family, config, str(config_path))
@@ -282,9 +282,9 @@ def random_check(args) -> dict:
     problem = task.generate(1, seed=10_000)[0]
     for spec in args.random or []:
         family, _, path = spec.partition("=")
-        if family not in ("llada", "dream"):
-            raise SystemExit(f"--random takes llada or dream (optionally =CONFIG.json), "
-                             f"got {spec!r}")
+        if family not in ("llada", "dream", "llada2"):
+            raise SystemExit(f"--random takes llada, dream or llada2 (optionally "
+                             f"=CONFIG.json), got {spec!r}")
         path = Path(path) if path else REAL_MODELS / family / "config.full-size.json"
         fig = out["models"][family] = {"config": str(path)}
         # the build (H100, full size: 0.3-4.8 s) and the forward timing at batch 1 and 5
