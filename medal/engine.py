@@ -506,7 +506,10 @@ def _medal(run: Run):
     model_before = run.runner.model_seconds
     # the search's r_IG reads every masked slot: with the dual KV cache its forwards
     # compute the later blocks too (BlockKVCache.fresh_after; docs/SPEED.md)
+    # (a block-diffusion model's block attention is no cache: nothing to set)
     kv_cache = run.runner.kv_cache
+    if not hasattr(kv_cache, "fresh_after"):
+        kv_cache = None
     if kv_cache is not None:
         kv_cache.fresh_after = True
     yield from run.runner.prepare(run.runner.initial_answer()[None])  # the root's forward (lock-step)

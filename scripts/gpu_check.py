@@ -59,6 +59,7 @@ sys.path[:0] = [str(ROOT)]
 import torch  # noqa: E402
 
 from medal.config import GenerationConfig  # noqa: E402
+from medal.errors import InputError  # noqa: E402
 from medal.models import load_model  # noqa: E402
 from medal.profile import GiB, format_profile, peak_memory_estimate, profile  # noqa: E402
 from medal.runner import ModelRunner  # noqa: E402
@@ -332,12 +333,28 @@ def random_check(args) -> dict:
             if skipped:
                 runs[label] = skipped
                 continue
-            config = GenerationConfig(**used, max_iterations=args.max_iterations, seed=0,
+            settings = dict(used)
+            if family == "llada2":
+                # a block model lengthens the answer to whole blocks after the prompt
+                # (GenerationConfig.resolved): one step a slot of that answer, and the
+                # search within the first block (its default L_c fits it)
+                settings["steps"] = None
+                settings["lc"] = None
+            if kv and family == "llada2":
+                runs[label] = {"skipped": "the KV cache is refused for LLaDA2 (block-causal)"}
+                continue
+            config = GenerationConfig(**settings, max_iterations=args.max_iterations, seed=0,
                                       **extra)
             model.set_kv_cache(kv)
+            try:
+                run = Run(model, task="countdown", problem=problem, strategy=strategy,
+                          config=config)
+            except InputError as exc:       # settings this model refuses: said, not fatal
+                model.set_kv_cache(None)
+                runs[label] = {"skipped": str(exc)}
+                continue
             with PeakMemory(device) as mem:
-                res = Run(model, task="countdown", problem=problem, strategy=strategy,
-                          config=config).finish()
+                res = run.finish()
             model.set_kv_cache(None)
             measured_by = mem.how
             if mem.extra is not None:
