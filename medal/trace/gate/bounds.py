@@ -237,11 +237,12 @@ def check_bounds(data: dict) -> None:
 
 def render_units(data: dict) -> int:
     """What a trace costs the views and the export, in answer slots drawn: every
-    timeline position draws the answer, the heatmap row and up to 60 tree nodes (and
-    walks the tree as it stood, ~1/4 unit a node); every node (up to 400 inspector
-    cards) its slots, and every node card its texts (:data:`TEXT_CHARS_PER_UNIT`).
-    Counted from the lengths alone (the frames are linear in positions and nodes, so
-    these sums are what they cost; issue 31)."""
+    timeline position draws the answer, the heatmap row and up to 60 tree nodes that its
+    event changed (each frame is built from the previous one: no position walks the
+    tree, issue 41); every node its card twice (its slots: made, then simulated or
+    expanded) and its texts (:data:`TEXT_CHARS_PER_UNIT`). Counted from the lengths
+    alone (the frames are linear in positions and nodes, so these sums are what they
+    cost; issue 31)."""
     L = data["run"]["config"]["gen_length"]
     nodes = len(data["tree"]["nodes"]) if data["tree"] else 0
     positions = (3 + 4 * len(data["iterations"]) + len(data["decode"])
@@ -254,7 +255,7 @@ def render_units(data: dict) -> int:
                 chars += len(text)
                 if not text.isascii():
                     chars += 2 * sum(1 for c in text if ord(c) > 0xFFFF)
-    return (positions * (L + 60 + nodes // 4) + min(nodes, 400) * L * 4 + nodes
+    return (positions * (L + 60) + nodes * L * 2 + nodes
             + chars // TEXT_CHARS_PER_UNIT)
 
 
