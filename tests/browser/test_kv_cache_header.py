@@ -1,7 +1,7 @@
 """Issue 39 item 3: the page of a run made with Fast-dLLM's KV cache says it was
 approximate. The trace records the cache (``run.model.kv_cache``); the viewer's header
 (the export's and the app's: one viewer) reads "KV cache: dual — APPROXIMATE" from the
-frames' meta (``medal.viewer.parts.meta``). A run without the cache says nothing of it."""
+frames' meta (``medal.views.parts.meta``). A run without the cache says nothing of it."""
 from __future__ import annotations
 
 import sys
@@ -16,8 +16,8 @@ from viewer_checks import open_offline  # noqa: E402
 from medal.config import GenerationConfig  # noqa: E402
 from medal.engine import Run  # noqa: E402
 from medal.models import builtin_names, load_model  # noqa: E402
-from medal.viewer.parts import meta  # noqa: E402
-from medal.viz.export import write_html  # noqa: E402
+from medal.views.parts import meta  # noqa: E402
+from medal.viewer.export import write_html  # noqa: E402
 
 
 def traced(kv_cache: str) -> dict:
