@@ -50,12 +50,25 @@ class Task:
     #: slot per step). Pick and Twins decode 2 slots per step: where parallel decoding can
     #: mix their answers (see :mod:`medal.tasks.twins`)
     default_steps: int | None = None
+    #: how many prompt templates the task writes a problem in (``template`` setting):
+    #: ``format_prompt(problem, template)`` for template > 0; 1: the one form
+    prompt_templates: int = 1
 
     def prompt(self, problem, decompose: bool = False, n_subtasks: int = 3,
                builtin: bool = True) -> str:
         """The model's prompt for ``problem``, with or without decomposition guidance."""
         return decompose_prompt(self.name, self.format_prompt(problem), problem,
                                 decompose=decompose, n_subtasks=n_subtasks, builtin=builtin)
+
+    def templated_prompt(self, problem, template: int = 0) -> str:
+        """``problem`` written in prompt template ``template`` (0: :attr:`format_prompt`'s
+        own form). Refuses a template the task does not have, naming those it has."""
+        if type(template) is not int or not 0 <= template < self.prompt_templates:
+            have = ("only template 0" if self.prompt_templates == 1
+                    else f"templates 0..{self.prompt_templates - 1}")
+            raise InputError(f"the {self.name} task has {have}; got template {template!r}")
+        return self.format_prompt(problem) if template == 0 else \
+            self.format_prompt(problem, template)
 
 
 COUNTDOWN = Task(
