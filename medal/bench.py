@@ -137,6 +137,9 @@ def run_record(run: Run) -> dict:
             # winner is known, whether it left the most confident path
             rec["search_stats"] = {**search.stats,
                                    **run.mcts.winner_stats(run.mcts.nodes[search.winner])}
+    judged = commitments(run)
+    if judged is not None:
+        rec["commitments"] = judged
     # slots written per decode step (the search's commitments are its first L_c steps)
     steps = [s for s in res.order if s is not None]
     rec["slots_per_step"] = [steps.count(k) for k in range(max(steps) + 1)] if steps else []
@@ -148,6 +151,59 @@ def run_record(run: Run) -> dict:
              "final_answer": (c.get("final") or {}).get("answer")}
             for c in search.candidates]
     return rec
+
+
+def _sudoku_answer(problem) -> str | None:
+    from .tasks.sudoku import solve
+    return solve(problem)
+
+
+#: tasks whose problems have exactly one right answer, as problem -> its text: a built-in
+#: (character-level) model writes character i of the answer at slot i, so each commitment
+#: is right or wrong on its own (issue 38). Countdown, Pick and Twins have several.
+UNIQUE_ANSWERS = {"sudoku": _sudoku_answer}
+
+
+def commitments(run: Run) -> list[dict] | None:
+    """The run's first L_c commitments (issue 38): for a search, the winner's path (what
+    the search committed, each action's probability p, its slot's entropy and the node's
+    r_IG); for a decoder, its first L_c writes in the order written (slots of one step in
+    slot order), with p and the entropy of the state before that step (read from the run's
+    cache: no forward is counted). ``wrong``: the written character differs from the
+    task's one right answer at that slot (None where the task has no single answer or the
+    model is not character-level). None for a run with no order of writes (Best-of-N's
+    vote still has one: its chosen sample's)."""
+    res, k = run.result, run.config.lc
+    if run.mcts is not None and res.search is not None:
+        out = [{"slot": n.action.slot, "token": n.action.token, "p": n.action.p,
+                "entropy": n.action.entropy, "r_ig": n.r_ig}
+               for n in run.mcts.nodes[res.search.winner].path()[1:]]
+    else:
+        import torch
+        writes = sorted((step, slot) for slot, step in enumerate(res.order or [])
+                        if step is not None)[:k]
+        if not writes:
+            return None
+        answer = torch.tensor(res.answer_ids)
+        runner = run.runner.sharing_cache()
+        out = []
+        for step, slot in writes:
+            state = runner.initial_answer()
+            before = [i for i, st in enumerate(res.order) if st is not None and st < step]
+            state[before] = answer[before]
+            ev = runner.evaluate_one(state)
+            token = int(answer[slot])
+            hit = (ev.top_tokens[slot] == token).nonzero()
+            out.append({"slot": slot, "token": token,
+                        "p": float(ev.top_probs[slot, hit[0, 0]]) if len(hit) else None,
+                        "entropy": float(ev.entropy[slot]), "r_ig": None})
+    truth = (UNIQUE_ANSWERS[run.task.name](run.problem)
+             if run.task.name in UNIQUE_ANSWERS and run.model.builtin
+             and run.problem is not None else None)
+    for c in out:
+        c["wrong"] = (None if truth is None or c["slot"] >= len(truth)
+                      else run.model.token_text(c["token"]) != truth[c["slot"]])
+    return out
 
 
 def candidate_analysis(records: list[dict]) -> dict | None:
@@ -193,6 +249,10 @@ def summarise(records: list[dict], strategies: list[str]) -> dict:
                    "mean_cache_hits": statistics.fmean(r.get("cache_hits", 0) for r in rows),
                    "mean_seconds": statistics.fmean(r["seconds"] for r in rows),
                    **cost_summary(rows)}
+        summary.update(candidate_headroom(rows))
+        mech = commitment_summary(rows)
+        if mech:
+            summary["commitments"] = mech
         searched = [r for r in rows if r.get("iterations")]
         if searched:
             it = sum(r["iterations"] for r in searched)
@@ -222,6 +282,53 @@ def summarise(records: list[dict], strategies: list[str]) -> dict:
                 summary["search"]["fingerprint"] = _fingerprint(searched)
         out[s] = summary
     return out
+
+
+def candidate_headroom(rows: list[dict]) -> dict:
+    """The headroom of a search's candidates (issue 38), beside its accuracy in every
+    table: ``oracle_accuracy``, the share of problems where one of its C candidates'
+    phase-C answers verifies (the best any chooser of them could do, the task's verifier
+    choosing); ``random_choice_accuracy``, the expected accuracy of a candidate drawn
+    uniformly (the mean share of right candidates: the exact expectation of
+    ``medal-random-choice``, with no draw's noise). Only over problems whose every
+    candidate was completed (answers of up to 64 slots, or ``--complete-candidates``);
+    nothing for a strategy without candidates."""
+    done = [r for r in rows if r.get("candidates")
+            and all(c.get("final_verified") is not None for c in r["candidates"])]
+    if not done:
+        return {}
+    return {"candidate_problems": len(done),
+            "oracle_accuracy": statistics.fmean(
+                any(c["final_verified"] for c in r["candidates"]) for r in done),
+            "random_choice_accuracy": statistics.fmean(
+                statistics.fmean(bool(c["final_verified"]) for c in r["candidates"])
+                for r in done)}
+
+
+def commitment_summary(rows: list[dict]) -> dict | None:
+    """The search's commitments against the task's one right answer (issue 38: why MEDAL
+    loses on Sudoku): of the problems whose first L_c commitments are known to be right or
+    wrong (:func:`commitments`), the share with a wrong one, the share of commitments
+    wrong, how many of the problems with a wrong one end wrong, and the mean probability
+    and r_IG of the right and of the wrong commitments. None where no commitment could be
+    judged (a task with more than one right answer)."""
+    judged = [r for r in rows if r.get("commitments")
+              and all(c.get("wrong") is not None for c in r["commitments"])]
+    if not judged:
+        return None
+    commits = [c for r in judged for c in r["commitments"]]
+    bad = [r for r in judged if any(c["wrong"] for c in r["commitments"])]
+
+    def mean(key, wrong):
+        vals = [c[key] for c in commits if bool(c["wrong"]) == wrong and c.get(key) is not None]
+        return statistics.fmean(vals) if vals else None
+    return {"problems": len(judged), "commitments": len(commits),
+            "problems_with_a_wrong_commitment": len(bad),
+            "share_problems_with_a_wrong_commitment": len(bad) / len(judged),
+            "share_commitments_wrong": statistics.fmean(bool(c["wrong"]) for c in commits),
+            "wrong_commitment_and_wrong_answer": sum(not r["verified"] for r in bad),
+            "mean_p_right": mean("p", False), "mean_p_wrong": mean("p", True),
+            "mean_r_ig_right": mean("r_ig", False), "mean_r_ig_wrong": mean("r_ig", True)}
 
 
 def cost_summary(rows: list[dict]) -> dict:
@@ -258,21 +365,39 @@ SEARCH_COLUMNS = (("iters", "mean_iterations", ".1f"), ("nodes", "mean_nodes", "
                   ("off-conf", "share_winner_off_confident_path", ".0%"))
 
 
+#: the candidates' headroom in a bench row (issue 38, :func:`candidate_headroom`): the
+#: best of the search's C candidates by the verifier, and a uniformly random one
+HEADROOM_COLUMNS = (("oracle", "oracle_accuracy"), ("rand-pick", "random_choice_accuracy"))
+
+
 def format_table(summary: dict) -> str:
-    head = (f"{'strategy':<24}{'acc':>7}{'95% CI':>16}{'calls':>8}{'seqs':>8}{'hits':>8}"
-            f"{'tokens':>9}{'TPF':>7}{'sec':>8}" + "".join(f"{c:>10}" for c, _, _ in SEARCH_COLUMNS))
+    """The bench's printed table: accuracy and cost, the candidates' headroom (oracle,
+    random pick) beside a search's accuracy, its statistics, and -- where the task has one
+    right answer to judge them by -- the share of problems whose first L_c commitments
+    hold a wrong one ("wrong-L_c")."""
+    judged = any(m.get("commitments") for m in summary.values())
+    head = (f"{'strategy':<24}{'acc':>7}{'95% CI':>16}"
+            + "".join(f"{c:>10}" for c, _ in HEADROOM_COLUMNS)
+            + f"{'calls':>8}{'seqs':>8}{'hits':>8}"
+            f"{'tokens':>9}{'TPF':>7}{'sec':>8}" + "".join(f"{c:>10}" for c, _, _ in SEARCH_COLUMNS)
+            + (f"{'wrong-L_c':>11}" if judged else ""))
     lines = [head, "-" * len(head)]
     for s, m in summary.items():
         lo, hi = m["ci95"]
         st = m.get("search") or {}
+        mech = m.get("commitments") or {}
+        wrong = mech.get("share_problems_with_a_wrong_commitment")
         lines.append(f"{s:<24}{m['accuracy']:>7.1%}{f'[{lo:.0%}, {hi:.0%}]':>16}"
-                     f"{m['mean_forwards']:>8.1f}{m['mean_sequence_forwards']:>8.1f}"
+                     + "".join(f"{format(m[k], '.1%') if k in m else '-':>10}"
+                               for _, k in HEADROOM_COLUMNS)
+                     + f"{m['mean_forwards']:>8.1f}{m['mean_sequence_forwards']:>8.1f}"
                      f"{m.get('mean_cache_hits', 0):>8.1f}"
                      f"{m.get('mean_token_passes', float('nan')):>9.0f}"
                      f"{m['tpf'] if m.get('tpf') is not None else float('nan'):>7.2f}"
                      f"{m['mean_seconds']:>8.3f}"
                      + "".join(f"{format(st[k], f) if k in st else '-':>10}"
-                               for _, k, f in SEARCH_COLUMNS))
+                               for _, k, f in SEARCH_COLUMNS)
+                     + (f"{'-' if wrong is None else format(wrong, '.1%'):>11}" if judged else ""))
     return "\n".join(lines)
 
 
@@ -453,7 +578,9 @@ def sweep(model, task_name, problems, param: str, values: list, base: Generation
         m = summarise(recs, [strategy])[strategy]
         # per problem (by index), for paired tests between the settings
         m["verified"] = [bool(r["verified"]) for r in sorted(recs, key=lambda r: r["index"])]
-        rows.append({"param": param, "value": v, **m})
+        # every problem's record, so each figure of the row can be recomputed from them
+        # (scripts/records.py keeps them compact in docs/records/)
+        rows.append({"param": param, "value": v, **m, "records": recs})
     return rows
 
 

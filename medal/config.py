@@ -16,6 +16,17 @@ does not:
   completion verifies earns ``verifier_bonus`` on top of r_IG, and so does a candidate in
   the final choice. Countdown's verifier needs only the problem (no reference answer),
   so this is legitimate test-time checking, not an oracle.
+* ``reward`` = "ig-certain" goes BEYOND the paper (off by default, labelled; issue 38):
+  r_IG less ``uncertainty_penalty`` times the committed slot's own share of the parent's
+  entropy (:func:`medal.scores.uncertainty_penalised_gains`), in the search's rewards and
+  in the candidate choice (the cumulative gain less the committed slots' share of the
+  root's entropy). The paper's r_IG counts the committed slot's own entropy as gained, so
+  it rewards committing the most uncertain slot; on Sudoku those commitments are guesses,
+  and wrong ones end wrong. docs/RESULTS.md ("Why MEDAL loses on Sudoku") measures it:
+  weight 1 (the default weight) helps little; weight 4, chosen on one set of problems and
+  confirmed on 300 fresh ones (seed 10039), lifts MEDAL from 53.3% to 60.0% (+29/-9,
+  p = 0.002) -- greedy's level (61.3%), not above it. The trace keeps the paper's r_IG per
+  node beside the reward the search used.
 * The paper's own choices, each a named option (DESIGN: "the paper's choices as options"):
 
   - ``pair_temperature`` > 0: phase C samples (slot, token) pairs in proportion to
@@ -97,7 +108,7 @@ from .errors import InputError
 from .scores import SCORINGS
 
 SIMULATIONS = ("argmax", "sample", "rollout")
-REWARDS = ("ig", "ig+verifier")
+REWARDS = ("ig", "ig+verifier", "ig-certain")
 CANDIDATE_CHOICES = ("search", "rollout", "vote")
 SCORING_SCOPES = ("search", "all")
 SELECTIONS = ("ucb", "greedy")
@@ -116,8 +127,8 @@ MIN_PAIR_TEMPERATURE = 1e-6
 #: the command line lists them without importing the engine (torch).
 STRATEGY_NAMES = ("medal", "medal-no-mcts", "medal-no-decomposition", "medal-margin-only",
                   "greedy", "random", "entropy", "margin", "eb", "bst5", "threshold",
-                  "info-gain", "medal-order", "medal-choice", "medal-branching", "ots",
-                  "soar")
+                  "info-gain", "medal-order", "medal-choice", "medal-branching",
+                  "medal-random-choice", "medal-explore", "medal-wide-pool", "ots", "soar")
 STRATEGY_ALIASES = {"low-confidence": "greedy", "phase-c": "medal-no-mcts"}
 
 
@@ -253,11 +264,20 @@ class GenerationConfig:
     reward: str = setting("ig", "Reward",
                           "ig: the paper's information gain; ig+verifier (BEYOND the paper): a "
                           "simulation (and a candidate) whose completion the task's verifier "
-                          "accepts earns the verifier bonus", choices=REWARDS)
+                          "accepts earns the verifier bonus; ig-certain (BEYOND the paper): "
+                          "r_IG less the committed slot's own share of the parent's entropy "
+                          "(times the uncertainty penalty), so guessing an uncertain slot "
+                          "earns nothing for its own uncertainty", choices=REWARDS)
     verifier_bonus: float = setting(1.0, "Verifier bonus",
                                     "reward bonus for a verified completion (with reward "
                                     "ig+verifier; beyond the paper)", low=0, high=1_000_000,
                                     step=0.5)
+    uncertainty_penalty: float = setting(1.0, "Uncertainty penalty (beyond the paper)",
+                                         "with reward ig-certain (BEYOND the paper): the "
+                                         "weight of the committed slot's own share of the "
+                                         "parent's entropy taken off r_IG (1: only the gain "
+                                         "on the other slots counts)", low=0, high=1_000_000,
+                                         step=0.25)
     complete_candidates: bool = setting(False, "Complete every candidate with phase C",
                                         "complete every candidate with phase C, not only the "
                                         "winner (to compare their final answers)")

@@ -21,6 +21,9 @@ info-gain                 Info-Gain sampler (Yang et al., ICML 2026): one-step l
 medal-order               control *order*: MEDAL's slot schedule, no alternatives (K2=1, C=1)
 medal-choice              control *choice*: the search's candidates, no UCB (selection greedy)
 medal-branching           control *exploration*: the full search where it branches (C = 2 K2)
+medal-random-choice       control *r_IG*: MEDAL's search and candidates, the winner at random
+medal-explore             control *exploration at C fixed*: the explore mode's search, C = 3
+medal-wide-pool           control *pool size*: C = 2 K2 candidates, no exploration (no UCB)
 ots                       Order-Token Search (Shen et al. 2026): beams over order and tokens
 soar                      SOAR (Cao et al. 2026): beam search only where the model is unsure
 ========================= ================================================================
@@ -29,6 +32,16 @@ The three controls (issue 30) isolate what the search's parts buy: ``medal-order
 order of writing (L_c commitments one at a time by the confidence score, then phase C),
 ``medal-choice`` choosing among alternatives by r_IG without UCB, ``medal-branching``
 what UCB and c add once the search must leave its first line (C > K2 candidates).
+``medal-random-choice`` (issue 38) isolates the information-gain choice: the same search,
+so the same candidates, as ``medal`` on every problem, and the winner drawn uniformly
+among them from a stream of its own (:func:`random_choice`). ``medal-branching`` changes two
+things at once -- the search explores (UCB leaves the first line) and the winner's pool
+widens from C = 3 to C = 2 K2 = 10 -- so two more controls take them apart:
+``medal-explore`` explores at the pool MEDAL has (C unchanged; the ``--search explore``
+mode's settings: at most one candidate per parent, c = 1, so the C candidates come from C
+different parents), and ``medal-wide-pool`` widens the pool without exploring (C = 2 K2
+with the choice control's greedy selection: the best-r_IG line first, then the next-best
+node by r_IG, never a UCB bonus).
 
 Baselines use the original prompt unless ``decompose`` is set explicitly.
 """
@@ -41,7 +54,7 @@ from typing import Callable, Iterator
 
 import torch
 
-from .config import STRATEGY_ALIASES, GenerationConfig
+from .config import SEARCH_MODES, STRATEGY_ALIASES, GenerationConfig
 from .cost import cost_record, tokens_per_forward, valid_output_tokens
 from .decoding import DecodeState, decode
 from .errors import InputError
@@ -50,7 +63,8 @@ from .events import (CandidateChosen, Event, Forced, RunFinished, RunStarted, Sa
                      SearchFinished)
 from .models.base import DiffusionLM
 from .runner import ForwardRequest, ModelRunner
-from .scores import cumulative_information_gain, entropy_total, rollout_path_gain
+from .scores import (cumulative_information_gain, entropy_total, rollout_path_gain,
+                     uncertainty_penalised_gains)
 from .search import MCTS, ots_search, soar_search
 from .tasks import Task, get_task, task_of_trace
 from .tasks.decomposition import decompose_prompt
@@ -156,7 +170,12 @@ class GenerationResult:
 #: the controls of issue 30: each a MEDAL run with these settings (from the run's config)
 CONTROLS = {"medal-order": lambda cfg: {"k2": 1, "candidates": 1},
             "medal-choice": lambda cfg: {"selection": "greedy"},
-            "medal-branching": lambda cfg: {"candidates": 2 * cfg.k2}}
+            "medal-branching": lambda cfg: {"candidates": 2 * cfg.k2},
+            # issue 38: MEDAL's settings; only the candidate choice differs (random_choice)
+            "medal-random-choice": lambda cfg: {},
+            # issue 38: exploration at a fixed pool, and the pool widened without exploring
+            "medal-explore": lambda cfg: dict(SEARCH_MODES["explore"]),
+            "medal-wide-pool": lambda cfg: {"candidates": 2 * cfg.k2, "selection": "greedy"}}
 MEDAL_STRATEGIES = {"medal", "medal-no-mcts", "medal-no-decomposition", "medal-margin-only",
                     *CONTROLS}
 ALIASES = STRATEGY_ALIASES
@@ -544,9 +563,16 @@ def _medal(run: Run):
         else:
             best = max(range(len(records)), key=lambda i: (records[i]["score"], -i))
     else:
-        for r in records:
+        for c, r in zip(candidates, records):
             r["score"] = r["cumulative_ig"] + bonus * bool(r["verified"])
+            if cfg.reward == "ig-certain":   # beyond the paper (issue 38)
+                committed = [n.action.slot for n in c.path()[1:]]
+                r["score"] -= r["cumulative_ig"] - uncertainty_penalised_gains(
+                    [r["cumulative_ig"]], [float(root.entropy[committed].sum())],
+                    r["root_entropy_sum"], cfg.uncertainty_penalty)[0]
         best = max(range(len(records)), key=lambda i: (records[i]["score"], -i))
+    if run.strategy == "medal-random-choice":
+        best, by_ig = random_choice(len(records), cfg.seed), best
     winner = candidates[best]
     others = [r for i, r in enumerate(records) if i != best]
     if cfg.candidate_choice == "search":
@@ -574,6 +600,19 @@ def _medal(run: Run):
                + ("; the others: " + ", ".join(f"node {r['node']} {r['rollout_ig']:.4f}"
                                                  for r in others)
                   if others else "; it was the only one"))
+    if cfg.reward == "ig-certain" and cfg.candidate_choice == "search":
+        why = (f"[reward ig-certain, beyond the paper] node {winner.id} has the highest "
+               "cumulative information gain less its commitments' share of the root's "
+               f"entropy ({records[best]['score']:.4f}; its cumulative IG "
+               f"{records[best]['cumulative_ig']:.4f})"
+               + ("; the others: " + ", ".join(f"node {r['node']} {r['score']:.4f}"
+                                                 for r in others)
+                  if others else "; it was the only one"))
+    if run.strategy == "medal-random-choice":
+        why = (f"[random-choice control] node {winner.id} was drawn uniformly at random among "
+               f"the {len(records)} candidates (its score {records[best]['score']:.4f}); the "
+               f"rule '{cfg.candidate_choice}' would have chosen node {candidates[by_ig].id} "
+               f"({records[by_ig]['score']:.4f})")
     if forced is not None and forced is not winner:
         # a fork at a node, then decode: phase C starts from the forced node, whatever the
         # search would have chosen
@@ -615,6 +654,14 @@ def _medal(run: Run):
         stats=search_stats)
     result.entropy_rows = state.entropy_rows
     return result
+
+
+def random_choice(n: int, seed: int) -> int:
+    """The ``medal-random-choice`` control's winner: one of ``n`` candidates, uniformly, from
+    a stream seeded by the run's seed alone -- not the run's generator, so the search, its
+    candidates and phase C draw exactly what ``medal``'s do, and only the choice differs."""
+    generator = torch.Generator().manual_seed(seed * 1_000_003 + 38)
+    return int(torch.randint(n, (1,), generator=generator).item())
 
 
 #: answers up to this many slots get every losing candidate completed for display

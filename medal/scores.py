@@ -317,6 +317,24 @@ def information_gains(before: float, afters: list[float]) -> list[float]:
     return [entropy_drop(before, after) for after in afters]
 
 
+def uncertainty_penalised_gains(gains: list[float], slot_entropies: list[float],
+                                before: float, weight: float) -> list[float]:
+    """BEYOND the paper (``reward`` = "ig-certain", off by default; issue 38): each gain
+    less ``weight`` times the committed slots' own share of the entropy ``before``,
+
+        r = r_IG - weight * H_parent(i) / sum_{j in M} H_parent(j)
+
+    r_IG counts the committed slot's own entropy as gained (it leaves M), so the paper's
+    reward is largest for committing the most uncertain slot -- on Sudoku, a guess (docs/
+    RESULTS.md, "Why MEDAL loses on Sudoku"). With ``weight`` = 1 only the entropy the
+    commitment removed from the OTHER slots counts. The same for a candidate's cumulative
+    gain from the root: ``slot_entropies`` then holds the root's entropy of all its
+    committed slots summed, ``before`` the root's total. No change when ``before`` is 0."""
+    if before <= 0:
+        return list(gains)
+    return [g - weight * h / before for g, h in zip(gains, slot_entropies)]
+
+
 def information_gain(parent_entropy: torch.Tensor, parent_masked: torch.Tensor,
                      child_entropy: torch.Tensor, slot: int) -> float:
     """r_IG for the child made by unmasking ``slot``: the parent's total over its masked

@@ -25,7 +25,7 @@ from .decoding import eligible_candidates, eligible_slots_array, rollout
 from .events import Backpropagated, Expanded, RootEvaluated, Selected, Simulated
 from .runner import Evaluation, EvaluationBatch, ModelRunner
 from .scores import (Action, ActionSets, batch_action_sets, entropy_totals, information_gains,
-                     ucb)
+                     ucb, uncertainty_penalised_gains)
 
 
 class Node:
@@ -253,14 +253,23 @@ class MCTS:
                 completions = torch.from_numpy(
                     np.where(masked, top_tokens[..., 0], answer)).unbind(0)
         gains = information_gains(leaf.entropy_total, afters)
-        return [self._reward(ch, completion, gain)
-                for ch, completion, gain in zip(children, completions, gains)]
+        rewards = gains
+        if self.cfg.reward == "ig-certain":   # beyond the paper (issue 38)
+            H = leaf.batch.arrays[2][leaf.row]
+            rewards = uncertainty_penalised_gains(
+                gains, [float(H[ch.action.slot]) for ch in children], leaf.entropy_total,
+                self.cfg.uncertainty_penalty)
+        return [self._reward(ch, completion, gain, reward)
+                for ch, completion, gain, reward in zip(children, completions, gains, rewards)]
 
-    def _reward(self, child: Node, completion, gain: float) -> float:
-        """A new child's completion and reward: r_IG, plus the verifier's bonus when the
-        run has one (beyond the paper)."""
+    def _reward(self, child: Node, completion, gain: float, reward: float | None = None
+                ) -> float:
+        """A new child's completion and reward: r_IG (or ``reward``, the "ig-certain"
+        variant's, beyond the paper: the node keeps the paper's r_IG beside it), plus the
+        verifier's bonus when the run has one (beyond the paper)."""
         child.completion = completion
-        child.r_ig = child.reward = gain
+        child.r_ig = gain
+        child.reward = gain if reward is None else reward
         if self.verifier is not None:
             child.verified = bool(self.verifier(child.completion))
             child.reward += self.cfg.verifier_bonus * child.verified
@@ -434,8 +443,13 @@ class MCTS:
                 child = self._make_nodes(current, self.runner.evaluate_batch(answer[None]))[0]
                 child.index = None
                 child.action = forced_action(current, slot, token, self.cfg)
-                self._reward(child, child.evaluation.completion(),
-                             information_gains(current.entropy_total, [child.entropy_total])[0])
+                gain = information_gains(current.entropy_total, [child.entropy_total])[0]
+                reward = None
+                if self.cfg.reward == "ig-certain":   # beyond the paper (issue 38)
+                    reward = uncertainty_penalised_gains(
+                        [gain], [float(current.batch.arrays[2][current.row][slot])],
+                        current.entropy_total, self.cfg.uncertainty_penalty)[0]
+                self._reward(child, child.evaluation.completion(), gain, reward)
                 current.children.append(child)
                 self.backpropagate(current.path(), [child])
                 new.append(child)

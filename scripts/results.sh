@@ -8,14 +8,22 @@
 #   NP / MP (environment): problems for the Pick and Twins tasks' runs / their sweeps (1000 /
 #      200); NH for their headroom (300)
 #   SEED (environment): the problems' seed (default 0: generator seed 10000 + SEED); a seed
-#      no earlier run used gives held-out-style fresh problems (issue 30 used SEED=30)
+#      no earlier run used gives held-out-style fresh problems (issue 30 used SEED=30, issue
+#      38 SEED=38)
 # The runs go in two lanes side by side (two processes, one thread each: the machine has 2
-# cores), most important first; LANE=a / LANE=b / LANE=sudoku / LANE=pick / LANE=twins runs one
-# lane only. A run whose output file exists is skipped, so an
+# cores), most important first; LANE=a / LANE=b / LANE=sudoku / LANE=pick / LANE=twins /
+# LANE=small runs one lane only. A run whose output file exists is skipped, so an
 # interrupted script resumes where it stopped (a run in progress leaves OUT.running: remove it
 # if its process was killed); delete results/ (or a task's folder, e.g.
-# after retraining its model) to measure again. docs/RESULTS.md is regenerated from
-# whatever results/ holds and marks anything missing "not run".
+# after retraining its model) to measure again.
+#
+# What a run leaves (issue 38: every cell traceable to its data): results/ (git-ignored)
+# holds each run's full bench JSON, and OUT.cmd the exact command it ran, when, for how
+# long and the machine's load; scripts/records.py keeps each run compact in docs/records/
+# (the same path under the task: per problem its verdict, cost and what the tables read,
+# with that command), which is committed. docs/RESULTS.md is generated from docs/records/
+# alone: its "what ran" lines are the records' commands, and anything without records
+# says "not run".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-300}
@@ -25,8 +33,10 @@ export OMP_NUM_THREADS=1
 # medal-no-decomposition is left out: with the built-in models (decomposition off by
 # default for them) it is medal exactly; the decomposition check below measures it
 ALL=greedy,random,entropy,margin,eb,bst5,medal,medal-no-mcts,medal-margin-only
-# the three controls (issue 30): order (K2 = 1, C = 1), choice (no UCB), exploration (C = 2 K2)
-CONTROLS=medal-order,medal-choice,medal-branching
+# the controls: order (K2 = 1, C = 1), choice (no UCB), exploration with a wider pool
+# (C = 2 K2; issue 30); the random choice among MEDAL's candidates, exploration at MEDAL's
+# pool (C = 3) and the pool widened without exploring (issue 38)
+CONTROLS=medal-order,medal-choice,medal-branching,medal-random-choice,medal-explore,medal-wide-pool
 ALL=$ALL,$CONTROLS
 CD=results/countdown SD=results/sudoku R=results/countdown/research O=results/countdown/options
 PK=results/pick TW=results/twins
@@ -35,44 +45,49 @@ NP=${NP:-1000}
 MP=${MP:-200}
 NH=${NH:-300}   # problems for the headroom (8 random orders each)
 
+ran() {  # ran OUT STARTED SECONDS COMMAND...: what ran (OUT.cmd), then its compact records
+  local out=$1 started=$2 seconds=$3
+  shift 3
+  python - "$out" "$started" "$seconds" "$*" <<'EOF'
+import json, os, platform, sys
+out, started, seconds, command = sys.argv[1:]
+json.dump({"command": command, "started": started, "seconds": float(seconds),
+           "load_after": [round(x, 1) for x in os.getloadavg()],
+           "machine": f"{os.cpu_count()} CPU cores shared with other work, no GPU, "
+                      f"Python {platform.python_version()}"},
+          open(out + ".cmd", "w"), indent=1)
+EOF
+  python scripts/records.py "$out"
+}
+
 bench() {  # bench TASK OUT N ARGS...
   local task=$1 out=$2 n=$3
   shift 3
   if [ -f "$out" ]; then echo "== skip $out (exists)"; return; fi
   # another lane runs it now (two lanes may run the same list side by side)
   if [ -f "$out.running" ]; then echo "== skip $out (running in another lane)"; return; fi
-  echo "== $(date -u +%H:%M:%S) $task $out (n=$n): $*"
+  local started
+  started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+  echo "== $started $task $out (n=$n): $*"
   touch "$out.running"
-  python -m medal bench --task "$task" --n "$n" --seed "$SEED" --out "$out" --no-progress "$@" \
-    || { rm -f "$out.running"; return 1; }
+  SECONDS=0
+  nice -n 10 python -m medal bench --task "$task" --n "$n" --seed "$SEED" --out "$out" \
+    --no-progress "$@" || { rm -f "$out.running"; return 1; }
   rm -f "$out.running"
+  ran "$out" "$started" "$SECONDS" python -m medal bench --task "$task" --n "$n" \
+    --seed "$SEED" --out "$out" "$@"
 }
 
-meta() {  # meta TASK: what ran for it
-  [ -f "results/$1/meta.json" ] && return   # a resumed run keeps the record of what ran
-  NP=$NP MP=$MP SEED=$SEED python - "$1" "$N" "$M" <<'EOF'
-import json, os, platform, sys
-t, n, m = sys.argv[1:]
-seed = int(os.environ.get("SEED", "0"))
-np_, mp = os.environ.get("NP", "1000"), os.environ.get("MP", "300")
-what = (f"{np_} fresh problems for every strategy, mode and reward; {mp} for the parameter "
-        "sweeps; one thread per process" if t in ("pick", "twins") else
-        f"{n} fresh problems for the headline table, the candidate analysis and the "
-        f"research runs; {m} for the paper's options, the parameter sweeps and the "
-        "decomposition and verifier checks; two processes side by side, one thread each.")
-json.dump({"command": f"SEED={seed} NP={np_} MP={mp} bash scripts/results.sh {n} {m}",
-           "what": what, "seed": seed, "generator_seed": 10_000 + seed,
-           "machine": f"{os.cpu_count()} CPU cores shared with other work, no GPU, Python "
-                      f"{platform.python_version()}"},
-          open(f"results/{t}/meta.json", "w"), indent=1)
-EOF
+headroom() {  # headroom TASK OUT
+  [ -f "$2" ] && return
+  local started
+  started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+  SECONDS=0
+  nice -n 10 python scripts/headroom.py "$1" "$NH" 8 "$2" --seed "$SEED"
+  ran "$2" "$started" "$SECONDS" python scripts/headroom.py "$1" "$NH" 8 "$2" --seed "$SEED"
 }
 
 mkdir -p $CD $SD $R $O $PK $TW $CD/floor $SD/floor $TW/floor
-meta countdown
-meta sudoku
-meta pick
-meta twins
 
 # Two lanes, one thread each, run side by side (the machine has 2 cores); LANE=a or LANE=b
 # runs only one of them (e.g. the Sudoku runs while the Countdown model is retrained).
@@ -111,7 +126,20 @@ lane_a() {
 }
 lane_b() {
   bench sudoku $SD/results.json "$N" --strategies $ALL --frontier
+  # beyond the paper (issue 38): the reward that does not pay for committing uncertain
+  # slots, against the mechanism the headline's commitments measure
+  bench sudoku $SD/certain.json "$N" --strategies medal --reward ig-certain
   bench sudoku $SD/verifier.json "$N" --strategies medal --reward ig+verifier
+  # its weight (--uncertainty-penalty, 1 above): an exploratory look on the same problems
+  bench sudoku $SD/certain_l2.json "$N" --strategies medal --reward ig-certain \
+      --uncertainty-penalty 2
+  bench sudoku $SD/certain_l4.json "$N" --strategies medal --reward ig-certain \
+      --uncertainty-penalty 4
+  # the weight that look chose (4), confirmed on problems it never saw (seed SEED + 1),
+  # paired against MEDAL: the test written down (git history) before it ran
+  SEED=$((SEED + 1)) bench sudoku $SD/confirm.json "$N" --strategies greedy,medal,medal-order
+  SEED=$((SEED + 1)) bench sudoku $SD/confirm_certain.json "$N" --strategies medal \
+      --reward ig-certain --uncertainty-penalty 4
   bench sudoku $SD/sweeps.json "$M" --strategies medal \
       --sweep lc=1,2,4,6 --sweep k2=1,3,5,10 --sweep max_iterations=1,2,4,8,32
   bench sudoku $SD/explore.json "$N" --strategies medal --search explore
@@ -121,7 +149,7 @@ lane_b() {
 # the attempted positive control (issue 20): Pick, where parallel decoding can mix right
 # answers
 lane_pick() {
-  [ -f $PK/headroom.json ] || python scripts/headroom.py pick "$NH" 8 $PK/headroom.json --seed "$SEED"
+  headroom pick $PK/headroom.json
   bench pick $PK/results.json "$NP" --strategies greedy,bst5,medal,medal-no-mcts,medal-margin-only,$CONTROLS
   bench pick $PK/explore.json "$NP" --strategies medal --search explore
   bench pick $PK/verifier.json "$NP" --strategies medal --reward ig+verifier
@@ -146,10 +174,11 @@ twins_steps() {
 }
 # the key runs of the small tasks first (issue 30), then the rest of their lanes
 lane_small() {
-  bench twins $TW/results.json "$NP" --strategies $ALL
-  twins_steps
   bench sudoku $SD/results.json "$N" --strategies $ALL --frontier
+  bench sudoku $SD/certain.json "$N" --strategies medal --reward ig-certain
+  bench twins $TW/results.json "$NP" --strategies $ALL
   bench pick $PK/results.json "$NP" --strategies greedy,bst5,medal,medal-no-mcts,medal-margin-only,$CONTROLS
+  twins_steps
   bench sudoku $SD/verifier.json "$N" --strategies medal --reward ig+verifier
   bench twins $TW/sweeps.json "$MP" --strategies medal \
       --sweep lc=1,2,4,6 --sweep k2=1,3,5,10 --sweep max_iterations=1,2,4,8,32
@@ -162,7 +191,7 @@ lane_small() {
 # the positive control (issue 20): Twins, where the most likely letters of two slots belong to
 # different pairs of words, so writing two slots per step mixes them
 lane_twins() {
-  [ -f $TW/headroom.json ] || python scripts/headroom.py twins "$NH" 8 $TW/headroom.json --seed "$SEED"
+  headroom twins $TW/headroom.json
   bench twins $TW/results.json "$NP" --strategies $ALL
   twins_steps
   bench twins $TW/explore.json "$NP" --strategies medal,medal-margin-only --search explore
@@ -191,8 +220,4 @@ case "${LANE:-all}" in
      cat results/results-a.log ;;
 esac
 case "${LANE:-all}" in a|b|sudoku|pick|twins|small) exit 0 ;; esac   # one lane: no document yet
-if [ ! -f results/ui.log ]; then
-  python -m medal bench --task countdown --n 5 --strategies medal --out results/ui.json \
-      --ui --no-progress > results/ui.log 2>&1
-fi
-python scripts/results_md.py results docs/RESULTS.md
+python scripts/results_md.py docs/records docs/RESULTS.md

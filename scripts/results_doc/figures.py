@@ -1,7 +1,6 @@
 """The numbers: a results file read, percentages, intervals, the exact paired test, p-values."""
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -10,7 +9,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def load(path: Path):
-    return json.loads(path.read_text()) if path.is_file() else None
+    """The document at ``path``: a compact records file (docs/records/, issue 38) rebuilt
+    from its records -- every summary recomputed -- or plain JSON (a test's bench file);
+    None when there is none (the document then says "not run")."""
+    import records   # scripts/records.py
+    return records.load(path)
 
 
 def pct(x):

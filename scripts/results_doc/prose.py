@@ -92,7 +92,12 @@ def research_prose(results: Path, cd, budget) -> list[str]:
     out = []
     winners = [r for r in rows if r[3]["accuracy"] >= target
                and r[3]["mean_sequence_forwards"] <= budget]
-    if winners:
+    if not rows:
+        # issue 38: no claim about configurations that did not run
+        out.append("None of the research configurations has records in this regeneration "
+                   "(every row says \"not run\"), so nothing is claimed about them; the "
+                   "reference rows are the headline table's.")
+    elif winners:
         w = max(winners, key=lambda r: r[3]["accuracy"])
         out.append(f"**Found:** {w[1]} reaches {pct(w[3]['accuracy'])} ({ci(w[3])}) at "
                    f"{w[3]['mean_sequence_forwards']:.1f} sequences — "

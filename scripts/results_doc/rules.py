@@ -17,7 +17,10 @@ RULES = (
     "**not reproduced** — no significant difference either way; **reversed** — a "
     "significant difference AGAINST the paper's direction; **untested** — no two of the "
     "settings compared ran different searches (the search made the same choices on every "
-    "problem, so there is nothing to compare). Claims over a range of settings (L_c, MCTS "
+    "problem, so there is nothing to compare; for MCTS iterations, a budget that stops the "
+    "search before depth L_c shortens L_c rather than the search, so only the settings that "
+    "reach L_c count, and the claim is **untested** where they all ran one search — the "
+    "budget never binds). Claims over a range of settings (L_c, MCTS "
     "iterations) are judged over every setting: each step from one distinct search to the "
     "next larger is a paired test, printed in the cell; a significant loss at any step is "
     "**reversed**, a significant gain at some step and no loss **reproduced**. K2 = 5 is "
@@ -70,8 +73,9 @@ def sweep_outcome(param, rows, lc: int | None = None) -> tuple[str, str]:
     **not reproduced** otherwise. k2 ("5 is best"): 5 against every setting that ran
     another search, paired. Every paired test is in the note. A budget of fewer
     iterations than L_c cuts the search before depth L_c: it shortens L_c rather than the
-    search, and the note says where that happened (``lc``: the task's L_c, for the
-    max_iterations sweep)."""
+    search, so such settings are left out of the max_iterations steps (issue 38), and
+    the claim is **untested** where the settings that reached L_c all ran one search (the
+    budget never binds); the note says where the cut happened (``lc``: the task's L_c)."""
     by = {r["value"]: r for r in rows}
     groups = same_search_groups(rows)
     shared = [g for g in groups if len(g) > 1]
@@ -83,6 +87,15 @@ def sweep_outcome(param, rows, lc: int | None = None) -> tuple[str, str]:
                      "L_c on some or all problems (a shorter L_c, not less search)")
     if len(groups) <= 1:
         return "untested", "; ".join(["every setting ran the same search"] + notes[1:])
+    if cut:
+        # issue 38: a budget that stops the search before depth L_c tests a shorter L_c,
+        # not more search; only the settings that reached L_c can test more iterations
+        full = [g for g in groups if not set(g) & set(cut)]
+        if len(full) <= 1:
+            return "untested", "; ".join(notes + [
+                "among the settings whose search reached depth L_c, more iterations never "
+                "changed the search (the budget does not bind): nothing to test"])
+        groups = full
 
     def pair(a, b):
         va = {i: v for i, v in enumerate(by[a].get("verified") or [])}

@@ -140,28 +140,36 @@ def _rows_with_depth(settings, n=300):
             for v, (r, fp, depth) in settings.items()]
 
 
-def test_issue30_iterations_cases():
-    """The cases of issue 30, item 5. Sudoku: 1, 2, 4, 8 ran different searches (8 = 32):
-    tested, over every step. Twins: only 1 -> 2 differs (+68/-0), and one iteration cannot
-    reach L_c = 2: tested, with the note that it is a shorter L_c, not less search."""
+def test_iterations_claim_counts_only_searches_that_reach_lc():
+    """Issue 38 (it was issue 30's rule, which credited a shorter L_c to more search): a
+    budget below L_c cuts the search before depth L_c -- a shorter L_c, not less search --
+    so those settings are left out of the claim. Sudoku: 1 and 2 are cut, 4 and 8 reached
+    L_c and ran different searches (8 = 32): the claim is tested on 4 -> 8 only. Twins: 1
+    is cut and 2, 4, 8, 32 ran one search: the budget never binds, **untested** (the old
+    rule said "reproduced" from 1 -> 2 alone, +68/-0)."""
     n = 300
     acc = lambda k: [i < k for i in range(n)]   # noqa: E731
     sudoku = _rows_with_depth({1: (acc(174), "a", 1.0), 2: (acc(171), "b", 2.0),
                                4: (acc(177), "c", 3.0), 8: (acc(174), "d", 3.0),
                                32: (acc(174), "d", 3.0)})
     verdict, note = results_md.sweep_outcome("max_iterations", sudoku, lc=3)
-    assert verdict != "untested"
-    for step in ("1 → 2", "2 → 4", "4 → 8"):
-        assert step in note
+    assert verdict == "not reproduced"
+    assert "4 → 8: +0/−3" in note and "1 → 2" not in note and "2 → 4" not in note
     assert "8, 32 ran the same search" in note and "1, 2: the budget cut" in note
     twins = _rows_with_depth({1: (acc(132), "a", 1.0), **{v: (acc(200), "b", 2.0)
                                                          for v in (2, 4, 8, 32)}})
     verdict, note = results_md.sweep_outcome("max_iterations", twins, lc=2)
-    assert verdict == "reproduced" and "1 → 2: +68/−0, p<0.001" in note
+    assert verdict == "untested"
     assert "1: the budget cut the search before depth L_c" in note
+    assert "the budget does not bind" in note and "1 → 2" not in note
+    # a budget that binds on full-depth searches is tested
+    binds = _rows_with_depth({2: (acc(100), "a", 2.0), 4: (acc(150), "b", 2.0)})
+    assert results_md.sweep_outcome("max_iterations", binds, lc=2)[0] == "reproduced"
     # untested only when no two settings ran different searches
     one = _rows_with_depth({v: (acc(200), "z", 2.0) for v in (1, 2, 4)})
     assert results_md.sweep_outcome("max_iterations", one, lc=2)[0] == "untested"
+    # L_c itself is judged over every setting, the budget's cut aside
+    assert results_md.sweep_outcome("lc", twins)[0] == "reproduced"
 
 
 def test_monotone_claims_are_judged_over_every_setting():
@@ -229,11 +237,12 @@ def test_controls_section_and_search_columns(tmp_path):
     out = tmp_path / "R.md"
     results_md.main(str(tmp_path), str(out))
     text = out.read_text()
-    assert "## What the search's parts buy: three controls" in text
+    assert "## What the search's parts buy: the controls" in text
     head = next(ln for ln in text.splitlines() if ln.startswith("| strategy | accuracy"))
     assert "distinct first commitments" in head and "winner off the most confident" in head
     row = next(ln for ln in text.splitlines() if ln.startswith("| medal-order | 100.0%"))
     assert "| 2.0 | 11.0 | 0.00 | 1.00 | 0.0% |" in row
+    assert "oracle over its candidates | random pick of them" in head
     ucb = next(ln for ln in text.splitlines() if ln.startswith("| UCB at the defaults"))
     assert "**untested** (Twins)" in ucb
     order = next(ln for ln in text.splitlines() if ln.startswith("| order: MEDAL's schedule "

@@ -61,7 +61,7 @@ def test_every_flag_reaches_its_field():
                "logits_eos_inf": None, "confidence_eos_eot_inf": None, "decompose": None,
                "n_subtasks": "2", "seed": "7", "template": "1", "ots_beams": "2",
                "ots_temperature": "0.7", "soar_beams": "3", "soar_threshold": "0.5",
-               "soar_parallel": "2"}
+               "soar_parallel": "2", "uncertainty_penalty": "0.5"}
     argv = ["generate", "--prompt", "x"]
     for st in SETTINGS:
         if st.name not in changed:
