@@ -69,7 +69,8 @@ def what_ran_lines(ran: list[dict]) -> list[str]:
 
 def main(results_dir="docs/records", out="docs/RESULTS.md"):
     results = Path(results_dir)
-    ran = records.what_ran(results)
+    # the tasks this document reports (another task's records may sit beside them)
+    ran = [r for r in records.what_ran(results) if r["path"].split("/")[0] in TASK_TITLES]
     machine = next((r["machine"] for r in ran if r.get("machine")),
                    "2 CPU cores shared with other work, no GPU")
     seeds = sorted({int(m.group(1)) for r in ran
