@@ -134,7 +134,7 @@ MIN_PAIR_TEMPERATURE = 1e-6
 STRATEGY_NAMES = ("medal", "medal-no-mcts", "medal-no-decomposition", "medal-margin-only",
                   "greedy", "random", "entropy", "margin", "eb", "bst5", "threshold",
                   "info-gain", "medal-order", "medal-choice", "medal-branching",
-                  "medal-random-choice", "medal-explore", "medal-wide-pool")
+                  "medal-random-choice", "medal-explore", "medal-wide-pool", "ots", "soar")
 STRATEGY_ALIASES = {"low-confidence": "greedy", "phase-c": "medal-no-mcts"}
 
 
@@ -385,6 +385,28 @@ class GenerationConfig:
                                              "info-gain strategy: Gumbel temperature of the "
                                              "candidates' positions (0: greedy)",
                                              group="decoding", low=0, high=100, step=0.05)
+    # --- the newer beam searches (issue 38; medal.search.ots_search / soar_search) ---
+    ots_beams: int = setting(3, "OTS beams K",
+                             "ots strategy (Order-Token Search): beams kept; at each block's "
+                             "first step every beam proposes K actions, each scored by one "
+                             "forward (K² a search step)", group="decoding", low=1, high=64)
+    ots_temperature: float = setting(0.4, "OTS Gumbel temperature",
+                                     "ots strategy: temperature of the Gumbel noise that "
+                                     "varies each action's tokens and order (0: argmax, every "
+                                     "action the same)", group="decoding", low=0, high=100,
+                                     least_nonzero=MIN_TEMPERATURE, step=0.1)
+    soar_beams: int = setting(2, "SOAR beams",
+                              "soar strategy: the beam's width where the model is unsure (each "
+                              "beam branches into its most confident slots, one each)",
+                              group="decoding", low=1, high=64)
+    soar_threshold: float = setting(0.95, "SOAR confidence threshold",
+                                    "soar strategy: a slot whose token probability exceeds "
+                                    "this is written in parallel and the beam collapses to "
+                                    "its best candidate", group="decoding", low=0, high=1,
+                                    step=0.01)
+    soar_parallel: int = setting(5, "SOAR slots per parallel step",
+                                 "soar strategy: the most slots one parallel step writes",
+                                 group="decoding", low=1, high=4096)
     # --- LLaDA's generate.py options (off by default, as there) ---
     logits_eos_inf: bool = setting(False, "Never write end-of-sequence (logits_eos_inf)",
                                    "as LLaDA's generate.py: the EOS logit is -inf, so no slot "
@@ -403,6 +425,10 @@ class GenerationConfig:
                                      "was measured to hurt)", group="prompt")
     n_subtasks: int = setting(3, "N subtasks", "N: subtasks in the decomposition prompt",
                               group="prompt", low=1, high=16, flag="subtasks")
+    template: int = setting(0, "Prompt template",
+                            "the task's prompt template: the same problem written another "
+                            "way (0: the task's own form; the bridge task has 0 and 1)",
+                            group="prompt", low=0, high=15)
     seed: int = setting(0, "Seed", "seed for every random choice", group="prompt", low=0,
                         high=4_294_967_295, flag=None)
 

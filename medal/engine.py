@@ -24,6 +24,8 @@ medal-branching           control *exploration*: the full search where it branch
 medal-random-choice       control *r_IG*: MEDAL's search and candidates, the winner at random
 medal-explore             control *exploration at C fixed*: the explore mode's search, C = 3
 medal-wide-pool           control *pool size*: C = 2 K2 candidates, no exploration (no UCB)
+ots                       Order-Token Search (Shen et al. 2026): beams over order and tokens
+soar                      SOAR (Cao et al. 2026): beam search only where the model is unsure
 ========================= ================================================================
 
 The three controls (issue 30) isolate what the search's parts buy: ``medal-order`` the
@@ -63,7 +65,7 @@ from .models.base import DiffusionLM
 from .runner import ForwardRequest, ModelRunner
 from .scores import (cumulative_information_gain, entropy_total, rollout_path_gain,
                      uncertainty_penalised_gains)
-from .search import MCTS
+from .search import MCTS, ots_search, soar_search
 from .tasks import Task, get_task, task_of_trace
 from .tasks.decomposition import decompose_prompt
 
@@ -128,6 +130,9 @@ class GenerationResult:
     standalone_sequences: int | None = None
     token_passes: int = 0      # token positions the network processed (medal.cost)
     valid_tokens: int = 0      # the answer's output tokens (medal.cost)
+    #: a beam search's record (ots, soar; None for the others): its nodes with their
+    #: parents (a tree), its steps, the winner and why (``BeamOutcome.to_json``)
+    beam: dict | None = None
     #: the run's JSON trace, when it was recorded (``medal.generate(..., trace=True)``)
     trace: dict | None = field(default=None, repr=False, compare=False)
 
@@ -158,6 +163,7 @@ class GenerationResult:
                 "model_seconds": self.model_seconds, "order": self.order,
                 **({} if self.search is None else self.search.to_json()),
                 **({} if self.vote is None else self.vote.to_json()),
+                **({} if self.beam is None else {"beam_search": self.beam}),
                 **({} if self.entropy_rows is None else {"entropy_rows": self.entropy_rows})}
 
 
@@ -201,7 +207,16 @@ class Run:
             model.check_prompt(prompt)
             problem = self.task.problem_from_prompt(prompt)
         self.problem = problem
-        base_prompt = prompt if prompt is not None else self.task.format_prompt(problem)
+        if cfg.template >= self.task.prompt_templates:
+            self.task.templated_prompt(problem, cfg.template)   # names the task's templates
+        if (prompt is not None and cfg.template and problem is not None
+                and prompt != self.task.templated_prompt(problem, cfg.template)):
+            # (a re-run of a trace gives the prompt the template wrote: that is accepted)
+            raise InputError(f"the prompt is not the problem written in template "
+                             f"{cfg.template}: the template writes a problem's prompt; give "
+                             "the problem alone, or leave the template at 0")
+        base_prompt = (prompt if prompt is not None
+                       else self.task.templated_prompt(problem, cfg.template))
         if strategy == "medal-no-decomposition":
             decompose = False
         if not self.task.decomposable:
@@ -718,6 +733,62 @@ def _state_from_node(run: Run, node) -> DecodeState:
     return state
 
 
+def _beam_search(search):
+    """A beam search's strategy (``ots``, ``soar``): the search (its forwards are the run's
+    cost), then its winner's path replayed as the run's decode steps -- each step's figures
+    are those of the state the search read there (no forward), its cost the search step's
+    whole cost (every beam's forward, and OTS's scoring forward) -- so the viewer steps the
+    answer as any decode; the whole beam tree is the result's ``beam_search``."""
+    from .decoding import eligible_candidates
+    from .events import DecodeStep
+    from .scores import top2_margin
+
+    def strategy(run: Run):
+        outcome = yield from search(run)
+        runner, model = run.runner, run.model
+        forwards, sequences, hits = runner.forwards, runner.sequences, runner.cache_hits
+        state = run.new_state()
+        path = outcome.winner.path()[1:]
+        for k, node in enumerate(path):
+            batch, row = node.source
+            answer, masked, H, top_tokens, top_probs = (a[row] for a in batch.arrays)
+            eligible, block = eligible_candidates(masked, run.config.block_length)
+            entropy_row = [h if m else None for h, m in zip(H.tolist(), masked.tolist())]
+            state.entropy_rows.append(entropy_row)
+            state.answer = node.answer.clone()
+            for slot in node.slots:
+                state.order[slot] = k
+            margin = top2_margin(top_probs)
+            yield DecodeStep(phase="decode", step=k, block=block, slots=list(node.slots),
+                             tokens=list(node.tokens),
+                             token_texts=[model.token_text(t) for t in node.tokens],
+                             scores=list(node.p), entropy=entropy_row,
+                             answer=model.decode_masked(state.answer),
+                             forwards=node.cost[0], sequences=node.cost[1],
+                             cache_hits=node.cost[2],
+                             eligible={"slots": eligible.tolist(),
+                                       "p": top_probs[eligible, 0].tolist(),
+                                       "margin": margin[eligible].tolist(),
+                                       "score": top_probs[eligible, 0].tolist(),
+                                       "entropy": H[eligible].tolist()})
+            state.step = k + 1
+        assert (runner.forwards, runner.sequences, runner.cache_hits) == (forwards, sequences,
+                                                                          hits)
+        result = run._result(run.strategy, state, runner, 0.0,
+                             entropy_rows=state.entropy_rows)
+        result.beam = outcome.to_json(model.decode_masked, model.token_text)
+        return result
+    return strategy
+
+
+def _ots(run: Run):
+    return (yield from ots_search(run.runner, run.config, run.generator))
+
+
+def _soar(run: Run):
+    return (yield from soar_search(run.runner, run.config))
+
+
 STRATEGIES = {
     "medal": _medal,
     "medal-no-mcts": _phase_c_alone,
@@ -732,6 +803,8 @@ STRATEGIES = {
     "threshold": _plain("threshold"),
     "info-gain": _plain("info_gain"),
     **{name: _medal for name in CONTROLS},
+    "ots": _beam_search(_ots),
+    "soar": _beam_search(_soar),
 }
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .decoding import eligible_slots_array, rollout
+from .decoding import eligible_candidates, eligible_slots_array, rollout
 from .events import Backpropagated, Expanded, RootEvaluated, Selected, Simulated
 from .runner import Evaluation, EvaluationBatch, ModelRunner
 from .scores import (Action, ActionSets, batch_action_sets, entropy_totals, information_gains,
@@ -491,3 +491,331 @@ def forced_action(node: Node, slot: int, token: int, cfg) -> Action:
                     cfg.scoring)[0]
     return Action(slot=slot, token=token, p=p, entropy=float(ev.entropy[slot]),
                   margin=float(ev.margin[slot]), score=float((s * hit).sum()))
+
+
+# ---------------------------------------------------------------------- beam searches
+#
+# Two newer searches over unmasking decisions, as baselines beside MEDAL (issue 38): both
+# keep a beam of partial answers and prune it by a likelihood-like score; neither builds
+# a UCB tree. Each is a generator (it yields the runner's forward requests, for
+# lock-step) that returns a :class:`BeamOutcome`: the winner and every state the search
+# made, with its parent, so the engine can record the search as a tree (the trace's
+# ``result.beam_search``) and replay the winner's path as decode steps.
+
+
+class BeamNode:
+    """One state of a beam search: the answer after the commitments on its path.
+
+    ``source``: the (EvaluationBatch, row) of the parent's evaluation that the step read
+    (its figures are the replayed decode step's); ``p``: the committed tokens' probabilities
+    there."""
+
+    __slots__ = ("id", "parent", "step", "answer", "slots", "tokens", "p", "score",
+                 "block_score", "mode", "kept", "source", "cost", "proposal")
+
+    def __init__(self, id: int, parent: "BeamNode | None", step: int, answer: torch.Tensor,
+                 slots=(), tokens=(), p=(), score: float = 0.0, mode: str = "root",
+                 block_score: float | None = None, source=None):
+        self.id = id
+        self.parent = parent
+        self.step = step                  # the search step that made it (0: the root)
+        self.answer = answer              # [L]
+        self.slots = list(slots)          # what its step committed
+        self.tokens = list(tokens)
+        self.p = list(p)                  # each committed token's probability
+        self.score = score                # the beam's cumulative score
+        self.mode = mode                  # root; SOAR parallel | branch; OTS search | denoise
+        self.block_score = block_score    # OTS: the likelihood estimate of its search step
+        self.kept = mode == "root"        # survived its step's pruning
+        self.source = source
+        self.cost = None                  # (forwards, sequences, cache hits) of its step
+        self.proposal = None              # OTS search step: the proposal x0 its score read
+
+    def path(self) -> list["BeamNode"]:
+        node, out = self, []
+        while node is not None:
+            out.append(node)
+            node = node.parent
+        return out[::-1]
+
+    def to_json(self, decode_masked, token_text) -> dict:
+        return {"id": self.id, "parent": self.parent.id if self.parent is not None else None,
+                "step": self.step, "mode": self.mode, "slots": self.slots,
+                "tokens": self.tokens, "token_texts": [token_text(t) for t in self.tokens],
+                "p": self.p, "score": self.score, "block_score": self.block_score,
+                "kept": self.kept, "sequence": decode_masked(self.answer),
+                "answer_ids": self.answer.tolist(),
+                **({"proposal": self.proposal} if self.proposal is not None else {})}
+
+
+class BeamOutcome:
+    """What a beam search decided: its nodes (root first), the steps (which beams went in,
+    which candidates they made, which were kept) and the winner."""
+
+    def __init__(self, algorithm: str, nodes: list[BeamNode], steps: list[dict],
+                 winner: BeamNode, why: str, settings: dict):
+        self.algorithm = algorithm
+        self.nodes = nodes
+        self.steps = steps
+        self.winner = winner
+        self.why = why
+        self.settings = settings
+
+    def stats(self) -> dict:
+        return {"steps": len(self.steps), "nodes": len(self.nodes),
+                "widest_beam": max((len(s["beams"]) for s in self.steps), default=1),
+                "branching_steps": sum(len(s["candidates"]) > len(s["beams"])
+                                       for s in self.steps)}
+
+    def to_json(self, decode_masked, token_text) -> dict:
+        return {"algorithm": self.algorithm, "settings": self.settings,
+                "nodes": [n.to_json(decode_masked, token_text) for n in self.nodes],
+                "steps": self.steps, "winner": self.winner.id, "why": self.why,
+                "stats": self.stats()}
+
+
+def _fresh(nodes: list[BeamNode], parent: BeamNode, step: int, answer: torch.Tensor,
+           slots, tokens, p, score: float, mode: str, source, block_score=None) -> BeamNode:
+    node = BeamNode(len(nodes), parent, step, answer, slots, tokens, p, score, mode,
+                    block_score, source)
+    nodes.append(node)
+    return node
+
+
+def _evaluate_beams(runner: ModelRunner, beams: list[BeamNode]):
+    """The beams' states in one batched forward (cached states cost none): a generator
+    that yields the lock-step request and returns (batch, cost)."""
+    answers = torch.stack([b.answer for b in beams])
+    before = (runner.forwards, runner.sequences, runner.cache_hits)
+    yield from runner.prepare(answers)
+    batch = runner.evaluate_batch(answers)
+    return batch, (runner.forwards - before[0], runner.sequences - before[1],
+                   runner.cache_hits - before[2])
+
+
+def soar_search(runner: ModelRunner, cfg):
+    """SOAR: confidence-switched position beam search (Cao, Correia, Louizos, Liu, Yin,
+    "Search or Accelerate: Confidence-Switched Position Beam Search for Diffusion Language
+    Models", arXiv:2602.10953). Our own code, read from the paper's abstract and project
+    page and checked against the authors' public sampler (github.com/duterscmy/SOAR,
+    ``eval_llada8b/generate.py``, ``generate_soar``, at commit ec3eb40):
+
+    Every step evaluates every beam in ONE batched forward. For each beam that still has
+    masks, in its current block (the first with masks, ``block_length``), each masked slot
+    proposes its argmax token with confidence p:
+
+    * **accelerate** -- if some slot's p exceeds ``soar_threshold`` (their 0.95), ONE
+      candidate writes the most confident such slots, at most ``soar_parallel`` (their 5),
+      all at once ("parallel");
+    * **search** -- otherwise ``soar_beams`` candidates (their ``max_beam_size``, 2), each
+      writing ONE of the beam's most confident slots ("branch": the order is searched,
+      the tokens are the argmax).
+
+    A candidate's score is its beam's plus the p of each token it wrote (the authors' code
+    adds probabilities, not log-probabilities, though the variable is named
+    ``cumulative_log_prob``; we follow the code). Candidates are sorted by score (ties:
+    the order they were made), repeated states dropped, and the beam becomes: the best
+    candidate alone if any beam took the parallel path this step (the search collapses
+    when the model is sure; their further condition that it unmasked at least
+    ``min_parallel_tokens`` = 1 slot always holds), else the best ``soar_beams``. A beam
+    with no mask left is carried as it is. The answer is the best beam when none has a
+    mask left. ``steps`` does not apply (the search decides how many slots a step writes;
+    their loop stops after ``steps`` steps, ours when every slot is written, which with
+    steps = gen_length, as they run it, is the same). Tokens are the argmax (their
+    temperature 0).
+
+    A generator: yields the runner's forward requests (lock-step) and returns a
+    :class:`BeamOutcome`."""
+    mask_id = runner.model.mask_id
+    root = BeamNode(0, None, 0, runner.initial_answer())
+    nodes, steps = [root], []
+    beams = [root]
+    width, tau, most = cfg.soar_beams, cfg.soar_threshold, cfg.soar_parallel
+    step = 0
+    while any(bool((b.answer == mask_id).any()) for b in beams):
+        step += 1
+        open_beams = [b for b in beams if bool((b.answer == mask_id).any())]
+        batch, cost = yield from _evaluate_beams(runner, open_beams)
+        answer_a, masked_a, _, top_tokens, top_probs = batch.arrays
+        rows = {b.id: r for r, b in enumerate(open_beams)}
+        candidates, parallel = [], False
+        for b in beams:
+            if b.id not in rows:
+                candidates.append(b)          # finished: carried as it is
+                continue
+            r = rows[b.id]
+            eligible, _ = eligible_candidates(masked_a[r], cfg.block_length)
+            conf = top_probs[r, eligible, 0]
+            toks = top_tokens[r, eligible, 0]
+            order = np.argsort(-conf, kind="stable")
+            high = order[conf[order] > tau]
+            if len(high):
+                parallel = True
+                pick = high[:most]
+                answer = b.answer.clone()
+                answer[eligible[pick]] = torch.from_numpy(toks[pick])
+                candidates.append(_fresh(nodes, b, step, answer, eligible[pick].tolist(),
+                                         toks[pick].tolist(), conf[pick].tolist(),
+                                         b.score + float(conf[pick].sum()), "parallel",
+                                         (batch, r)))
+            else:
+                for j in order[:width]:
+                    answer = b.answer.clone()
+                    answer[int(eligible[j])] = int(toks[j])
+                    candidates.append(_fresh(nodes, b, step, answer, [int(eligible[j])],
+                                             [int(toks[j])], [float(conf[j])],
+                                             b.score + float(conf[j]), "branch", (batch, r)))
+        ranked = sorted(candidates, key=lambda n: -n.score)    # stable: ties keep order
+        unique, seen = [], set()
+        for n in ranked:
+            key = n.answer.numpy().tobytes()
+            if key not in seen:
+                seen.add(key)
+                unique.append(n)
+        beams = unique[:1] if parallel else unique[:width]
+        for n in beams:
+            n.kept = True
+        for n in candidates:
+            if n.step == step:
+                n.cost = cost
+        steps.append({"step": step, "beams": [b.id for b in open_beams],
+                      "candidates": [n.id for n in candidates], "kept": [n.id for n in beams],
+                      "collapsed": parallel, "forwards": cost[0], "sequences": cost[1],
+                      "cache_hits": cost[2]})
+    winner = beams[0]
+    why = (f"SOAR: beam node {winner.id} has the highest score when every slot is written "
+           f"({winner.score:.4f}: the sum of its tokens' probabilities)"
+           + (f"; the others: " + ", ".join(f"node {b.id} {b.score:.4f}" for b in beams[1:])
+              if len(beams) > 1 else ""))
+    return BeamOutcome("soar", nodes, steps, winner, why,
+                       {"soar_beams": width, "soar_threshold": tau, "soar_parallel": most})
+
+
+#: the probability a token outside a state's recorded top-k is given (OTS's score): the
+#: k-th probability, an upper bound for it (every token the tiny models read is inside)
+def _token_prob(top_tokens: np.ndarray, top_probs: np.ndarray, token: int) -> float:
+    hit = np.flatnonzero(top_tokens == token)
+    return float(top_probs[hit[0]]) if len(hit) else float(top_probs[-1])
+
+
+def ots_search(runner: ModelRunner, cfg, generator: torch.Generator | None):
+    """Order-Token Search: a beam search over unmasking order AND tokens (Shen, Feng, Han,
+    Wang, Chen, Shen, Leskovec, Ermon, "Improving Diffusion Language Model Decoding
+    through Joint Search in Generation Order and Token Space", arXiv:2601.20339). Our own
+    code. The paper's full text was not available here: this reading comes from its
+    abstract and Figure 1 ("maintains beams of partial trajectories, periodically expands
+    each trajectory by proposing denoising actions that change both which position to
+    update (order) and what token to write (token), and then prunes partial trajectories
+    using a likelihood estimation function"), a public summary of its method (beams start
+    as K copies of the masked answer; expansions at block boundaries; Gumbel-noised
+    tokens), a public reading of its Appendix A.4 (cost S*K*L + B*K^2*L: every beam takes
+    every step, and at each of the B block boundaries K^2 candidates are each scored by one
+    forward) and a public re-implementation of its Algorithm 1. What we assumed is marked
+    [assumed].
+
+    * K = ``ots_beams`` beams; the decode's ``steps`` and ``block_length`` as greedy's
+      (each step writes ceil(block's masks / block's steps left) slots).
+    * A **denoising action** from a beam: tokens drawn for every slot at temperature
+      ``ots_temperature`` (Gumbel-max sampling = softmax(log p / tau); from the top 64
+      tokens, as every sampler here), and the step's slots are the eligible ones whose
+      drawn token is most probable under the clean distribution (LLaDA's low-confidence
+      rule on the noisy proposal): so the noise changes both the tokens and the order.
+    * At the first step of each block (a **search step**) every beam proposes K actions
+      (the root, as K identical copies, K^2) and each action is scored by the **likelihood
+      estimator**: the beam's proposal x0 fills every masked slot (x_full), the slots the
+      action writes are masked again, and one forward gives log p(x0_i | that state) for
+      each of them; the block score is their sum [assumed: only the newly written slots
+      are scored, conditioned on the full proposal as future context -- a public summary
+      of the paper says the score covers "only the newly revealed" part and conditions on
+      the "full prediction"; the public re-implementation scores the whole block]. The
+      K^2 scoring states are one batched forward. A candidate's score is its beam's plus
+      its block score; repeated states keep their best [assumed]; the K best survive.
+    * On the other steps each beam takes one action (its score unchanged).
+    * When no beam has a mask left, the beam of the highest cumulative score is the answer.
+
+    A generator: yields the runner's forward requests (lock-step) and returns a
+    :class:`BeamOutcome`."""
+    import math
+    from .decoding import descending_order, token_figure
+    mask_id = runner.model.mask_id
+    K, tau = cfg.ots_beams, cfg.ots_temperature
+    L = runner.gen_length
+    steps_per_block = max(1, cfg.steps // (L // cfg.block_length))
+    root = BeamNode(0, None, 0, runner.initial_answer())
+    nodes, steps = [root], []
+    beams, step = [root], 0
+    done_in_block: dict[int, dict[int, int]] = {0: {}}     # node -> block -> steps taken
+    while any(bool((b.answer == mask_id).any()) for b in beams):
+        step += 1
+        open_beams = [b for b in beams if bool((b.answer == mask_id).any())]
+        batch, cost = yield from _evaluate_beams(runner, open_beams)
+        answer_a, masked_a, _, top_tokens, top_probs = batch.arrays
+        candidates, scoring, search = [], [], False
+        for r, b in enumerate(open_beams):
+            eligible, block = eligible_candidates(masked_a[r], cfg.block_length)
+            used = done_in_block[b.id].get(block, 0)
+            n = math.ceil(len(eligible) / max(1, steps_per_block - used))
+            draws = 1
+            if used == 0:
+                search = True
+                draws = K * K if b is root else K
+            ev = batch.evaluations[r]
+            for _ in range(draws):
+                tokens = ev.sample_tokens(generator, tau).numpy() if tau > 0 \
+                    else top_tokens[r, :, 0].copy()
+                p = token_figure(top_probs[r], top_tokens[r], tokens)
+                pick = np.sort(eligible[descending_order(p[eligible], n)[:n]])
+                answer = b.answer.clone()
+                answer[pick] = torch.from_numpy(tokens[pick])
+                node = _fresh(nodes, b, step, answer, pick.tolist(), tokens[pick].tolist(),
+                              p[pick].tolist(), b.score, "search" if used == 0 else "denoise",
+                              (batch, r))
+                done_in_block[node.id] = {**done_in_block[b.id], block: used + 1}
+                candidates.append(node)
+                if used == 0:
+                    full = torch.where(b.answer == mask_id, torch.from_numpy(tokens), b.answer)
+                    x_masked = full.clone()
+                    x_masked[pick] = mask_id
+                    node.proposal = full.tolist()
+                    scoring.append((node, full, x_masked))
+        extra = (0, 0, 0)
+        if scoring:
+            before = (runner.forwards, runner.sequences, runner.cache_hits)
+            states = torch.stack([s for _, _, s in scoring])
+            yield from runner.prepare(states)
+            scored = runner.evaluate_batch(states)
+            extra = (runner.forwards - before[0], runner.sequences - before[1],
+                     runner.cache_hits - before[2])
+            _, _, _, s_tokens, s_probs = scored.arrays
+            for j, (node, full, _) in enumerate(scoring):
+                node.block_score = float(sum(
+                    math.log(max(_token_prob(s_tokens[j, i], s_probs[j, i], int(full[i])),
+                                 1e-30)) for i in node.slots))
+                node.score = node.parent.score + node.block_score
+        finished = [b for b in beams if b not in open_beams]
+        pool = finished + candidates
+        ranked = sorted(pool, key=lambda n: -n.score)   # stable: ties keep their order
+        unique, seen = [], set()
+        for nd in ranked:
+            key = nd.answer.numpy().tobytes()
+            if key not in seen:
+                seen.add(key)
+                unique.append(nd)
+        beams = unique[:K]
+        for nd in beams:
+            nd.kept = True
+        total = tuple(a + e for a, e in zip(cost, extra))
+        for nd in candidates:
+            nd.cost = total
+        steps.append({"step": step, "beams": [b.id for b in open_beams],
+                      "candidates": [nd.id for nd in candidates],
+                      "kept": [nd.id for nd in beams], "search": search,
+                      "forwards": total[0], "sequences": total[1], "cache_hits": total[2]})
+    winner = beams[0]
+    why = (f"Order-Token Search: beam node {winner.id} has the highest cumulative "
+           f"likelihood estimate when every slot is written ({winner.score:.4f})"
+           + ("; the others: " + ", ".join(f"node {b.id} {b.score:.4f}" for b in beams[1:])
+              if len(beams) > 1 else ""))
+    return BeamOutcome("ots", nodes, steps, winner, why,
+                       {"ots_beams": K, "ots_temperature": tau, "steps": cfg.steps,
+                        "block_length": cfg.block_length})

@@ -18,13 +18,15 @@ from tqdm.auto import tqdm
 
 from .errors import InputError
 from .models.tiny import CharTokenizer, TinyConfig, TinyDLM, masked_diffusion_loss, save_checkpoint
-from .tasks import (countdown_training_example, pick_training_example, sudoku_training_example,
-                    twins_training_example)
+from .tasks import (avoid_training_example, countdown_training_example, pick_training_example,
+                    sudoku_training_example, twins_training_example)
 
 EXAMPLE_MAKERS = {"countdown": countdown_training_example, "sudoku": sudoku_training_example,
-                  "pick": pick_training_example, "twins": twins_training_example}
+                  "pick": pick_training_example, "twins": twins_training_example,
+                  "avoid": avoid_training_example}
 #: task -> (prompt_length, answer_length) used when train() is not given them
-DEFAULT_LENGTHS = {"countdown": (24, 28), "sudoku": (26, 19), "pick": (32, 8), "twins": (41, 8)}
+DEFAULT_LENGTHS = {"countdown": (24, 28), "sudoku": (26, 19), "pick": (32, 8), "twins": (41, 8),
+                   "avoid": (44, 8)}
 
 
 def encode_example(tok: CharTokenizer, cfg: TinyConfig, prompt: str, answer: str):
@@ -106,7 +108,7 @@ def train(task: str = "countdown", out: str | Path = "medal/assets/countdown", s
             or canonical_answers:
         raise InputError("--decompose-share, --four-share, --uniform-target-share and "
                          "--canonical-answers are Countdown training options")
-    t0, losses = time.time(), []
+    t0, cpu0, losses = time.time(), time.process_time(), []
     bar = tqdm(range(steps), desc=f"train {task}", unit="step")
     for step in bar:
         rows = [encode_example(tok, cfg, *make(rng, max_answer=answer_length, **data_options))
@@ -124,10 +126,14 @@ def train(task: str = "countdown", out: str | Path = "medal/assets/countdown", s
         if (step + 1) % log_every == 0:
             bar.set_postfix(loss=f"{sum(losses[-log_every:]) / log_every:.3f}")
     seconds = time.time() - t0
+    # the CPU time of this process: on a shared machine the wall time also counts the
+    # other programs' turns on the cores
+    cpu_seconds = time.process_time() - cpu0
     info = {"task": task, "training": {
         "steps": steps, "batch_size": batch_size, "lr": lr, "seed": seed,
         "data_options": data_options, "bf16": bf16,
-        "seconds": round(seconds, 1), "threads": torch.get_num_threads(),
+        "seconds": round(seconds, 1), "cpu_seconds": round(cpu_seconds, 1),
+        "threads": torch.get_num_threads(),
         "final_loss": round(sum(losses[-log_every:]) / min(log_every, len(losses)), 4),
         "parameters": model.n_params(),
         "command": (f"python -m medal train --task {task} --steps {steps} --batch-size {batch_size} "

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..errors import InputError
+from . import avoid as _av
 from . import countdown as _cd
 from . import pick as _pk
 from . import sudoku as _sd
@@ -50,12 +51,25 @@ class Task:
     #: slot per step). Pick and Twins decode 2 slots per step: where parallel decoding can
     #: mix their answers (see :mod:`medal.tasks.twins`)
     default_steps: int | None = None
+    #: how many prompt templates the task writes a problem in (``template`` setting):
+    #: ``format_prompt(problem, template)`` for template > 0; 1: the one form
+    prompt_templates: int = 1
 
     def prompt(self, problem, decompose: bool = False, n_subtasks: int = 3,
                builtin: bool = True) -> str:
         """The model's prompt for ``problem``, with or without decomposition guidance."""
         return decompose_prompt(self.name, self.format_prompt(problem), problem,
                                 decompose=decompose, n_subtasks=n_subtasks, builtin=builtin)
+
+    def templated_prompt(self, problem, template: int = 0) -> str:
+        """``problem`` written in prompt template ``template`` (0: :attr:`format_prompt`'s
+        own form). Refuses a template the task does not have, naming those it has."""
+        if type(template) is not int or not 0 <= template < self.prompt_templates:
+            have = ("only template 0" if self.prompt_templates == 1
+                    else f"templates 0..{self.prompt_templates - 1}")
+            raise InputError(f"the {self.name} task has {have}; got template {template!r}")
+        return self.format_prompt(problem) if template == 0 else \
+            self.format_prompt(problem, template)
 
 
 COUNTDOWN = Task(
@@ -180,7 +194,31 @@ TWINS = Task(
     default_steps=_tw.DEFAULT_STEPS,
 )
 
-TASKS = {t.name: t for t in (COUNTDOWN, SUDOKU, PICK, TWINS, TEXT)}
+AVOID = Task(
+    name="avoid",
+    description="Write a word of the pair that word d is NOT in (four words of 8 letters "
+                "a-x in two pairs of twins, in a random order). The tiny model does not "
+                "read which pair that is; it follows the first letter it writes. A task "
+                "where the first commitment decides and a search over it can pay.",
+    problem_type=_av.AvoidProblem,
+    parse_problem=_av.parse_problem,
+    format_prompt=_av.format_prompt,
+    problem_from_prompt=_av.problem_from_prompt,
+    verify=_av.verify,
+    extract_answer=_av.extract_answer,
+    generate=_av.generate_problems,
+    load_problems=_av.load_problems,
+    save_problems=_av.save_problems,
+    example_problems=tuple(_av.generate_problems(5, seed=2026)),
+    default_gen_length=_av.ANSWER_LENGTH,
+    # as Twins: the search commits two letters (the pair, then the word); with --search
+    # explore its candidates come from different first letters
+    default_lc=2,
+    default_decompose=False,
+    prompt_templates=_av.TEMPLATES,
+)
+
+TASKS = {t.name: t for t in (COUNTDOWN, SUDOKU, PICK, TWINS, AVOID, TEXT)}
 
 
 def get_task(name: str) -> Task:
@@ -243,6 +281,18 @@ def twins_training_example(rng: random.Random,
     return TWINS.format_prompt(problem), word
 
 
+def avoid_training_example(rng: random.Random,
+                           max_answer: int = _av.ANSWER_LENGTH) -> tuple[str, str]:
+    """A (prompt, answer) pair for training the built-in Avoid model: a problem in a
+    template drawn uniformly (so both templates are the model's own), answered with one of
+    its two right words drawn uniformly (so the model learns the mixture)."""
+    if max_answer < _av.ANSWER_LENGTH:
+        raise InputError(f"an Avoid answer is {_av.ANSWER_LENGTH} letters; "
+                         f"the model allows {max_answer}")
+    problem, answer, template = _av.training_example(rng)
+    return AVOID.templated_prompt(problem, template), answer
+
+
 def sudoku_training_example(rng: random.Random, max_answer: int = _sd.ANSWER_LENGTH,
                             min_blanks: int = 4, max_blanks: int = 12) -> tuple[str, str]:
     """A (prompt, answer) pair for training the built-in Sudoku model: a puzzle with a
@@ -261,7 +311,7 @@ def task_of_trace(trace: dict) -> str | None:
     (the words, which word the answer is, or a mix)."""
     run = trace.get("run") or {}
     recorded = run.get("task")
-    if recorded in ("sudoku", "countdown", "pick", "twins"):
+    if recorded in ("sudoku", "countdown", "pick", "twins", "avoid"):
         return recorded
     problem = run.get("problem")
     if isinstance(problem, dict):
@@ -269,6 +319,8 @@ def task_of_trace(trace: dict) -> str | None:
             return "sudoku"
         if "numbers" in problem and "target" in problem:
             return "countdown"
+        if "words" in problem and "avoid" in problem:
+            return "avoid"
         if "words" in problem:
             try:
                 _tw.parse_problem(problem["words"])
@@ -284,4 +336,6 @@ def task_of_trace(trace: dict) -> str | None:
         return "pick"
     if _tw.problem_from_prompt(prompt) is not None:
         return "twins"
+    if _av.problem_from_prompt(prompt) is not None:
+        return "avoid"
     return None

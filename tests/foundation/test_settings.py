@@ -60,7 +60,9 @@ def test_every_flag_reaches_its_field():
                "threshold": "0.8", "ig_candidates": "4", "ig_position_temperature": "0.5",
                "edit_threshold": "0.5", "max_post_steps": "3",
                "logits_eos_inf": None, "confidence_eos_eot_inf": None, "decompose": None,
-               "n_subtasks": "2", "seed": "7", "uncertainty_penalty": "0.5"}
+               "n_subtasks": "2", "seed": "7", "template": "1", "ots_beams": "2",
+               "ots_temperature": "0.7", "soar_beams": "3", "soar_threshold": "0.5",
+               "soar_parallel": "2", "uncertainty_penalty": "0.5"}
     argv = ["generate", "--prompt", "x"]
     for st in SETTINGS:
         if st.name not in changed:
