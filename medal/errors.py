@@ -46,15 +46,18 @@ def quoted(value, most: int = 60) -> str:
 
 MAX_ERROR_CHARS = 1_000   # an error's first line: what failed and what to do
 MAX_WORD_CHARS = 80       # one quoted input within it (a 100,000-number --problem)
+MAX_PATH_CHARS = 400      # a file's path is kept whole up to this (the user copies it)
 MAX_DETAIL_LINES = 12
 
 
 def _elide_words(line: str) -> str:
     """Each run of more than MAX_WORD_CHARS non-blank characters (an echoed input) cut in
-    its middle, saying how long it was; the words around it are kept whole."""
+    its middle, saying how long it was; the words around it are kept whole, and so is a
+    file's path up to MAX_PATH_CHARS (it names the file to fix)."""
     out = []
     for word in line.split(" "):
-        if len(word) > MAX_WORD_CHARS:
+        most = MAX_PATH_CHARS if word.startswith(("/", "./", "~/")) else MAX_WORD_CHARS
+        if len(word) > most:
             word = f"{word[:40]}…({len(word):,} characters)…{word[-20:]}"
         out.append(word)
     return " ".join(out)

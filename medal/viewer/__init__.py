@@ -41,10 +41,10 @@ from .html_page import CSP, JS_PARTS, pack, page, standalone_page, viewer_css, v
 from .notebook import Display, Trace, show
 from ..views.parts import card_parts, explanation, frame_parts, meta, stats_parts
 from ..views.frames import FORMAT, Encoder, Frames, bundle
-from ..views.tree_frame import (EDGE_COLOUR, HIDDEN_EDGE, MAX_NODES, OUTLIER_SHARE, highlighted_path,
+from ..views.tree_frame import (EDGE_COLOUR, MAX_NODES, OUTLIER_SHARE, highlighted_path,
                          legend, reward_outlier, tree_parts)
 
-__all__ = ["CSP", "Display", "EDGE_COLOUR", "Encoder", "FORMAT", "Frames", "HIDDEN_EDGE",
+__all__ = ["CSP", "Display", "EDGE_COLOUR", "Encoder", "FORMAT", "Frames",
            "JS_PARTS", "MAX_NODES", "OUTLIER_SHARE", "Trace", "bundle", "card_parts",
            "example_frames", "explanation", "frame_parts", "highlighted_path", "legend",
            "meta", "pack", "page", "reward_outlier", "show", "standalone_page", "stats_parts",

@@ -15,7 +15,6 @@ from ..tasks import countdown as _cd
 from ..tasks import pick as _pk
 from ..tasks import sudoku as _sd
 from ..tasks import task_of_trace as task_of  # noqa: F401  (the views' name for it)
-from ..tasks import twins as _tw
 from .common import STEP_COLOURS, esc, lerp_colour, run_config, run_info, text_colour_for
 from .order import SlotToken, slot_tokens
 

@@ -11,7 +11,8 @@ for a real-size search. :class:`FrameBuilder` makes the same frames in one forwa
   siblings a selection weighed) or that entered or left the drawing are drawn again;
 * the drawn set (the most visited nodes, :func:`medal.views.tree.visible_node_ids`) is
   kept in visit order, so finding it costs the cap, not the tree;
-* the '+k' marks are recounted only below the drawn nodes whose hidden subtrees changed;
+* the '+k below' counts are recounted only at the drawn nodes whose hidden subtrees
+  changed;
 * each node's figures are computed again when its figures or its parent's visits changed,
   its card when it is made or first expanded;
 * the other parts (header, grids, order, task view, candidates, step) cost the answer's
@@ -32,7 +33,7 @@ from .order import one_position
 from .parts import (_child_rows, card_for, card_key, head_part, node_stats_item,
                     other_parts)
 from .tree import layout
-from .tree_frame import (TreeContext, edge_item, hidden_items, node_item,
+from .tree_frame import (TreeContext, edge_item, node_item,
                          tree_info)
 from .tree_state import TreeReplay, indexed_tree
 
@@ -254,9 +255,6 @@ class FrameBuilder:
             changes["n"][str(nid)] = GONE
         for eid in self.edges.values():
             changes["e"][eid] = GONE
-        for parent in self.hidden:
-            changes["n"][f"hidden-{parent}"] = GONE
-            changes["e"][f"{parent}-hidden-{parent}"] = GONE
         for nid in self.parent_of:
             changes["s"][str(nid)] = GONE
             changes["a"][str(nid)] = GONE
@@ -321,6 +319,8 @@ class FrameBuilder:
             if prev.path_colour != ctx.path_colour:
                 dirty |= ctx.path_set | prev.path_set
             dirty |= ctx.path_set ^ prev.path_set
+        # the '+k below' counts first: a node whose count changed is drawn again
+        dirty |= self._hidden(nodes, keep, dirty, born, gone_parents)
         n_out, e_out = changes["n"], changes["e"]
         for nid in dirty:
             n = nodes.get(nid)
@@ -333,7 +333,7 @@ class FrameBuilder:
                 if eid is not None:
                     e_out[eid] = GONE
                 continue
-            item, clip, flag = node_item(t, n, nodes, ctx, self.xy)
+            item, clip, flag = node_item(t, n, nodes, ctx, self.xy, self.hidden.get(nid, 0))
             n_out[str(nid)] = item
             (self.clipped.add if clip else self.clipped.discard)(nid)
             (self.outliers.add if flag else self.outliers.discard)(nid)
@@ -349,7 +349,6 @@ class FrameBuilder:
                 eid = self.edges.pop(nid, None)
                 if eid is not None:
                     e_out[eid] = GONE
-        self._hidden(nodes, keep, dirty, born, gone_parents, changes)
         self.drawn, self.ctx = keep, ctx
         self._stats(t, nodes, changed, ctx, prev, whole, changes)
         self._cards(t, nodes, changed, born, whole, changes)
@@ -365,8 +364,9 @@ class FrameBuilder:
             self.subtree[cur] = self.subtree.get(cur, 0) + by
             cur = nodes[cur].get("parent")
 
-    def _hidden(self, nodes, keep, dirty, born, gone_parents, changes) -> None:
-        """The '+k' marks below the drawn nodes whose hidden subtrees changed."""
+    def _hidden(self, nodes, keep, dirty, born, gone_parents) -> set[int]:
+        """The '+k below' counts of the drawn nodes whose hidden subtrees changed; returns
+        the nodes whose count changed."""
         anchors = set()
         for nid in dirty:
             if nid in keep or nid in self.hidden:
@@ -382,19 +382,18 @@ class FrameBuilder:
                 cur = nodes[cur].get("parent")
             if cur is not None:
                 anchors.add(cur)
+        changed = set()
         for a in anchors:
             count = 0
             if a in keep:
                 count = sum(self.subtree.get(c, 0) for c in self.kids.get(a, ()) if c not in keep)
-            if count:
-                if self.hidden.get(a) != count:
-                    hid, item, eid, edge = hidden_items(a, count, self.xy)
-                    changes["n"][hid], changes["e"][eid] = item, edge
+            if count != self.hidden.get(a, 0):
+                changed.add(a)
+                if count:
                     self.hidden[a] = count
-            elif a in self.hidden:
-                del self.hidden[a]
-                changes["n"][f"hidden-{a}"] = GONE
-                changes["e"][f"{a}-hidden-{a}"] = GONE
+                else:
+                    self.hidden.pop(a, None)
+        return changed
 
     def _stats(self, t, nodes, changed, ctx, prev, whole, changes) -> None:
         its = t.get("iterations") or []

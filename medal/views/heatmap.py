@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 
 from .common import main_phase, run_config, run_info, search_path, visible_token, winner_id
 from .order import answer_end
-from .safe import plotly_text
 
 CELL_CHARS = 3   # characters of a token shown inside a cell
 

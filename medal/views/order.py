@@ -11,8 +11,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from .common import (STEP_COLOURS, esc, lerp_colour, main_phase, run_config, run_info, search_path,
-                     text_colour_for, winner_id)
+from .common import main_phase, run_config, run_info, search_path, winner_id
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """The tree's part of a frame: every drawn node and edge with its complete style (vis-network
-keeps any field an update omits), the '+k' marks of the nodes the cap leaves out, the
-legend's data, and the reward-outlier flag."""
+keeps any field an update omits; a node's label says how many nodes below it the cap
+leaves out, '+k below'), the legend's data, and the reward-outlier flag."""
 from __future__ import annotations
 
 import math
@@ -13,7 +13,6 @@ from .tree import (CANDIDATE_COLOUR, H_GAP, LABEL_FONT, NEW_COLOUR, PATH_COLOUR,
 
 MAX_NODES = 300            # tree nodes drawn per position (the most visited are kept)
 EDGE_COLOUR = "#9e9e9e"
-HIDDEN_EDGE = "#cccccc"
 #: an r_IG is flagged when its parent's total entropy (the formula's denominator) is
 #: below this share of the root's: the ratio of two small numbers is then mostly noise
 OUTLIER_SHARE = 0.05
@@ -130,10 +129,11 @@ class TreeContext:
             {self.win} if self.win is not None else set())
 
 
-def node_item(trace: dict, n: dict, nodes: dict, ctx: TreeContext, xy: dict
-              ) -> tuple[dict, bool, bool]:
+def node_item(trace: dict, n: dict, nodes: dict, ctx: TreeContext, xy: dict,
+              hidden: int = 0) -> tuple[dict, bool, bool]:
     """One drawn node with every style field set: (vis item, Q clipped by the colour
-    scale, r_IG flagged as an outlier)."""
+    scale, r_IG flagged as an outlier). ``hidden``: the nodes below it the cap leaves
+    out, said on its label's last line ("+k below")."""
     nid = n["id"]
     q_lo, q_hi = ctx.scale if ctx.scale else (0.0, 0.0)
     win, path_set, new, cands = ctx.win, ctx.path_set, ctx.new, ctx.cands
@@ -186,6 +186,12 @@ def node_item(trace: dict, n: dict, nodes: dict, ctx: TreeContext, xy: dict
         if n.get("completion"):
             lines.append(_short(n["completion"].replace("_", "·"), LABEL_CHARS))
         font_size, font_bg = SMALL_FONT, "#fff3c4"
+    if hidden:
+        # (in its own label: a mark of its own beside the node sat on some label,
+        # wherever it went -- a sibling's, its parent's tall one)
+        lines.append(f"+{hidden} below")
+        extra.append(f"{hidden} node{'s' if hidden != 1 else ''} below node {nid} not "
+                     "drawn (fewer visits)")
     x, y = xy.get(nid, (0.0, 0.0))
     item = _node_style(
         nid=nid, label="\n".join(lines), x=x, y=y, shape=shape, size=round(size, 1),
@@ -209,26 +215,6 @@ def edge_item(n: dict, ctx: TreeContext) -> dict:
         if len(_EDGES) > 100_000:
             _EDGES.clear()
     return e
-
-
-def hidden_items(parent: int, count: int, xy: dict) -> tuple[str, dict, str, dict]:
-    """The '+k' mark of the ``count`` nodes below ``parent`` the cap leaves out, and its
-    edge: (node id, node item, edge id, edge item)."""
-    hid = f"hidden-{parent}"
-    px, py = xy.get(parent, (0.0, 0.0))
-    # a small box beside its node, level with the dot: between the node and its next
-    # sibling, above both their labels (a dot with its label below once sat on the
-    # node's label)
-    item = _node_style(
-        nid=hid, label=f"+{count}", x=px + H_GAP / 2 + 4, y=py - 14, shape="box",
-        size=4, background="#eeeeee", border="#bbbbbb", border_width=1, dashes=False,
-        font_size=SMALL_FONT, font_background="rgba(0,0,0,0)",
-        font_colour="#555555",
-        note=f"{count} node{'s' if count != 1 else ''} below node {parent} not drawn "
-             "(fewer visits)")
-    eid = f"{parent}-{hid}"
-    return hid, item, eid, _edge_style(eid, parent, hid, colour=HIDDEN_EDGE, width=1,
-                                       dashes=True)
 
 
 def tree_info(trace: dict, ctx: TreeContext, clipped, outliers, total: int,
@@ -257,9 +243,11 @@ def tree_parts(trace: dict, kind: str, max_nodes: int = MAX_NODES,
     keep.update(ctx.path)
     xy = xy if xy is not None else layout(trace)   # (a node never moves: the full run's do)
     out_n, out_e, clipped, outliers = {}, {}, [], []
+    below = hidden_below(nodes, keep)
     for nid in sorted(keep):
         n = nodes[nid]
-        item, was_clipped, was_outlier = node_item(trace, n, nodes, ctx, xy)
+        item, was_clipped, was_outlier = node_item(trace, n, nodes, ctx, xy,
+                                                   below.get(nid, 0))
         out_n[str(nid)] = item
         if was_clipped:
             clipped.append(nid)
@@ -268,9 +256,6 @@ def tree_parts(trace: dict, kind: str, max_nodes: int = MAX_NODES,
         if n.get("parent") is not None and n["parent"] in keep:
             e = edge_item(n, ctx)
             out_e[e["id"]] = e
-    for parent, count in sorted(hidden_below(nodes, keep).items()):
-        hid, item, eid, edge = hidden_items(parent, count, xy)
-        out_n[hid], out_e[eid] = item, edge
     return out_n, out_e, tree_info(trace, ctx, clipped, outliers, len(nodes), len(keep))
 
 

@@ -2,6 +2,8 @@
 viewer's frames), and the reading of what vis-network actually holds."""
 from __future__ import annotations
 
+import re
+
 from medal.views.common import candidate_ids, current_path, node_path, nodes_by_id, winner_id
 from medal.timeline import positions, trace_at
 from medal.views.tree import CANDIDATE_COLOUR, NEW_COLOUR, PATH_COLOUR, WINNER_COLOUR
@@ -55,9 +57,13 @@ def check(trace: dict, index: int, drawn: dict, where: str = "") -> None:
         said = {}
         for n in drawn["nodes"]:
             sid = str(n["id"])
-            if sid.startswith(("fold-", "hidden-")):
+            if sid.startswith("fold-"):
                 a = int(sid.split("-")[1])
                 said[a] = said.get(a, 0) + int(n["label"].lstrip("+"))
+            elif isinstance(n["id"], int):          # '+k below' on a drawn node's label
+                m = re.search(r"^\+(\d+) below$", n["label"] or "", re.M)
+                if m:
+                    said[n["id"]] = said.get(n["id"], 0) + int(m.group(1))
         assert said == counts, f"{at}: '+k' marks {said}, nodes not drawn per ancestor {counts}"
     marked = {(e["from"], e["to"]) for e in drawn["edges"]
               if e["colour"] in (PATH_COLOUR, WINNER_COLOUR)}

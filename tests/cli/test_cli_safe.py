@@ -76,6 +76,12 @@ def test_error_lines_are_capped(capsys):
     line = error_line(long)
     assert len(line) <= MAX_ERROR_CHARS + 7 and line.startswith("error: what failed")
     assert line.endswith("-- do this")
+    # a file's path is what the reader copies: kept whole (a CI's temporary folder made
+    # ``tests/networks/test_damaged_weights.py`` fail: 85 characters, cut at 80)
+    path = "/tmp/pytest-of-root/pytest-125/popen-gw0/damaged0/trailing-bytes/model.safetensors"
+    assert error_line(f"{path} is damaged: download it again") == \
+        f"error: {path} is damaged: download it again"
+    assert "characters)" in error_line("/" + "x" * 500 + " is damaged")
 
 
 def test_errors_lead_with_the_fix(tmp_path, capsys, monkeypatch):

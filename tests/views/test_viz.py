@@ -137,8 +137,10 @@ def test_large_tree_is_capped_with_ancestors(budget_trace):
     must = set(budget_trace["iterations"][-1]["selection"]["path"])
     must |= set(budget_trace["search"]["candidates"]) | {budget_trace["search"]["winner"]}
     assert must <= keep
-    placeholders = [n for k, n in view["nodes"].items() if str(k).startswith("hidden-")]
-    assert sum(int(n["label"][1:]) for n in placeholders) == total - len(keep)
+    # each drawn node says on its label how many below it are not drawn ('+k below')
+    said = [int(m.group(1)) for n in view["nodes"].values()
+            for m in [re.search(r"^\+(\d+) below$", n["label"], re.M)] if m]
+    assert said and sum(said) == total - len(keep)
 
 
 # ---------------------------------------------------------------------- heatmap
