@@ -12,6 +12,7 @@ from . import pick as _pk
 from . import sudoku as _sd
 from . import text as _tx
 from . import twins as _tw
+from . import shapes as _sh
 from .decomposition import decompose_prompt
 
 
@@ -50,6 +51,9 @@ class Task:
     #: slot per step). Pick and Twins decode 2 slots per step: where parallel decoding can
     #: mix their answers (see :mod:`medal.tasks.twins`)
     default_steps: int | None = None
+    #: checks a recorded problem (a trace's ``run.problem``, JSON) has the shape this
+    #: task's views index; InputError naming what is off (:mod:`medal.tasks.shapes`)
+    problem_shape: Callable[[Any], None] = _sh.no_problem
 
     def prompt(self, problem, decompose: bool = False, n_subtasks: int = 3,
                builtin: bool = True) -> str:
@@ -83,6 +87,7 @@ COUNTDOWN = Task(
     # first commitments on the expression rather than on the end-of-answer padding, where
     # one block lets <eos> actions win; not re-measured on the shipped model
     default_block_length=7,
+    problem_shape=lambda obj: _sh.countdown(obj, '{"numbers": [4, 18, 13], "target": 20}'),
     # the tiny model's step form ("Solve in 2 steps.") solves far fewer problems than its
     # expressions (docs/RESULTS.md, "w/o task decomposition"), so it is off unless asked for
     default_decompose=False,
@@ -107,6 +112,8 @@ SUDOKU = Task(
     default_gen_length=_sd.ANSWER_LENGTH,
     default_lc=3,
     answer_template=_sd.answer_template,
+    problem_shape=lambda obj: _sh.sudoku(obj, '{"grid": [1, 0, 3, 0, ...16 cells]}', _sd.CELLS,
+                                         _sd.SIZE),
 )
 
 TEXT = Task(
@@ -153,6 +160,7 @@ PICK = Task(
     default_lc=2,
     default_decompose=False,
     default_steps=_pk.DEFAULT_STEPS,
+    problem_shape=lambda obj: _sh.words(obj, "Pick", _pk._EXAMPLE, 1, 16, 64),
 )
 
 TWINS = Task(
@@ -178,6 +186,7 @@ TWINS = Task(
     default_lc=2,
     default_decompose=False,
     default_steps=_tw.DEFAULT_STEPS,
+    problem_shape=lambda obj: _sh.words(obj, "Twins", _tw._EXAMPLE, 1, 16, 64),
 )
 
 TASKS = {t.name: t for t in (COUNTDOWN, SUDOKU, PICK, TWINS, TEXT)}
@@ -253,6 +262,22 @@ def sudoku_training_example(rng: random.Random, max_answer: int = _sd.ANSWER_LEN
                          f"the model allows {max_answer}")
     problem, solution = _sd.random_puzzle(rng, rng.randint(min_blanks, max_blanks))
     return SUDOKU.format_prompt(problem), _sd.grid_to_rows(solution)
+
+
+def check_recorded_problem(run: dict) -> None:
+    """A trace's ``run.problem`` has the shape of the task every view reads it as (the
+    recorded task, else :func:`task_of_trace`'s): InputError naming what is off. A
+    problem that fits no task is refused too (no view could draw it as one)."""
+    problem = run.get("problem")
+    recorded = run.get("task")
+    if recorded in TASKS:
+        TASKS[recorded].problem_shape(problem)
+    name = task_of_trace({"run": run})
+    if name is not None and name != recorded:
+        TASKS[name].problem_shape(problem)
+    elif name is None and problem is not None and recorded not in TASKS:
+        raise InputError("the problem is not one of a known task's (Countdown: numbers and "
+                         "target; Sudoku: grid; Pick and Twins: words)")
 
 
 def task_of_trace(trace: dict) -> str | None:

@@ -265,12 +265,12 @@ def test_a_text_difference_is_budgeted_in_the_bytes_python_holds():
     character root, 8,000 differences from it) decoded to 4 bytes a character while the
     budget counted 1: 698 MB of peak memory before the gate refused it. A text now costs
     the width of its widest character."""
-    from medal.trace.differences import _apply_string_diff, _Budget
+    from medal.trace.differences import OBJECT_COST, _apply_string_diff, _Budget
     for root, width in (("a" * 1000, 1), ("é" + "a" * 999, 1), ("ő" + "a" * 999, 2),
                         ("\U0001F600" + "a" * 999, 4)):
         budget = _Budget(None)
         out = _apply_string_diff(root, {"diff": [500, 400, "b" * 100]}, "x", budget)
-        assert len(out) == 1000 and budget.used == 1000 * width
+        assert len(out) == 1000 and budget.used == OBJECT_COST + 1000 * width
     budget = _Budget(3999)          # four astral-width texts of 1,000 do not fit in 3,999
     with pytest.raises(ValueError, match="decodes to more than 3,999 bytes"):
         _apply_string_diff("\U0001F600" + "a" * 999, {"diff": [500, 400, "b" * 100]}, "x",
@@ -278,14 +278,18 @@ def test_a_text_difference_is_budgeted_in_the_bytes_python_holds():
 
 
 def test_a_binary_top_bomb_is_refused_before_it_is_decoded(base):
-    """packed-3: a node's top tokens are base64 arrays; a million of them (a 5.3 MB string)
-    are refused from the arrays' lengths, before any is decoded."""
+    """packed-3: a node's top tokens are base64 arrays; 100,000 of them (a 530 kB string)
+    are refused from the arrays' lengths, before any is decoded; a million (5.3 MB), whose
+    entries would take 288 MB, before any node is decoded (issue 40)."""
     packed = pack(base)
     assert packed["encoding"] == "packed-3"
     node = packed["tree"]["nodes"][0]
+    node["top"]["bin"][2] = "AAAA" * (400_000 // 3)        # 99,999 int32 tokens
+    _refused_within(packed, "tree/nodes/0/top: 99,999 tokens for the 84 top entries",
+                    10 * 2 ** 20)
     node["top"]["bin"][2] = "AAAA" * (4_000_000 // 3)      # a million int32 tokens, 5.3 MB
-    _refused_within(packed, "tree/nodes/0/top: 999,999 tokens for the 84 top entries",
-                    30 * 2 ** 20)
+    _refused_within(packed, "tree/nodes/0: the packed trace decodes to more than "
+                            "209,715,200 bytes of memory", 30 * 2 ** 20)
 
 
 def test_binary_top_with_more_slots_than_the_answer_is_refused(base):
