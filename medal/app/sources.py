@@ -26,7 +26,8 @@ def upload_section() -> dict | None:
             error = f"the trace is {size_text(up.size, serving_settings().max_trace_bytes)}"
         else:
             try:
-                trace = loads_trace(up.getvalue(), serving_settings().max_trace_bytes)
+                trace = loads_trace(up.getvalue(), serving_settings().max_trace_bytes,
+                                    serving_settings().limits["max_k1"])
             except TraceError as exc:
                 error = str(exc)
         STATE["uploaded"] = cached = (up.file_id, trace, error)
