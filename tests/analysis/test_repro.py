@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from work import HANG
 
 from medal import provenance, repro
 from medal.diff import without_context
@@ -22,7 +23,7 @@ PROBLEM = '{"numbers": [4, 18, 13], "target": 20}'
 
 def _cli(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "medal", *args], capture_output=True,
-                          text=True, cwd=cwd or ROOT, timeout=600)
+                          text=True, cwd=cwd or ROOT, timeout=HANG)
 
 
 @pytest.fixture(scope="module")
