@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 #: what a trace says it is, its version and the one size limit (the gate's, the CLI's and
 #: the app's uploader's); medal.trace re-exports them
@@ -84,29 +83,6 @@ def top_entries_text(config: dict, operator_k1: int | None, most: int) -> str:
         return (f"this machine reads at most {most} (the operator's K1 limit, MEDAL_MAX_K1; "
                 f"the trace's K1 is {str(k1)[:20]})")
     return f"the run records at most {most} (K1, at least 3)"
-
-
-@dataclass(frozen=True)
-class GateLimits:
-    """What the gate holds a trace to: the operator's settings, never a field of the trace
-    being checked. ``max_bytes``: the size limit (the served app's MEDAL_MAX_TRACE_MB;
-    :data:`MAX_TRACE_BYTES` elsewhere), which also sets what the trace may decode to
-    (:data:`DECODED_PER_BYTE` per byte); ``max_k1``: the most top tokens a slot may carry
-    (MEDAL_MAX_K1)."""
-    max_bytes: int = MAX_TRACE_BYTES
-    max_k1: int = DEFAULT_MAX_K1
-
-    @property
-    def decoded_bytes(self) -> int:
-        return DECODED_PER_BYTE * self.max_bytes
-
-    @classmethod
-    def of_operator(cls, max_bytes: int | None = None, environ=None) -> "GateLimits":
-        """This machine's limits: the environment's MEDAL_MAX_K1 (medal.config), and
-        ``max_bytes`` (default :data:`MAX_TRACE_BYTES`)."""
-        from ..config import operator_limit
-        return cls(MAX_TRACE_BYTES if max_bytes is None else max_bytes,
-                   operator_limit("k1", environ))
 
 
 #: characters of node texts (sequence, completion) per render unit: every node's card
