@@ -21,13 +21,13 @@ sys.path.insert(0, str(ROOT))
 from medal.models.builtin import BuiltinModel  # noqa: E402
 from medal.models.tiny import CharTokenizer, TinyConfig, TinyDLM  # noqa: E402
 from scripted import ScriptedLM  # noqa: E402  (a helper module: tests import it from there)
-from tiers import FAST_MODULES  # noqa: E402
+from tiers import is_fast  # noqa: E402
 
 torch.set_num_threads(int(os.environ.get("MEDAL_TEST_THREADS", "1")))
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if Path(str(item.fspath)).stem in FAST_MODULES:
+        if is_fast(Path(str(item.fspath)).stem, getattr(item, "originalname", item.name)):
             item.add_marker(pytest.mark.fast)
 
 

@@ -127,3 +127,13 @@ def check_mask_id(args) -> None:
     if mask_id is not None and mask_id < 0:
         raise InputError(f"--mask-id must be a token id from 0 to the vocabulary size - 1, "
                          f"got {mask_id}")
+
+
+def upload_limit_warning(size: int, limit: int) -> str | None:
+    """The line ``medal generate --trace`` prints for a written trace of ``size`` bytes
+    above the app's upload limit of ``limit`` bytes (both in bytes: the file's), else None."""
+    if size <= limit:
+        return None
+    return (f"medal: warning: the trace is {size:,} bytes, above the app's upload limit of "
+            f"{limit:,} bytes: the app will refuse it. Fewer --max-iterations or a shorter "
+            "--gen-length make it smaller")

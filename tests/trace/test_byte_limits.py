@@ -101,20 +101,34 @@ def test_a_results_file_at_the_size_limit(width, given):
         read(size - 1)
 
 
-def test_generate_warns_about_a_trace_above_the_upload_limit_in_bytes(monkeypatch, tmp_path,
-                                                                      capsys):
-    """``medal generate --trace`` warns when the written trace is above the app's upload
-    limit: counted in the bytes written, at the limit and one byte under it."""
+@pytest.mark.parametrize("width", sorted(WIDTHS))
+def test_a_written_traces_size_is_its_bytes(width, tmp_path):
+    """``write_trace`` returns the file's size in bytes -- what ``medal generate`` holds
+    against the app's upload limit -- whatever the width of the text it holds."""
+    from medal.trace import write_trace
+    trace = load_trace(EXAMPLE)
+    trace["run"]["prompt"] = WIDTHS[width] * 5_000
+    path = tmp_path / "t.json"
+    size = write_trace(trace, path)
+    assert size == path.stat().st_size >= 5_000 * width
+
+
+def test_generate_warns_about_a_trace_above_the_upload_limit_in_bytes(capsys, tmp_path):
+    """``medal generate --trace``'s warning: at the limit none, one byte above it one line
+    naming both sizes in bytes; and the command prints it for a trace it wrote above it."""
     import medal.trace
     from medal.cli import main
-    out = tmp_path / "t.json"
-    argv = ["generate", "--problem", '{"numbers": [4, 18, 13], "target": 20}', "--strategy",
-            "greedy", "--trace", str(out)]
-    assert main(argv) == 0
-    written = out.stat().st_size
-    for limit, warned in ((written, False), (written - 1, True)):
-        monkeypatch.setattr(medal.trace, "MAX_TRACE_BYTES", limit)
-        capsys.readouterr()
-        assert main(argv) == 0
-        assert ("above the app's upload limit" in capsys.readouterr().err) is warned
-        assert out.stat().st_size == written
+    from medal.cli.checks import upload_limit_warning
+    assert upload_limit_warning(20 * 2 ** 20, 20 * 2 ** 20) is None
+    assert upload_limit_warning(20 * 2 ** 20 + 1, 20 * 2 ** 20) == (
+        "medal: warning: the trace is 20,971,521 bytes, above the app's upload limit of "
+        "20,971,520 bytes: the app will refuse it. Fewer --max-iterations or a shorter "
+        "--gen-length make it smaller")
+    limit, medal.trace.MAX_TRACE_BYTES = medal.trace.MAX_TRACE_BYTES, 1_000
+    try:
+        assert main(["generate", "--problem", '{"numbers": [4, 18, 13], "target": 20}',
+                     "--strategy", "greedy", "--trace", str(tmp_path / "t.json")]) == 0
+    finally:
+        medal.trace.MAX_TRACE_BYTES = limit
+    size = (tmp_path / "t.json").stat().st_size
+    assert capsys.readouterr().err == upload_limit_warning(size, 1_000) + "\n"
