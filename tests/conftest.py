@@ -27,7 +27,7 @@ torch.set_num_threads(int(os.environ.get("MEDAL_TEST_THREADS", "1")))
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if is_fast(Path(str(item.fspath)).stem, getattr(item, "originalname", item.name)):
+        if is_fast(Path(str(item.fspath)).stem, item.name):
             item.add_marker(pytest.mark.fast)
 
 

@@ -19,9 +19,11 @@ FAST_MODULES = {
     "test_settings", "test_lock_step", "test_decode_arrays",
 }
 
-#: Tests of fast modules that are not unit tests, left to the full suite: the shipped
-#: models' quality (a demo's accuracy, Sudoku's solve rate), the bench on every shipped
-#: model, every shipped example through the viewer, a fuzz, and the app (AppTest).
+#: Tests of fast modules left to the full suite (a name, or a name with its parameters):
+#: the shipped models' quality (a demo's accuracy, Sudoku's solve rate), the bench on every
+#: shipped model, every shipped example through the viewer or the packing, a fuzz, the app
+#: (AppTest), a budget filled to the default limit's 210 MB, and the longest replay (500
+#: candidates: the budget's fallback; its two siblings stay).
 NOT_FAST = {
     "test_model::test_greedy_accuracy_makes_a_meaningful_demo",
     "test_task_views::test_separators_keep_the_solve_rate",
@@ -29,9 +31,14 @@ NOT_FAST = {
     "test_viewer_frames::test_candidates_tab_compares_winner_and_runner_up_slot_by_slot",
     "test_trace_packed::test_random_damage_to_packed2_is_a_trace_error_or_a_trace",
     "test_hostile_scale::test_the_live_view_ignores_a_visitors_hostile_requests",
+    "test_trace_packed::test_a_chain_of_differences_cannot_blow_up_memory",
+    "test_trace_packed::test_shipped_packed1_examples_load",
+    "test_viz::test_timeline_replays_every_position_exactly_as_it_ran[medal-config2]",
 }
 
 
 def is_fast(module: str, name: str) -> bool:
-    """Whether test ``name`` (its function's name) of module ``module`` is in the tier."""
-    return module in FAST_MODULES and f"{module}::{name}" not in NOT_FAST
+    """Whether test ``name`` (with its parameters, as pytest names it) of module ``module``
+    is in the tier."""
+    return module in FAST_MODULES and not {f"{module}::{name}",
+                                           f"{module}::{name.split('[')[0]}"} & NOT_FAST

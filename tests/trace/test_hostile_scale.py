@@ -147,7 +147,8 @@ def test_timeline_positions_are_linear_in_decode_steps():
     assert len(pos) == 30_000 + 1 + 3
     # work counted, not timed (tests/work.py): 7,500 -> 30,000 steps, 4.0x the lines (a set
     # per step was quadratic: 16x)
-    assert growth(lambda n: positions(_steps_trace(n)), 7_500, 30_000, 2_000_000) <= 1.5 * 4
+    traces = {n: _steps_trace(n) for n in (7_500, 30_000)}
+    assert growth(lambda n: positions(traces[n]), 7_500, 30_000, 2_000_000) <= 1.5 * 4
 
 
 def _with_other_candidates_steps(base, n):
@@ -165,13 +166,13 @@ def _with_other_candidates_steps(base, n):
 
 def test_frames_are_linear_in_decode_steps(base):
     from medal.viewer import Frames
-    sizes = []
+    sizes, traces = [], {n: _with_other_candidates_steps(base, n) for n in (150, 600)}
 
     def frames(n):
         f = Frames("k")
-        f.update(_with_other_candidates_steps(base, n))
+        f.update(traces[n])
         sizes.append(len(f.labels))
-    # counted (tests/work.py): 150 -> 600 steps, 4.6x the lines (it was quadratic: ~30 s
+    # counted (tests/work.py): 150 -> 600 steps, 3.6x the lines (it was quadratic: ~30 s
     # for 900)
     assert growth(frames, 150, 600, 40_000_000) <= 1.5 * 4
     assert sizes[1] > 600
@@ -194,14 +195,14 @@ def _deep_chain(base, n):
 
 
 def test_frames_are_linear_in_tree_depth(base):
-    """A chain of 1,200 nodes (a shape the gate accepts): the tree's hidden counts, the
+    """A chain of 800 nodes (a shape the gate accepts): the tree's hidden counts, the
     visible nodes and the cards' slot texts walked the path to the root per node."""
     from medal.viewer import Frames
     loads_trace(dumps(_deep_chain(base, 200), packed=True))       # the gate accepts it
-    # counted (tests/work.py): a 300- to a 1,200-node chain, 3.3x the lines (O(depth^2)
+    # counted (tests/work.py): a 200- to an 800-node chain, 2.1x the lines (O(depth^2)
     # took ~15 s for 2,000: 16x)
-    assert growth(lambda n: Frames("k").update(_deep_chain(base, n)), 300, 1200,
-                  40_000_000) <= 1.5 * 4
+    chains = {n: _deep_chain(base, n) for n in (200, 800)}    # made outside the count
+    assert growth(lambda n: Frames("k").update(chains[n]), 200, 800, 40_000_000) <= 1.5 * 4
 
 
 def test_the_cards_slot_texts_agree_with_the_path_walk(base):

@@ -565,12 +565,13 @@ def test_tree_layout_is_linear_in_one_node_groups():
         return [None] + list(range(n))
 
     most = 3_000_000
-    assert growth(lambda g: layout(_shape(wide_parents(g))), 375, 1500, most) \
-        <= 1.25 * 1601 / 476
-    assert growth(lambda n: layout(_shape(chain_parents(n))), 1250, 5000, most) \
+    shapes = {("wide", g): _shape(wide_parents(g)) for g in (375, 1500)}   # made outside
+    shapes.update({("chain", n): _shape(chain_parents(n)) for n in (1250, 5000)})
+    assert growth(lambda g: layout(shapes["wide", g]), 375, 1500, most) <= 1.25 * 1601 / 476
+    assert growth(lambda n: layout(shapes["chain", n]), 1250, 5000, most) \
         <= 1.25 * 5001 / 1251
-    wide, _ = lines_run(lambda: layout(_shape(wide_parents(1500))), most)
-    deep, _ = lines_run(lambda: layout(_shape(chain_parents(5000))), most)
+    wide, _ = lines_run(lambda: layout(shapes["wide", 1500]), most)
+    deep, _ = lines_run(lambda: layout(shapes["chain", 5000]), most)
     assert len(wide) == 1601 and len(deep) == 5001
     tidy_tree_checks(_shape(wide_parents(1500)), wide)
     assert {x for x, _ in deep.values()} == {0.0}
