@@ -21,9 +21,20 @@ sys.path.insert(0, str(ROOT))
 from medal.models.builtin import BuiltinModel  # noqa: E402
 from medal.models.tiny import CharTokenizer, TinyConfig, TinyDLM  # noqa: E402
 from scripted import ScriptedLM  # noqa: E402  (a helper module: tests import it from there)
-from tiers import is_fast  # noqa: E402
+from tiers import FAST_MODULES, is_fast  # noqa: E402
 
 torch.set_num_threads(int(os.environ.get("MEDAL_TEST_THREADS", "1")))
+
+def pytest_ignore_collect(collection_path, config):
+    """``-m fast``: a test module outside the tier is not even imported (the imports of
+    the app's, the browser's and the packaging's tests cost the tier ~2 CPU-s a process;
+    tests/tiers.py)."""
+    if (config.getoption("markexpr", "") == "fast" and collection_path.suffix == ".py"
+            and collection_path.name.startswith("test_")
+            and collection_path.stem not in FAST_MODULES):
+        return True
+    return None
+
 
 def pytest_collection_modifyitems(config, items):
     for item in items:

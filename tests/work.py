@@ -76,3 +76,11 @@ def wait_for_server(proc, url: str, ceiling: float = HANG) -> str:
             raise AssertionError(f"the server is alive but has not answered {url} "
                                  f"in {ceiling:.0f} s: a hang")
         time.sleep(0.5)
+
+
+def increments(fn, n: int, most: int | None = None) -> float:
+    """How the extra work grows when the size doubles, whatever the fixed work around it:
+    ``(lines(4n) - lines(2n)) / (lines(2n) - lines(n))`` -- 2 for work linear in the size,
+    4 for quadratic, 8 for cubic."""
+    w = [lines_run(lambda: fn(k * n), most)[1] for k in (1, 2, 4)]
+    return (w[2] - w[1]) / (w[1] - w[0])

@@ -99,48 +99,54 @@ def _measured(texts: list, bounded: bool = True, tmp=None) -> list[tuple[int, in
     return [tuple(x) for x in json.loads(out.stdout)]
 
 
-def _decode_measured(text: str) -> tuple[int, int]:
-    return _measured([text])[0]
-
-
-@pytest.mark.parametrize("binary", [False, True], ids=["packed-2", "packed-3"])
-@pytest.mark.parametrize("shape", ["example", "k1=20 rows"])
-def test_decoding_is_charged_at_least_what_it_takes(large, shape, binary):
-    """The budget counts what decoding builds: at least its measured peak (the charge was a
-    quarter of it for top entries before: 64 bytes an entry that takes ~270), and not far
-    above it (a trace that fits in memory is not refused for charges it never takes)."""
-    trace = large if shape == "example" else _with_rows(large, 20, 20)
-    text = json.dumps(pack(trace, binary=binary))
-    charged, peak = _decode_measured(text)
-    assert peak <= charged <= 1.5 * peak, (charged, peak)
-
-
-def test_a_top_entry_costs_what_it_is_charged(large):
-    """TOP_ENTRY_COST is the memory of a decoded entry: measured per entry on a tree whose
-    top entries dominate (20 a masked slot), the entries' share of the peak."""
-    bare = _with_rows(large, 3, 0)
-    for node in bare["tree"]["nodes"]:        # the same tree without any top entry
-        node["top"] = [None] * len(node["top"])
-    full = _with_rows(large, 20, 20)
-    entries = sum(len(r or ()) for n in full["tree"]["nodes"] for r in n["top"])
-    # unbounded: nothing checked, all built
-    (_, bare_peak), (_, full_peak) = _measured([json.dumps(pack(t)) for t in (bare, full)],
-                                               bounded=False)
-    per_entry = (full_peak - bare_peak) / entries
-    assert per_entry <= TOP_ENTRY_COST <= 1.25 * per_entry, per_entry
-
-
-def test_a_figure_and_a_slot_cost_what_they_are_charged(large):
-    """FIGURE_COST and SLOT_COST: a tree without top entries decodes to at most what its
-    nodes, slots and figures are charged."""
+@pytest.fixture(scope="module")
+def measured(large):
+    """The example, the same with K1 = 20 and 20 top entries a masked slot (where the
+    entries dominate), and the example without any top entry, each packed-2 and packed-3
+    (the bare tree packed-3 only), decoded in one child process, bounded and unbounded:
+    {(shape, form, bounded): (bytes charged, peak)}."""
     bare = copy.deepcopy(large)
     for node in bare["tree"]["nodes"]:
         node["top"] = [None] * len(node["top"])
-    charged, peak = _decode_measured(json.dumps(pack(bare)))
+    shapes = {"example": large, "k1=20 rows": _with_rows(large, 20, 20), "bare": bare}
+    keys = [(shape, form) for shape in shapes for form in ("packed-2", "packed-3")
+            if not (shape == "bare" and form == "packed-2")]
+    texts = [json.dumps(pack(shapes[s], binary=f == "packed-3")) for s, f in keys]
+    out = {k + (True,): v for k, v in zip(keys, _measured(texts))}
+    out.update({k + (False,): v for k, v in zip(keys, _measured(texts, bounded=False))})
+    out["entries"] = sum(len(r or ()) for n in shapes["k1=20 rows"]["tree"]["nodes"]
+                         for r in n["top"])
+    out["slots"] = sum(len(n["masked"]) for n in bare["tree"]["nodes"])
+    out["figures"] = sum(map(sum, (n["masked"] for n in bare["tree"]["nodes"])))
+    out["texts"] = dict(zip(keys, texts))
+    return out
+
+
+@pytest.mark.parametrize("form", ["packed-2", "packed-3"])
+@pytest.mark.parametrize("shape", ["example", "k1=20 rows"])
+def test_decoding_is_charged_at_least_what_it_takes(measured, shape, form):
+    """The budget counts what decoding builds: at least its measured peak (the charge was a
+    quarter of it for top entries before: 64 bytes an entry that takes ~270), and not far
+    above it (a trace that fits in memory is not refused for charges it never takes)."""
+    charged, peak = measured[shape, form, True]
+    assert peak <= charged <= 1.5 * peak, (charged, peak)
+
+
+def test_a_top_entry_costs_what_it_is_charged(measured):
+    """TOP_ENTRY_COST is the memory of a decoded entry: measured per entry on a tree whose
+    top entries dominate (20 a masked slot), against the same tree without any, both
+    decoded unbounded (nothing checked, all built)."""
+    per_entry = ((measured["k1=20 rows", "packed-3", False][1]
+                  - measured["bare", "packed-3", False][1]) / measured["entries"])
+    assert per_entry <= TOP_ENTRY_COST <= 1.25 * per_entry, per_entry
+
+
+def test_a_figure_and_a_slot_cost_what_they_are_charged(measured):
+    """FIGURE_COST and SLOT_COST: a tree without top entries decodes to at most what its
+    nodes, slots and figures are charged."""
+    charged, peak = measured["bare", "packed-3", True]
     assert peak <= charged
-    slots = sum(len(n["masked"]) for n in bare["tree"]["nodes"])
-    figures = sum(map(sum, (n["masked"] for n in bare["tree"]["nodes"])))
-    assert SLOT_COST * slots + FIGURE_COST * figures < charged
+    assert SLOT_COST * measured["slots"] + FIGURE_COST * measured["figures"] < charged
 
 
 @pytest.mark.parametrize("form", ["plain", "packed-2", "packed-3"])
@@ -209,12 +215,12 @@ def packing_validate(data):
     return validate_trace(data)
 
 
-def test_a_tree_over_the_budget_is_refused_before_any_node_is_decoded(large, monkeypatch):
+def test_a_tree_over_the_budget_is_refused_before_any_node_is_decoded(measured, monkeypatch):
     """Rows within K1 but a tree whose entries together decode past the bound
     (DECODED_PER_BYTE bytes of memory per byte of the size limit): refused from the
     lengths, before the first node is built."""
     monkeypatch.delenv("MEDAL_MAX_K1", raising=False)
-    text = json.dumps(pack(_with_rows(large, 20, 20)))
+    text = measured["texts"]["k1=20 rows", "packed-3"]
     data = json.loads(text)
     nodes = packing._Budget(None)
     packing._decoded_cost(data["tree"]["nodes"], packing._Limits(data), nodes)
@@ -225,7 +231,7 @@ def test_a_tree_over_the_budget_is_refused_before_any_node_is_decoded(large, mon
                                          r"than [\d,]+ bytes of memory"):
         loads_trace(text, max_bytes=limit)
     assert decoded == []
-    everything, _ = _decode_measured(text)
+    everything = measured["k1=20 rows", "packed-3", True][0]
     assert loads_trace(text, max_bytes=everything // DECODED_PER_BYTE + 1)["run"]["config"][
         "k1"] == 20
 
