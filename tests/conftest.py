@@ -25,6 +25,17 @@ from tiers import FAST_MODULES, is_fast  # noqa: E402
 
 torch.set_num_threads(int(os.environ.get("MEDAL_TEST_THREADS", "1")))
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """``-m fast`` runs in one process (unless -n is given on the command line): on 2 cores
+    two workers cost ~13 CPU-s more than they save of its wall time (each starts, imports
+    torch and collects the tier; tests/tiers.py has the figures)."""
+    if config.getoption("markexpr", "") == "fast" and not any(
+            a == "-n" or a.startswith(("-n", "--numprocesses")) for a in config.invocation_params.args):
+        config.option.numprocesses = 0
+        config.option.dist = "no"
+
+
 def pytest_ignore_collect(collection_path, config):
     """``-m fast``: a test module outside the tier is not even imported (the imports of
     the app's, the browser's and the packaging's tests cost the tier ~2 CPU-s a process;
