@@ -586,3 +586,25 @@ SETTINGS: tuple[Setting, ...] = tuple(
 #: The range (inclusive) the engine accepts for every numeric setting; the bounds keep every
 #: run finite in time and memory (e.g. answers of at most 4096 slots, 100 samples).
 RANGES: dict[str, tuple] = {st.name: (st.low, st.high) for st in SETTINGS if st.high is not None}
+
+
+def operator_limit(name: str, environ=None) -> int:
+    """An operator's cap on a setting that declares one (``limit``; e.g. ``"k1"``) from the
+    environment, ``MEDAL_MAX_<NAME>``, else its declared default: what every reader of a
+    trace outside the served app holds it to (the served app reads the same variable, or
+    its flag: :mod:`medal.serving`). A bad value is an InputError naming the variable."""
+    import os
+    st = next((s for s in SETTINGS if s.name == name and s.limit is not None), None)
+    if st is None:
+        raise KeyError(f"{name} declares no operator limit")
+    env = "MEDAL_" + (name if name.startswith("max_") else f"max_{name}").upper()
+    text = (os.environ if environ is None else environ).get(env, "")
+    if not str(text).strip():
+        return st.limit[0]
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        value = None
+    if value is None or not 1 <= value <= st.high:
+        raise InputError(f"{env} must be a whole number from 1 to {int(st.high)}, got {text!r}")
+    return value

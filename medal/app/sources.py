@@ -26,9 +26,12 @@ def upload_section() -> dict | None:
             error = f"the trace is {size_text(up.size, serving_settings().max_trace_bytes)}"
         else:
             try:
-                trace = loads_trace(up.getvalue(), serving_settings().max_trace_bytes)
+                trace = loads_trace(up.getvalue(), serving_settings().max_trace_bytes,
+                                    serving_settings().limits["max_k1"])
             except TraceError as exc:
                 error = str(exc)
+            finally:
+                serving.give_back_memory()      # what the gate's parse freed
         STATE["uploaded"] = cached = (up.file_id, trace, error)
         STATE["uploaded_name"] = up.name
         STATE["inspect_node"] = None
@@ -137,10 +140,15 @@ def example_section() -> dict | None:
 
 
 def replay_frames(key: str, _trace: dict) -> Frames:
-    """An upload's frames, computed once per server process: in the server's own cache
-    (serving.FRAMES_CACHE), which a visitor's ``clear_cache`` message does not reach."""
-    def make():
-        frames = Frames(key)
-        frames.update(_trace)
-        return frames
-    return serving.FRAMES_CACHE.get(key, make)
+    """An upload's frames, computed once: kept in the visitor's session (out of reach of
+    a ``clear_cache`` message, like the server's own caches), so they go with it -- a
+    closed tab's upload no longer stays in a server-wide cache (issue 40: the served app's
+    memory only grew over uploads and closed sessions)."""
+    held = STATE.get("upload_frames")
+    if held is not None and held[0] == key:
+        return held[1]
+    STATE["upload_frames"] = None          # the previous upload's frames go first
+    frames = Frames(key)
+    frames.update(_trace)
+    STATE["upload_frames"] = (key, frames)
+    return frames

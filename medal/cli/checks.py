@@ -78,10 +78,15 @@ def check_problems_file(path: str) -> None:
 
 
 def check_output(path: str | None, flag: str, directory: bool = False) -> None:
-    """Fail before any work if an output could not be written: a missing folder, a
-    directory in the way, a device such as /dev/full, no permission."""
-    if not path:
+    """Fail before any work if an output could not be written: an empty name, a missing
+    folder, a directory in the way, a device such as /dev/full, no permission, a folder
+    that takes no new file (/proc, a read-only mount: tried with a temporary file, as the
+    write itself will make one, whoever runs it -- root passes every permission check)."""
+    if path is None:
         return
+    if not str(path).strip():
+        raise InputError(f"{flag} needs a file name, got {path!r} (leave the flag out to "
+                         "write nothing)")
     p = Path(path)
     if directory:
         if p.exists() and not p.is_dir():
@@ -100,3 +105,35 @@ def check_output(path: str | None, flag: str, directory: bool = False) -> None:
         raise InputError(f"{flag} {path}: the folder {parent} does not exist")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise InputError(f"{flag} {path}: the folder {parent} is not writable")
+    _try_a_file_in(parent, flag, path)
+
+
+def _try_a_file_in(folder: Path, flag: str, path) -> None:
+    """Create and remove a temporary file in ``folder`` (what an atomic write does first)."""
+    import tempfile
+    try:
+        fd, name = tempfile.mkstemp(dir=folder, prefix=".medal-check-")
+    except OSError as exc:
+        raise InputError(f"{flag} {path}: cannot create a file in {folder} "
+                         f"({exc.strerror or exc}); give a path in a writable folder") from None
+    os.close(fd)
+    os.unlink(name)
+
+
+def check_mask_id(args) -> None:
+    """--mask-id: a token id is at least 0 (its upper end is the vocabulary's, checked
+    when the model loads)."""
+    mask_id = getattr(args, "mask_id", None)
+    if mask_id is not None and mask_id < 0:
+        raise InputError(f"--mask-id must be a token id from 0 to the vocabulary size - 1, "
+                         f"got {mask_id}")
+
+
+def upload_limit_warning(size: int, limit: int) -> str | None:
+    """The line ``medal generate --trace`` prints for a written trace of ``size`` bytes
+    above the app's upload limit of ``limit`` bytes (both in bytes: the file's), else None."""
+    if size <= limit:
+        return None
+    return (f"medal: warning: the trace is {size:,} bytes, above the app's upload limit of "
+            f"{limit:,} bytes: the app will refuse it. Fewer --max-iterations or a shorter "
+            "--gen-length make it smaller")

@@ -6,7 +6,7 @@ import sys
 
 from ..errors import MedalError, error_line
 from .arguments import build_parser
-from .checks import check_range
+from .checks import check_mask_id, check_range
 from .run_commands import lm_eval_command
 
 
@@ -40,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command in ("app", "serve"):
             check_range("port", args.port, 1, 65535)
+        check_mask_id(args)
         return args.func(args)
     except MedalError as exc:
         print(error_line(exc), file=sys.stderr)

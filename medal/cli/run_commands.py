@@ -6,7 +6,7 @@ import sys
 from ..config import MAX_LOCK_STEP
 from ..errors import InputError
 from .checks import (MAX_PROBLEMS, TRAIN_RANGES, check_output, check_problem,
-                     check_problems_file, check_range)
+                     check_problems_file, check_range, upload_limit_warning)
 from .settings import config_from_args, parse_sweep
 
 
@@ -168,12 +168,9 @@ def generate_command(args) -> int:
     bar.close()
     res = run.result
     if args.trace:
-        size = write_trace(run.trace, args.trace)
-        if size > MAX_TRACE_BYTES:
-            print(f"medal: warning: the trace is {size / 1e6:.1f} MB, above the app's upload "
-                  f"limit of {MAX_TRACE_BYTES / 1e6:.0f} MB: the app will refuse it. Fewer "
-                  "--max-iterations or a shorter --gen-length make it smaller",
-                  file=sys.stderr)
+        warning = upload_limit_warning(write_trace(run.trace, args.trace), MAX_TRACE_BYTES)
+        if warning:
+            print(warning, file=sys.stderr)
     if args.json:
         out = {"answer": res.answer, "text": res.text, "verified": res.verified,
                "forwards": res.forwards, "sequence_forwards": res.sequence_forwards,

@@ -13,6 +13,7 @@ from . import pick as _pk
 from . import sudoku as _sd
 from . import text as _tx
 from . import twins as _tw
+from . import shapes as _sh
 from .decomposition import decompose_prompt
 
 
@@ -54,6 +55,9 @@ class Task:
     #: how many prompt templates the task writes a problem in (``template`` setting):
     #: ``format_prompt(problem, template)`` for template > 0; 1: the one form
     prompt_templates: int = 1
+    #: checks a recorded problem (a trace's ``run.problem``, JSON) has the shape this
+    #: task's views index; InputError naming what is off (:mod:`medal.tasks.shapes`)
+    problem_shape: Callable[[Any], None] = _sh.no_problem
 
     def prompt(self, problem, decompose: bool = False, n_subtasks: int = 3,
                builtin: bool = True) -> str:
@@ -97,6 +101,7 @@ COUNTDOWN = Task(
     # first commitments on the expression rather than on the end-of-answer padding, where
     # one block lets <eos> actions win; not re-measured on the shipped model
     default_block_length=7,
+    problem_shape=lambda obj: _sh.countdown(obj, '{"numbers": [4, 18, 13], "target": 20}'),
     # the tiny model's step form ("Solve in 2 steps.") solves far fewer problems than its
     # expressions (docs/RESULTS.md, "w/o task decomposition"), so it is off unless asked for
     default_decompose=False,
@@ -121,6 +126,8 @@ SUDOKU = Task(
     default_gen_length=_sd.ANSWER_LENGTH,
     default_lc=3,
     answer_template=_sd.answer_template,
+    problem_shape=lambda obj: _sh.sudoku(obj, '{"grid": [1, 0, 3, 0, ...16 cells]}', _sd.CELLS,
+                                         _sd.SIZE),
 )
 
 TEXT = Task(
@@ -167,6 +174,7 @@ PICK = Task(
     default_lc=2,
     default_decompose=False,
     default_steps=_pk.DEFAULT_STEPS,
+    problem_shape=lambda obj: _sh.words(obj, "Pick", _pk._EXAMPLE, 1, 16, 64),
 )
 
 TWINS = Task(
@@ -192,6 +200,7 @@ TWINS = Task(
     default_lc=2,
     default_decompose=False,
     default_steps=_tw.DEFAULT_STEPS,
+    problem_shape=lambda obj: _sh.words(obj, "Twins", _tw._EXAMPLE, 1, 16, 64),
 )
 
 AVOID = Task(
@@ -216,6 +225,7 @@ AVOID = Task(
     default_lc=2,
     default_decompose=False,
     prompt_templates=_av.TEMPLATES,
+    problem_shape=lambda obj: _sh.avoid(obj, _av._EXAMPLE),
 )
 
 TASKS = {t.name: t for t in (COUNTDOWN, SUDOKU, PICK, TWINS, AVOID, TEXT)}
@@ -303,6 +313,22 @@ def sudoku_training_example(rng: random.Random, max_answer: int = _sd.ANSWER_LEN
                          f"the model allows {max_answer}")
     problem, solution = _sd.random_puzzle(rng, rng.randint(min_blanks, max_blanks))
     return SUDOKU.format_prompt(problem), _sd.grid_to_rows(solution)
+
+
+def check_recorded_problem(run: dict) -> None:
+    """A trace's ``run.problem`` has the shape of the task every view reads it as (the
+    recorded task, else :func:`task_of_trace`'s): InputError naming what is off. A
+    problem that fits no task is refused too (no view could draw it as one)."""
+    problem = run.get("problem")
+    recorded = run.get("task")
+    if recorded in TASKS:
+        TASKS[recorded].problem_shape(problem)
+    name = task_of_trace({"run": run})
+    if name is not None and name != recorded:
+        TASKS[name].problem_shape(problem)
+    elif name is None and problem is not None and recorded not in TASKS:
+        raise InputError("the problem is not one of a known task's (Countdown: numbers and "
+                         "target; Sudoku: grid; Pick and Twins: words)")
 
 
 def task_of_trace(trace: dict) -> str | None:

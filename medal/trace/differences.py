@@ -5,6 +5,7 @@ Decoding them is bounded (:class:`_Budget`, :data:`~medal.trace.limits.DECODED_P
 from __future__ import annotations
 
 import json
+import sys
 
 from .limits import DECODED_PER_BYTE, MAX_ANY_STRING
 
@@ -76,9 +77,21 @@ def _diffed_node(node: dict, base: dict) -> dict:
     return out
 
 
+class _OverBound(ValueError):
+    """A packed list longer than the run's own settings or the operator's limits allow
+    ("WHERE: what"): refused like the gate's bounds, before it is decoded."""
+
+
+#: what a built list or text costs besides its entries (CPython's object headers: a list
+#: 56 bytes, a text 40-80)
+OBJECT_COST = 80
+
+
 class _Budget:
-    """What decoding differences may build, in bytes: list entries count 8, characters 1,
-    2 or 4 (the width Python stores a text at)."""
+    """What decoding may build, in bytes of memory: a list entry counts 8 (a pointer),
+    a character 1, 2 or 4 (the width Python stores a text at), each list or text
+    :data:`OBJECT_COST` more; the packed nodes' per-slot lists at the costs of
+    :mod:`medal.trace.limits`."""
 
     def __init__(self, most: int | None):
         self.most, self.used = most, 0
@@ -88,9 +101,9 @@ class _Budget:
         self.used += value if type(value) is int else (
             8 * len(value) if isinstance(value, list) else len(value))
         if self.most is not None and self.used > self.most:
-            raise ValueError(f"{where}: the packed trace decodes to more than {self.most:,} "
-                             "bytes of lists and text (more than "
-                             f"{DECODED_PER_BYTE} per byte of the size limit)")
+            raise _OverBound(f"{where}: the packed trace decodes to more than {self.most:,} "
+                             f"bytes of memory ({DECODED_PER_BYTE} per byte of the size "
+                             "limit, which the operator sets: MEDAL_MAX_TRACE_MB)")
 
 
 def _apply_list_diff(parent, diff, where: str, budget: _Budget) -> list:
@@ -99,7 +112,7 @@ def _apply_list_diff(parent, diff, where: str, budget: _Budget) -> list:
     changes = diff["diff"]
     if not isinstance(changes, list):
         raise TypeError(f"{where}: a difference is {{\"diff\": [[slot, value], ...]}}")
-    budget.spend(8 * len(parent), where)   # counted before it is built
+    budget.spend(OBJECT_COST + 8 * len(parent), where)   # counted before it is built
     out = list(parent)
     for change in changes:
         if not (isinstance(change, list) and len(change) == 2 and type(change[0]) is int
@@ -127,7 +140,7 @@ def _apply_string_diff(parent, diff, where: str, budget: _Budget) -> str:
     # counted before it is built, in the bytes Python will hold: a text takes the width
     # of its widest character (4 bytes each for one astral character: the astral bomb of
     # issue 31 decoded to 4x its character count)
-    budget.spend((head + tail + len(middle)) * _char_bytes(parent, middle), where)
+    budget.spend(OBJECT_COST + (head + tail + len(middle)) * _char_bytes(parent, middle), where)
     return parent[:head] + middle + parent[len(parent) - tail:]
 
 
@@ -173,7 +186,7 @@ def _undiffed_node(i: int, node, flat: list, budget: _Budget):
             raise ValueError(f"tree/nodes/{i}/action: action {str(j)[:20]} of the parent's "
                              "action set is not there")
         out["action"] = dict(actions[j])
-        budget.spend([0] * len(out["action"]), f"tree/nodes/{i}/action")
+        budget.spend(sys.getsizeof(out["action"]), f"tree/nodes/{i}/action")
     return out
 
 

@@ -10,6 +10,9 @@ TRACE_VERSION = 1
 MAX_TRACE_BYTES = 20 * 1024 * 1024  # uploads above this are refused
 MAX_DEPTH = 64            # nesting of JSON containers anywhere in a trace
 MAX_NODES = 200_000
+#: answers longer than this record fewer per-slot figures (the recorder: top tokens only
+#: for the slots a node's action set is drawn from)
+LONG_ANSWER = 64
 INT_MIN, INT_MAX = -(2 ** 63), 2 ** 64 - 1   # every integer a trace holds fits in 64 bits
 
 # What a recorded run can hold, beyond types: numbers in their ranges, counts that the
@@ -35,6 +38,15 @@ MAX_NUMBER = 2 ** 53            # every number the page's JavaScript reads exact
 MAX_REWARD = 1e6                # |Q|, |W / N|, rewards (a reward is an entropy drop plus a bonus)
 ENTROPY_CEILING = math.log(2 ** 24)   # ln V when the trace does not record V
 P_TOLERANCE = 1e-6
+#: how far above 1 a slot's top-K probabilities may sum: they are K entries of one float32
+#: softmax, p_i = fl(e_i / S) with S the float32 sum of every e_j; the top K of the exact
+#: ratios sum to at most 1, so the rounding alone lifts them, by at most (1 + u) / (1 - n u)
+#: - 1 ~ (n + 1) u, u = 2**-24 (float32's unit roundoff), n the additions in the longest
+#: chain of S's sum. torch sums a row in 8-lane float32 vectors (AVX2; wider lanes and the
+#: GPU's tree reductions chain fewer), so n <= V / 8 + 3; with V <= 2**18 (262,144 tokens,
+#: above every supported vocabulary: LLaDA 126,464, Dream 152,064) that is 2**15 + 4
+#: additions: 2**-9 (1.95e-3). The float64 sum of K stored float32 values adds K * 2**-53
+P_SUM_SLACK = (2 ** 15 + 5) * 2.0 ** -24
 Q_TOLERANCE = 1e-6
 #: the most "render units" (timeline positions x answer slots, plus nodes x slots) a
 #: trace may cost the views and the export: the 156-iteration Countdown trace of
@@ -46,12 +58,31 @@ MAX_RENDER_UNITS = 2_000_000
 #: top tokens a node records per slot: K1 of them, and at least this many (the trace
 #: recorder's own top_k, also what the margin needs)
 MIN_TOP_ENTRIES = 3
+#: the operator's K1 limit when none is set (MEDAL_MAX_K1: medal.config, the "k1" setting)
+DEFAULT_MAX_K1 = 20
 
 
-def top_entries(config: dict) -> int:
-    """The most top tokens a node of a run with this configuration records per slot."""
+def top_entries(config: dict, operator_k1: int | None = None) -> int:
+    """The most top tokens a node of a run with this configuration records per slot: its
+    K1 (at least :data:`MIN_TOP_ENTRIES`), never more than ``operator_k1`` allows (the
+    operator's K1 limit, at least 3 too): a trace's own K1 may lower the bound, never
+    raise it (issue 40: a trace declaring K1 = 1000 carried 195 entries a slot)."""
     k1 = config.get("k1") if isinstance(config, dict) else None
-    return max(k1 if type(k1) is int and k1 > 0 else 0, MIN_TOP_ENTRIES)
+    own = max(k1, MIN_TOP_ENTRIES) if type(k1) is int and k1 > 0 else None
+    if operator_k1 is None:
+        return own if own is not None else MIN_TOP_ENTRIES
+    cap = max(operator_k1, MIN_TOP_ENTRIES)
+    return cap if own is None else min(own, cap)
+
+
+def top_entries_text(config: dict, operator_k1: int | None, most: int) -> str:
+    """Why at most ``most`` top tokens a slot (the run's K1, or the operator's limit)."""
+    k1 = config.get("k1") if isinstance(config, dict) else None
+    if operator_k1 is not None and most == max(operator_k1, MIN_TOP_ENTRIES) and not (
+            type(k1) is int and 0 < k1 and max(k1, MIN_TOP_ENTRIES) <= most):
+        return (f"this machine reads at most {most} (the operator's K1 limit, MEDAL_MAX_K1; "
+                f"the trace's K1 is {str(k1)[:20]})")
+    return f"the run records at most {most} (K1, at least 3)"
 
 
 #: characters of node texts (sequence, completion) per render unit: every node's card
@@ -60,8 +91,24 @@ def top_entries(config: dict) -> int:
 #: outside the BMP counts 3 (JSON writes it as a 12-byte surrogate pair)
 TEXT_CHARS_PER_UNIT = 4
 
-#: how much a packed trace may decode to, per byte of the size limit: the lists and texts
-#: that differences and the per-slot packing build, a list entry counting 8 (a pointer),
-#: a character 1. A paper-settings trace decodes to about 2.2 x its packed-2 size
-#: (docs/REAL_MODELS.md); a hostile diff chain or a huge masked string stops at this bound
-DECODED_PER_BYTE = 8
+#: how much a packed trace may decode to, in bytes of memory per byte of the size limit
+#: (so the operator's size limit sets it: 210 MB at 20 MiB), every decoded value charged
+#: at what it really takes (the costs below). A paper-settings packed-3 trace decodes to
+#: about 7 x its size (the 446-node example: 1.29 MB -> 9.3 MB); a long answer's nodes,
+#: where K1 top entries a slot dominate, up to ~20 x. A hostile diff chain, a huge masked
+#: string or a top-entry bomb stops at this bound, counted before it is built
+DECODED_PER_BYTE = 10
+
+# What decoding builds, in bytes of memory (CPython 3.11, 64-bit; tracemalloc's figures,
+# tests/trace/test_decoded_cost.py measures them on real and hostile nodes and fails if a
+# charge falls below what decoding took):
+#: one decoded top entry {"token", "text", "p"}: the 3-key dict (184), its p (a float, 24)
+#: and token id (an int above 256, 28), a pointer in its slot's list (8) and, while it is
+#: built, its place in the decoded arrays of tokens and probabilities (2 x 8, and numpy's
+#: 4 + 8): 276, rounded up to 288 (measured: 252.6 kept a entry, ~270 at the peak)
+TOP_ENTRY_COST = 288
+#: one slot of a node: its entries in the masked, entropy and top lists (3 x 8)
+SLOT_COST = 24
+#: one decoded figure (an entropy): a float (24), its pointer in the decoded list (8),
+#: its float64 copy in numpy (8) and its entry in the slot-aligned list (8)
+FIGURE_COST = 48

@@ -2,11 +2,13 @@
 :func:`unpack`."""
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from .differences import (_apply_string_diff, _Budget, _completion_refs, _completions_back,
-                          _diffed_node, _diffed_steps, _undiffed_node)
-from .limits import DECODED_PER_BYTE, MAX_TRACE_BYTES, top_entries
+                          _diffed_node, _diffed_steps, _OverBound, _undiffed_node)
+from .limits import (DECODED_PER_BYTE, DEFAULT_MAX_K1, FIGURE_COST, MAX_TRACE_BYTES, SLOT_COST,
+                     TOP_ENTRY_COST, top_entries, top_entries_text)
 
 #: the packed form of a written trace (see :func:`pack`); read back by :func:`unpack`.
 #: "packed-2" is "packed-1" with nodes stored as differences from their parent;
@@ -135,25 +137,34 @@ def _packed_step(step: dict) -> dict:
 
 
 def _figures_len(value) -> int:
-    """How many figures a (packed or plain) list holds, before decoding it."""
-    if isinstance(value, dict) and isinstance(value.get("f32"), list):
-        return len(value["f32"])
-    if isinstance(value, dict) and isinstance(value.get("f32b"), str):
-        return _b64_count(value["f32b"], 4)
+    """How many figures a (packed or plain) list holds, before decoding it; ValueError
+    for a packed list of another shape."""
+    if isinstance(value, dict):
+        if set(value) == {"f32"} and isinstance(value["f32"], list):
+            return len(value["f32"])
+        if set(value) == {"f32b"} and isinstance(value["f32b"], str):
+            return _b64_count(value["f32b"], 4)
+        raise ValueError("a packed list of figures is {\"f32\": [...]} or {\"f32b\": base64}")
     return len(value) if isinstance(value, list) else 0
 
 
-def _unpacked_step(step: dict, most: int | None = None, where: str = "decode") -> dict:
+def _unpacked_step(step: dict, most: int | None = None, where: str = "decode",
+                   budget: "_Budget | None" = None) -> dict:
     """``most``: the answer's slots (gen_length), when known: no list of a step's figures
-    is longer, so a longer one is refused before it is decoded."""
+    is longer, so a longer one is refused before it is decoded; ``budget``: what the
+    figures decode to is charged to it first."""
     out = dict(step)
     eligible = step.get("eligible") if isinstance(step.get("eligible"), dict) else {}
+    lists = [(k, step.get(k)) for k in STEP_FIGURES] + [
+        (f"eligible/{k}", v) for k, v in eligible.items() if k in ELIGIBLE_FIGURES]
     if most is not None:
-        for key, value in [(k, step.get(k)) for k in STEP_FIGURES] + [
-                (f"eligible/{k}", v) for k, v in eligible.items() if k in ELIGIBLE_FIGURES]:
+        for key, value in lists:
             if _figures_len(value) > most:
                 raise _OverBound(f"{where}/{key}: {_figures_len(value):,} figures; the "
                                  f"answer has {most} slots (gen_length)")
+    if budget is not None:
+        budget.spend(sys.getsizeof(step) + FIGURE_COST * sum(_figures_len(v) for _, v in lists),
+                     where)
     for key in STEP_FIGURES:
         if key in step and step[key] is not None:
             out[key] = _unf32(step[key])
@@ -163,24 +174,22 @@ def _unpacked_step(step: dict, most: int | None = None, where: str = "decode") -
     return out
 
 
-class _OverBound(ValueError):
-    """A packed list longer than the run's own settings allow ("WHERE: what"): refused
-    like the gate's bounds, before it is decoded."""
-
-
 class _Limits:
-    """What the run's own configuration bounds, read (defensively: the gate checks the
-    configuration later) before anything is decoded: the answer's slots and the top
-    tokens a node records per slot."""
+    """What bounds a trace's per-slot lists before anything is decoded: the answer's slots
+    (the run's gen_length, read defensively: the gate checks the configuration later) and
+    the top tokens a node records per slot -- the run's K1, never more than the operator's
+    ``max_k1`` (:func:`~medal.trace.limits.top_entries`): no field of the trace raises a
+    bound."""
 
-    def __init__(self, data: dict):
+    def __init__(self, data: dict, max_k1: int = DEFAULT_MAX_K1):
+        from ..config import RANGES
         run = data.get("run") if isinstance(data, dict) else None
         cfg = run.get("config") if isinstance(run, dict) else None
         cfg = cfg if isinstance(cfg, dict) else {}
         L = cfg.get("gen_length")
-        self.slots = L if type(L) is int and 0 < L <= 1_000_000 else None
-        k1 = cfg.get("k1")
-        self.top = top_entries(cfg) if type(k1) is int and k1 > 0 else None
+        self.slots = L if type(L) is int and 0 < L <= RANGES["gen_length"][1] else None
+        self.top = top_entries(cfg, max_k1)
+        self.top_why = top_entries_text(cfg, max_k1, self.top)
 
 
 def _packed_node(node: dict, texts: dict, binary: bool = False) -> dict:
@@ -219,11 +228,11 @@ def _packed_node(node: dict, texts: dict, binary: bool = False) -> dict:
     return out
 
 
-def _unpacked_binary_top(top: dict, n_slots: int, budget: "_Budget | None", where: str,
-                         most: int | None) -> list[tuple[str, list, list]]:
+def _unpacked_binary_top(top: dict, n_slots: int, where: str, most: int | None,
+                         why: str = "") -> list[tuple[str, list, list]]:
     """packed-3's {"bin": [slots, counts, tokens, probabilities]} -> [(slot, tokens,
     probabilities)], every array's length checked (from its base64 length) before it is
-    decoded."""
+    decoded (their memory was charged by :func:`_decoded_cost` before any node was)."""
     part = top["bin"]
     if set(top) != {"bin"} or not isinstance(part, list) or len(part) != 4:
         raise ValueError(f"{where}/top: a binary top is {{\"bin\": [slots, counts, tokens, p]}}")
@@ -234,15 +243,12 @@ def _unpacked_binary_top(top: dict, n_slots: int, budget: "_Budget | None", wher
         raise ValueError(f"{where}/top: {_b64_count(part[1], 1):,} counts for {n:,} slots")
     counts = _unb64(part[1], "u1", n)
     if most is not None and counts and max(counts) > most:
-        raise _OverBound(f"{where}/top: {max(counts):,} top tokens for one slot; the run "
-                         f"records at most {most} (K1, at least 3)")
+        raise _OverBound(f"{where}/top: {max(counts):,} top tokens for one slot; {why}")
     total = sum(counts)
     for name, text in (("tokens", part[2]), ("probabilities", part[3])):
         if _b64_count(text, 4) != total:   # checked from the length, before decoding
             raise _OverBound(f"{where}/top: {_b64_count(text, 4):,} {name} for the "
                              f"{total:,} top entries its counts give")
-    if budget is not None:
-        budget.spend(TOP_ENTRY_COST * total, where)
     slots = _unb64(part[0], "<i4", n)
     tokens = _unb64(part[2], "<i4", total)
     probs = _unb64(part[3], "<f4", total)
@@ -253,36 +259,76 @@ def _unpacked_binary_top(top: dict, n_slots: int, budget: "_Budget | None", wher
     return out
 
 
-#: what one decoded top entry ({"token", "text", "p"}: a dict) counts in the budget
-TOP_ENTRY_COST = 64
+def _top_entries_count(top) -> int:
+    """How many top entries a packed node's ``top`` decodes to, from lengths alone."""
+    if not isinstance(top, dict):
+        return 0
+    if "bin" in top:
+        part = top["bin"]
+        return _b64_count(part[2], 4) if isinstance(part, list) and len(part) == 4 \
+            and isinstance(part[2], str) else 0
+    return sum(len(pair[0]) for pair in top.values()
+               if isinstance(pair, list) and pair and isinstance(pair[0], list))
+
+
+def _node_cost(node, n_slots: int) -> int:
+    """The memory decoding one packed node's per-slot lists takes (its slots, its entropy
+    figures, its top entries: :mod:`medal.trace.limits`' costs), from lengths alone."""
+    if not isinstance(node, dict):
+        return 0
+    return (2 * sys.getsizeof(node) + SLOT_COST * n_slots     # its two copies, its lists
+            + FIGURE_COST * _figures_len(node.get("entropy"))
+            + TOP_ENTRY_COST * _top_entries_count(node.get("top")))
+
+
+def _decoded_cost(nodes: list, limits: "_Limits | None", budget: _Budget) -> None:
+    """Charge every node's per-slot lists to ``budget`` from their lengths before any
+    node is decoded: a trace whose top entries alone would decode past the bound is
+    refused without building one (issue 40: 5 M entries took 10.9 CPU-s and 1.9 GB)."""
+    for i, node in enumerate(nodes):
+        # the slots: gen_length's, which every node must have (else counted as decoded)
+        n = limits.slots if limits is not None and limits.slots is not None else 0
+        top = node.get("top") if isinstance(node, dict) else None
+        if limits is not None and isinstance(top, dict) and "bin" not in top:
+            for slot, pair in top.items():    # packed-2's rows: their lengths, first
+                if isinstance(pair, list) and pair and isinstance(pair[0], list) \
+                        and len(pair[0]) > limits.top:
+                    raise _OverBound(f"tree/nodes/{i}/top/{slot[:20]}: {len(pair[0]):,} top "
+                                     f"tokens for one slot; {limits.top_why}")
+        budget.spend(_node_cost(node, n), f"tree/nodes/{i}")
 
 
 def _unpacked_node(node: dict, texts: dict, budget: "_Budget | None" = None,
                    where: str = "tree/nodes", limits: "_Limits | None" = None) -> dict:
+    """A packed node's per-slot lists back, each checked against the run's bounds from
+    its length before it is decoded (``budget``: when given, the node's lists were not
+    charged by :func:`_decoded_cost`, and are here)."""
     if not isinstance(node["masked"], str):
         raise TypeError("masked is not a string of 0 and 1")
-    if budget is not None:  # masked, entropy and top: a list entry per slot each
-        budget.spend(3 * 8 * len(node["masked"]), where)
     if limits is not None and limits.slots is not None and len(node["masked"]) != limits.slots:
         raise _OverBound(f"{where}/masked: {len(node['masked']):,} slots; gen_length is "
                          f"{limits.slots}")
-    masked = [c == "1" for c in node["masked"]]
     if set(node["masked"]) - {"0", "1"}:
         raise ValueError("masked holds other characters than 0 and 1")
-    entropies = _unf32(node["entropy"])
-    if len(entropies) != sum(masked):
-        raise ValueError(f"{len(entropies)} entropies for {sum(masked)} masked slots")
-    entropy = iter(entropies)
+    n_masked = node["masked"].count("1")
+    if _figures_len(node["entropy"]) != n_masked:    # counted before it is decoded
+        raise ValueError(f"{_figures_len(node['entropy']):,} entropies for {n_masked} "
+                         "masked slots")
+    if not isinstance(node["top"], dict):
+        raise TypeError("top is malformed (an object of slot: [tokens, probabilities])")
+    if budget is not None:
+        budget.spend(_node_cost(node, len(node["masked"])), where)
+    masked = [c == "1" for c in node["masked"]]
+    entropy = iter(_unf32(node["entropy"]))
     out = dict(node)
     out["masked"] = masked
     out["entropy"] = [next(entropy) if m else None for m in masked]
     top: list = [None] * len(masked)
-    if not isinstance(node["top"], dict):
-        raise TypeError("top is malformed (an object of slot: [tokens, probabilities])")
     most = limits.top if limits is not None else None
+    why = limits.top_why if limits is not None else ""
     binary = "bin" in node["top"]
-    if binary:     # its entries counted in the budget before they were decoded
-        entries = _unpacked_binary_top(node["top"], len(masked), budget, where, most)
+    if binary:
+        entries = _unpacked_binary_top(node["top"], len(masked), where, most, why)
         if len({slot for slot, _, _ in entries}) != len(entries):
             raise ValueError(f"{where}/top names a slot twice")
     else:
@@ -296,9 +342,7 @@ def _unpacked_node(node: dict, texts: dict, budget: "_Budget | None" = None,
                              f"{_figures_len(probs):,} probabilities")
         if most is not None and len(tokens) > most:
             raise _OverBound(f"{where}/top/{slot[:20]}: {len(tokens):,} top tokens for one "
-                             f"slot; the run records at most {most} (K1, at least 3)")
-        if budget is not None and not binary:
-            budget.spend(TOP_ENTRY_COST * len(tokens), where)
+                             f"slot; {why}")
         probs = _unf32(probs)
         if len(tokens) != len(probs):
             raise ValueError(f"slot {slot}: {len(tokens)} tokens, {len(probs)} probabilities")
@@ -311,7 +355,6 @@ def _unpacked_node(node: dict, texts: dict, budget: "_Budget | None" = None,
     return out
 
 
-
 def _unpacked_steps(steps: list, v2: bool, budget: _Budget, where: str,
                     limits: "_Limits | None" = None) -> list:
     out, prev = [], None
@@ -319,7 +362,7 @@ def _unpacked_steps(steps: list, v2: bool, budget: _Budget, where: str,
         if not isinstance(step, dict):
             raise TypeError(f"{where}/{k} is not an object")
         st = _unpacked_step(step, limits.slots if limits is not None else None,
-                            f"{where}/{k}")
+                            f"{where}/{k}", budget if limits is not None else None)
         if v2 and isinstance(step.get("answer"), dict):
             st["answer"] = _apply_string_diff(prev, step["answer"], f"{where}/{k}/answer",
                                               budget)
@@ -389,16 +432,19 @@ def pack_v1(trace: dict) -> dict:
     return pack(trace, diff=False)
 
 
-def unpack(data: Any, max_bytes: int | None = MAX_TRACE_BYTES) -> Any:
+def unpack(data: Any, max_bytes: int | None = MAX_TRACE_BYTES,
+           max_k1: int = DEFAULT_MAX_K1) -> Any:
     """A trace in a packed form (:func:`pack`: "packed-1", "packed-2", "packed-3") -> the trace;
     anything else unchanged. Malformed packing raises ValueError/KeyError/TypeError/
-    IndexError. What differences may decode to is bounded by ``max_bytes`` (the size
-    limit; :data:`DECODED_PER_BYTE` per byte; None: unbounded, for traces being written)."""
+    IndexError. What it may decode to is bounded by ``max_bytes`` (the size limit;
+    :data:`~medal.trace.limits.DECODED_PER_BYTE` bytes of memory per byte; None:
+    unbounded, for traces being written) and ``max_k1`` (the operator's K1 limit: the most
+    top tokens a slot may carry, whatever the trace's own K1)."""
     if not isinstance(data, dict) or data.get("encoding") not in PACKED_FORMS:
         return data
     v2 = data["encoding"] in (PACKED_2, PACKED_3)     # nodes as differences
     budget = _Budget(None if max_bytes is None else DECODED_PER_BYTE * max_bytes)
-    limits = _Limits(data) if max_bytes is not None else None
+    limits = _Limits(data, max_k1) if max_bytes is not None else None
     texts = data["token_texts"]
     if not isinstance(texts, dict):
         raise TypeError("token_texts is not an object")
@@ -406,13 +452,18 @@ def unpack(data: Any, max_bytes: int | None = MAX_TRACE_BYTES) -> Any:
     tree = data["tree"]
     if tree is not None and not (isinstance(tree, dict) and isinstance(tree["nodes"], list)):
         raise TypeError("tree/nodes is not a list")
+    if tree is not None and max_bytes is not None:
+        _decoded_cost(tree["nodes"], limits, budget)     # every node's lists, first
     flat: list = []
     nodes: list = []
     for i, node in enumerate(tree["nodes"] if tree is not None else ()):
         if v2:
             node = _undiffed_node(i, node, flat, budget)
             flat.append(node)
-        nodes.append(_unpacked_node(node, texts, budget, f"tree/nodes/{i}", limits))
+        if limits is not None and limits.slots is None and isinstance(node, dict) \
+                and isinstance(node.get("masked"), str):   # slots _decoded_cost could not count
+            budget.spend(SLOT_COST * len(node["masked"]), f"tree/nodes/{i}")
+        nodes.append(_unpacked_node(node, texts, None, f"tree/nodes/{i}", limits))
     if tree is not None:
         out["tree"] = {**tree, "nodes": nodes}
     if v2 and "iterations" in data:

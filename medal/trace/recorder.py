@@ -13,9 +13,7 @@ from .._version import __version__
 from ..events import Event
 from ..provenance import record as repro_record
 from ..scores import entropy_total
-from .limits import TRACE_FORMAT, TRACE_VERSION
-
-LONG_ANSWER = 64  # answers longer than this record fewer per-slot figures
+from .limits import LONG_ANSWER, TRACE_FORMAT, TRACE_VERSION
 
 
 def torch_nonzero(mask) -> list[int]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..config import RANGES
 from ..files import write_atomic
 from .gate import validate_trace
 from .limits import MAX_TRACE_BYTES
@@ -23,7 +24,10 @@ def write_trace(trace: dict, path: str | Path) -> int:
     """Write the trace, packed (:func:`pack`), after checking it; returns its size in bytes."""
     text = dumps(trace, packed=True)
     data = text.encode("utf-8")
-    validate_trace(json.loads(text), max_bytes=max(len(data), MAX_TRACE_BYTES))
+    # the run's own K1 bounds its top entries here (the engine's range): a trace is written
+    # whole; a reader holds it to its own operator's limits (MEDAL_MAX_K1)
+    validate_trace(json.loads(text), max_bytes=max(len(data), MAX_TRACE_BYTES),
+                   max_k1=RANGES["k1"][1])
     write_atomic(path, data)
     return len(data)
 

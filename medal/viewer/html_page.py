@@ -65,16 +65,16 @@ def standalone_page(data: dict, title: str, *, mount: str = "mount",
     """One self-contained HTML document that inlines vis-network and the viewer and calls
     ``MedalViewer.<mount>(#element, data)``, keeping the result as ``window.<name>``
     (``mount``: one run; ``compare``: :class:`medal.viewer.comparison.Comparison`)."""
+    import re
     vis_js, vis_css = vis_assets()
-    return (_PAGE.replace("{{CSP}}", CSP)
-            .replace("{{TITLE}}", _html.escape(title[:200]))
-            .replace("{{VIS_CSS}}", _inline(vis_css, "style"))
-            .replace("{{CSS}}", _inline(viewer_css(), "style"))
-            .replace("{{VIS_JS}}", _inline(vis_js))
-            .replace("{{JS}}", _inline(viewer_js()))
-            .replace("{{ELEMENT}}", element).replace("{{NAME}}", name)
-            .replace("{{MOUNT}}", mount)
-            .replace("{{DATA}}", pack(data)))
+    values = {"CSP": CSP, "TITLE": _html.escape(title[:200]),
+              "VIS_CSS": _inline(vis_css, "style"), "CSS": _inline(viewer_css(), "style"),
+              "VIS_JS": _inline(vis_js), "JS": _inline(viewer_js()), "ELEMENT": element,
+              "NAME": name, "MOUNT": mount, "DATA": pack(data)}
+    # one pass over the template: a value (a run's prompt in the title, the scripts) is
+    # never read for placeholders (issue 40: a prompt of "{{VIS_JS}}" put 590 kB of
+    # vis-network in the title)
+    return re.sub(r"\{\{([A-Z_]+)\}\}", lambda m: values[m.group(1)], _PAGE)
 
 
 _PAGE = """<!DOCTYPE html>

@@ -56,10 +56,28 @@
     if (v === false) return "no";
     return String(v);
   }
+  // Text from a trace (a token, a prompt, a node's sequence) may hold bidirectional
+  // controls: an unclosed right-to-left override (U+202E) reversed the rest of its line
+  // (issue 40). Text holding one is written as an isolate (FSI ... PDI, its own stray PDIs
+  // dropped so that it cannot close an isolate around it): it turns only itself around.
+  // viewer.css isolates the elements that hold trace text as well.
+  var BIDI = /[\u202A-\u202E\u2066-\u2069]/;
+  function bidiSafe(text) {
+    var s = String(text);
+    if (!BIDI.test(s)) return s;
+    var depth = 0, out = "";
+    for (var i = 0; i < s.length; i++) {
+      var c = s.charCodeAt(i);
+      if (c >= 0x2066 && c <= 0x2068) depth += 1;
+      else if (c === 0x2069) { if (depth === 0) continue; depth -= 1; }
+      out += s[i];
+    }
+    return "\u2068" + out + "\u2069";
+  }
   function h(tag, cls, text) {
     var e = document.createElement(tag);
     if (cls) e.className = cls;
-    if (text !== undefined && text !== null) e.textContent = String(text);
+    if (text !== undefined && text !== null) e.textContent = bidiSafe(text);
     return e;
   }
   // The controls' tips: shown above the control after a short hover, never while or after
@@ -113,7 +131,7 @@
   function svg(tag, attrs, text) {
     var e = document.createElementNS("http://www.w3.org/2000/svg", tag);
     for (var k in attrs) e.setAttribute(k, attrs[k]);
-    if (text !== undefined) e.textContent = String(text);
+    if (text !== undefined) e.textContent = bidiSafe(text);
     return e;
   }
   // UCB = Q + c·√(ln N(parent) / N), worked through with the node's figures (the bonus

@@ -266,7 +266,7 @@
       if (st.badges) lines.push(st.badges);
       if (st.outlier) lines.push("⚠ " + st.outlier);
     }
-    if (card) lines.push(card.sequence);
+    if (card) lines.push(bidiSafe(card.sequence));
     if (this.notes[id]) lines.push(this.notes[id]);
     t.textContent = lines.join("\n");
   };
@@ -734,7 +734,7 @@
       var t = self.tips[id], text;
       if (t) { self.fillTip(id); text = t.textContent; }
       else { var n = self.nodes.get(id) || {}; text = self.notes[id] || (typeof n.title === "string" ? n.title : String(id)); }
-      tip.textContent = text;              // text, never HTML: token texts come from models and files
+      tip.textContent = bidiSafe(text);    // text, never HTML: token texts come from models and files
       tip.style.display = "block";
       var tw = tip.offsetWidth, th = tip.offsetHeight, W = r.width, H = r.height;
       tip.style.left = Math.max(2, Math.min(W - tw - 2, px + 14)) + "px";

@@ -166,11 +166,14 @@ def test_a_node_is_one_row_of_the_batch_that_evaluated_it(scripted):
     (the rows of its forward) and a fork's forced child (a batch of one) each read their
     evaluation, answer and action set from row ``row`` of ``batch``, one way."""
     from medal.search import Node
-    search, _ = make_search(scripted, lc=3, candidates=50, max_iterations=4)
-    run_iterations(search, 4)
-    leaf = next(n for n in search.nodes if not n.children and n.depth < 3)
-    free = next(j for j in range(6) if leaf.evaluation.masked[j]
-                and j not in {a.slot for a in leaf.actions})
+    search, _ = make_search(scripted, lc=3, candidates=50, max_iterations=7)
+    run_iterations(search, 7)
+    # the search reaches depth L_c (issue 40: with 4 iterations it stopped at depth 2, and
+    # the checks below never met a node without an action set)
+    assert max(n.depth for n in search.nodes) == 3
+    leaf, free = next((n, j) for n in search.nodes if not n.children and n.depth < 3
+                      for j in range(6) if n.evaluation.masked[j]
+                      and j not in {a.slot for a in n.actions})
     _, made = search.commit(leaf.id, [(free, int(leaf.evaluation.top_tokens[free, 0]))])
     assert made and made[0].index is None and made[0].action.slot == free
     assert len(search.root.batch) == 1 and len(made[0].batch) == 1
@@ -184,7 +187,10 @@ def test_a_node_is_one_row_of_the_batch_that_evaluated_it(scripted):
         slots, tokens = node.action_arrays()
         assert [(a.slot, a.token) for a in node.actions] == list(zip(slots.tolist(),
                                                                       tokens.tolist()))
-        assert node.actions is node.actions   # made once
+        if node.depth == 3:               # L_c slots committed: no action set, none made
+            assert node.sets is None and node.actions == [] and len(slots) == 0
+        else:
+            assert node.actions is node.actions   # made once
         for b, child in enumerate(c for c in node.children if c.index is not None):
             assert child.batch is node.children[0].batch and child.row == b
             assert child.action == node.actions[b]

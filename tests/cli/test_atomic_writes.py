@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from work import HANG
 
 from medal import files
 from medal.cli import main
@@ -96,7 +97,7 @@ sys.exit(main({argv!r}))
 """
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=HANG)
     assert proc.returncode == -9, proc.stderr[-2000:]
     assert out.read_text() == OLD
     assert out.stat().st_size == len(OLD)
@@ -135,7 +136,7 @@ f.write_atomic({str(out)!r}, "x" * 100000)
 """
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=HANG)
     assert proc.returncode == -9, proc.stderr[-2000:]
     assert out.read_text() == OLD
     left = leftovers(tmp_path)

@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import pytest
+from work import HANG
 
 from medal.tasks.countdown import CountdownProblem, verify
 from medal.trace import load_trace
@@ -13,7 +14,7 @@ ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
 
 def cli(*args, check=True):
     proc = subprocess.run([sys.executable, "-m", "medal", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=HANG)
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from work import HANG
 import torch
 
 from medal import cli
@@ -42,7 +43,7 @@ def run_harness(tmp_path: Path, strategy: str) -> tuple[dict, list[dict], Path]:
             "--tasks", "medal_countdown", "--limit", str(LIMIT),
             "--log_samples", "--output_path", str(out)]
     proc = subprocess.run([sys.executable, "-m", "medal.lm_eval", *args], cwd=tmp_path,
-                          env=harness_env(tmp_path), capture_output=True, text=True, timeout=600)
+                          env=harness_env(tmp_path), capture_output=True, text=True, timeout=HANG)
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads(next(out.rglob("results_*.json")).read_text())
     samples = [json.loads(line) for line in

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 
 import pytest
+from work import HANG
 
 import standins
 from medal import cli
@@ -116,13 +117,13 @@ def test_the_app_uploads_and_runs_a_long_answer(traces, checkpoints, monkeypatch
     # 256 x 126k logits a forward: more than the default per-run budget of a laptop demo
     monkeypatch.setenv("MEDAL_RUN_MEMORY_MB", "8000")
     monkeypatch.setenv("MEDAL_RUN_CPU_SECONDS", "1200")
-    at = app_test(ROOT / "app.py", source="upload", timeout=300).run()
+    at = app_test(ROOT / "app.py", source="upload", timeout=HANG).run()
     upload(at, "long.json", traces["llada"].read_bytes())
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.session_state["uploaded"][1]["result"]["text"] == \
         load_trace(traces["llada"])["result"]["text"]
 
-    at = app_test(ROOT / "app.py", timeout=300).run()
+    at = app_test(ROOT / "app.py", timeout=HANG).run()
     at.selectbox(key="w_model").set_value(spec).run()
     at.selectbox(key="w_strategy").set_value("greedy")
     for name, value in {"gen_length": SLOTS, "steps": 4}.items():

@@ -11,7 +11,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 import tomllib
 import urllib.request
 import zipfile
@@ -21,6 +20,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
+from work import HANG, wait_for_server
 
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -197,7 +197,7 @@ def test_the_top_level_api():
 def test_help_tells_a_newcomer_where_to_start():
     out = subprocess.run([sys.executable, "-c", "import medal; help(medal)"],
                          capture_output=True, text=True, env={**os.environ, "PAGER": "cat"},
-                         cwd=ROOT, timeout=120)
+                         cwd=ROOT, timeout=HANG)
     assert out.returncode == 0, out.stderr
     assert "Where to start" in out.stdout and "load_model" in out.stdout
 
@@ -208,7 +208,7 @@ def test_the_readme_python_example_runs(tmp_path):
     blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
     assert blocks, "the README has a Python example"
     out = subprocess.run([sys.executable, "-c", blocks[0]], capture_output=True, text=True,
-                         cwd=tmp_path, timeout=300,
+                         cwd=tmp_path, timeout=HANG,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip()
@@ -234,7 +234,7 @@ def wheel(tmp_path_factory) -> Path:
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, source / name)
     build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
-                            str(out), str(source)], capture_output=True, text=True, timeout=600)
+                            str(out), str(source)], capture_output=True, text=True, timeout=HANG)
     assert build.returncode == 0, build.stderr[-3000:]
     (path,) = out.glob("medal_explorer-*.whl")
     return path
@@ -258,11 +258,11 @@ def test_the_wheel_installs_and_runs_outside_the_repository(wheel, tmp_path):
     then from a directory with nothing in it: the command line, the import, and
     ``medal app`` until its health endpoint answers."""
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=HANG)
     py = venv / "bin" / "python"
     install = subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-compile",
                               "--disable-pip-version-check", "torch==2.13.0", str(wheel)],
-                             capture_output=True, text=True, timeout=900)
+                             capture_output=True, text=True, timeout=HANG)
     assert install.returncode == 0, install.stderr[-3000:]
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -272,12 +272,12 @@ def test_the_wheel_installs_and_runs_outside_the_repository(wheel, tmp_path):
     gen = subprocess.run([medal_cmd, "generate", "--model", "builtin:countdown", "--problem",
                           '{"numbers": [4, 18, 13], "target": 20}', "--strategy", "medal",
                           "--json"], capture_output=True, text=True, cwd=elsewhere, env=env,
-                         timeout=300)
+                         timeout=HANG)
     assert gen.returncode == 0, gen.stderr[-2000:]
     assert '"answer"' in gen.stdout
     imp = subprocess.run([str(py), "-c", "import medal, medal.models; print(medal.__file__); "
                           "print(medal.models.builtin_names())"],
-                         capture_output=True, text=True, cwd=elsewhere, env=env, timeout=120)
+                         capture_output=True, text=True, cwd=elsewhere, env=env, timeout=HANG)
     assert imp.returncode == 0, imp.stderr
     # every built-in model of the checkout ships in the wheel and is found from it
     import medal.models
@@ -285,32 +285,27 @@ def test_the_wheel_installs_and_runs_outside_the_repository(wheel, tmp_path):
     # the app's pages run from the installed package (Streamlit's own test harness)
     page = subprocess.run([str(py), "-c",
                            "from streamlit.testing.v1 import AppTest; import medal.app as a; "
-                           "t = AppTest.from_file(str(a.MAIN), default_timeout=120); t.run(); "
+                           "t = AppTest.from_file(str(a.MAIN), default_timeout=3600); t.run(); "
                            "assert not t.exception, t.exception; "
                            "print([b.label for b in t.button][:3], a.MAIN)"],
-                          capture_output=True, text=True, cwd=elsewhere, env=env, timeout=300)
+                          capture_output=True, text=True, cwd=elsewhere, env=env, timeout=HANG)
     assert page.returncode == 0, page.stderr[-2000:]
     assert str(venv) in page.stdout
     port = _free_port()
     server = subprocess.Popen([medal_cmd, "app", "--port", str(port)], cwd=elsewhere, env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        deadline, answer = time.monotonic() + 120, None
-        while time.monotonic() < deadline and server.poll() is None:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health",
-                                            timeout=2) as r:
-                    answer = r.read().decode()
-                    break
-            except OSError:
-                time.sleep(0.5)
-        assert answer == "ok", (server.poll(), server.stderr.read() if server.poll() else "")
+        try:      # waits on the server, not on a clock (tests/work.py)
+            answer = wait_for_server(server, f"http://127.0.0.1:{port}/_stcore/health")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}: {server.stderr.read() if server.poll() else ''}")
+        assert answer == "ok"
         # the page itself is served from the package, not from a checkout
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as r:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=HANG) as r:
             assert r.status == 200
     finally:
         server.terminate()
         try:
-            server.wait(timeout=20)
+            server.wait(timeout=HANG)
         except subprocess.TimeoutExpired:
             server.kill()

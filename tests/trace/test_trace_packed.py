@@ -218,7 +218,7 @@ def test_a_chain_of_differences_cannot_blow_up_memory(traces):
     for n in nodes[1:]:
         n["answer_ids"] = {"diff": []}
     text = json.dumps(packed)
-    with pytest.raises(TraceError, match="decodes to more than 16,000,000 bytes"):
+    with pytest.raises(TraceError, match="decodes to more than 20,000,000 bytes"):
         loads_trace(text, max_bytes=2_000_000)
     # the same holds under the default limit: refused (here by the budget or the meaning)
     with pytest.raises(TraceError):
@@ -228,11 +228,16 @@ def test_a_chain_of_differences_cannot_blow_up_memory(traces):
 @pytest.mark.parametrize("form", [PACKED_1, PACKED])
 def test_a_huge_masked_string_cannot_blow_up_memory(traces, form):
     """packed-1 and packed-2 alike: a node's masked string becomes three lists (masked,
-    entropy, top) of its length; that counts against the same bound, before they are built."""
+    entropy, top) of its length; it is held to the answer's slots before they are built,
+    and where the run's gen_length is not a length, they count against the decoding bound."""
     packed = pack_v1(traces["deep"]) if form == PACKED_1 else _packed(traces)
     packed["tree"]["nodes"][0]["masked"] = "0" * 400_000
-    with pytest.raises(TraceError, match="tree/nodes/0: the packed trace decodes to more "
-                                         "than 8,000,000 bytes"):
+    with pytest.raises(TraceError, match="tree/nodes/0/masked: 400,000 slots; gen_length is "):
+        loads_trace(json.dumps(packed), max_bytes=1_000_000)
+    packed = copy.deepcopy(packed)      # pack_v1 shares the fixture's run record
+    packed["run"]["config"]["gen_length"] = "many"
+    with pytest.raises(TraceError, match=r"tree/nodes/\d+: the packed trace decodes to more "
+                                         "than 10,000,000 bytes"):
         loads_trace(json.dumps(packed), max_bytes=1_000_000)
 
 

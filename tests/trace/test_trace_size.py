@@ -129,11 +129,26 @@ def test_packed3_writes_a_nodes_figures_as_binary_arrays_exactly(live_trace):
     assert len(text) < 0.8 * len(packed2)
 
 
+def _b64(raw: bytes) -> str:
+    import base64
+    return base64.b64encode(raw).decode()
+
+
+def _count(node) -> int:
+    """How many entropies a packed-3 node holds."""
+    import base64
+    return len(base64.b64decode(node["entropy"]["f32b"])) // 4
+
+
 @pytest.mark.parametrize("damage, what", [
     (lambda n: n["entropy"].update(f32b=n["entropy"]["f32b"][:-8]), "27 entropies for 28"),
-    (lambda n: n["entropy"].update(f32b="AAAAAAA="), "5 bytes is not a whole number of float32"),
-    (lambda n: n["entropy"].update(f32b="@@@@"), "not base64"),
-    (lambda n: n["entropy"].update(f32b="AADAfw=="), "NaN"),          # float32 NaN
+    # each array as long as the node's masked slots (a count that differs is refused before
+    # anything is decoded: the first case)
+    (lambda n: n["entropy"].update(f32b=_b64(bytes(4 * _count(n) + 1))),
+     "bytes is not a whole number of float32"),
+    (lambda n: n["entropy"].update(f32b="@" * len(n["entropy"]["f32b"])), "not base64"),
+    (lambda n: n["entropy"].update(f32b=_b64(b"\x00\x00\xc0\x7f" + bytes(4 * _count(n) - 4))),
+     "NaN"),                                                            # float32 NaN
     (lambda n: n["top"]["bin"].pop(), "bin"),
     (lambda n: n["top"]["bin"].__setitem__(3, n["top"]["bin"][3][:-8]), "probabilities"),
     (lambda n: n["top"]["bin"].__setitem__(2, 5), "base64 string"),

@@ -19,8 +19,22 @@ from .parse import _short, parse
 from .schema import check_schema
 
 
-def check(data: Any) -> dict:
-    """Schema and meaning; returns ``data`` when it is fit to render."""
+def _operator_k1(max_k1: int | None) -> int:
+    """``max_k1``, or this machine's operator limit (MEDAL_MAX_K1, :mod:`medal.config`)."""
+    if max_k1 is not None:
+        return max_k1
+    from ...config import operator_limit
+    from ...errors import InputError
+    try:
+        return operator_limit("k1")
+    except InputError as exc:
+        raise TraceError(f"cannot check a trace: {exc}") from None
+
+
+def check(data: Any, max_k1: int | None = None) -> dict:
+    """Schema and meaning; returns ``data`` when it is fit to render. ``max_k1``: the
+    operator's K1 limit (the most top tokens a slot may carry; None: this machine's,
+    MEDAL_MAX_K1)."""
 
     if not isinstance(data, dict) or data.get("format") != TRACE_FORMAT:
         raise TraceError("this is not a MEDAL trace (the top-level \"format\" must be "
@@ -35,21 +49,23 @@ def check(data: Any) -> dict:
         check_edits(data)
         if "fork" in data:
             check_fork(data)
-        check_bounds(data)
+        check_bounds(data, _operator_k1(max_k1))
     except (KeyError, IndexError, TypeError, AttributeError) as exc:  # pragma: no cover
         # the schema makes these impossible; never let one escape the gate
         raise TraceError(f"invalid trace: {type(exc).__name__} {exc}") from None
     return data
 
 
-def validate_trace(data: Any, max_bytes: int | None = None) -> dict:
-    """Check a parsed trace (any form: plain, packed-1 or packed-2): decode the packing
-    (bounded by ``max_bytes``, the size limit: :data:`MAX_TRACE_BYTES` by default), then
-    the schema, then its meaning (:mod:`medal.trace.gate`). Returns the plain trace.
-    Raises only :class:`TraceError`, which says where (a JSON path) and what."""
+def validate_trace(data: Any, max_bytes: int | None = None, max_k1: int | None = None) -> dict:
+    """Check a parsed trace (any form: plain, packed-1, -2 or -3): decode the packing
+    (bounded by ``max_bytes``, the size limit: :data:`MAX_TRACE_BYTES` by default, and
+    ``max_k1``, the operator's K1 limit: MEDAL_MAX_K1 by default), then the schema, then
+    its meaning (:mod:`medal.trace.gate`). Returns the plain trace. Raises only
+    :class:`TraceError`, which says where (a JSON path) and what."""
     encoding = data.get("encoding") if isinstance(data, dict) else None
+    max_k1 = _operator_k1(max_k1)
     try:
-        data = unpack(data, MAX_TRACE_BYTES if max_bytes is None else max_bytes)
+        data = unpack(data, MAX_TRACE_BYTES if max_bytes is None else max_bytes, max_k1)
     except _OverBound as exc:
         raise TraceError(f"invalid trace at {str(exc)[:300]}") from None
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
@@ -58,7 +74,7 @@ def validate_trace(data: Any, max_bytes: int | None = None) -> dict:
                          f"{str(exc)[:300]}") from None
     except RecursionError:  # pragma: no cover - the parser bounds nesting first
         raise TraceError("the trace's packing is nested too deeply") from None
-    return check(data)
+    return check(data, max_k1)
 
 
 def size_text(size: int, max_bytes: int) -> str:
@@ -67,11 +83,13 @@ def size_text(size: int, max_bytes: int) -> str:
     return f"{size:,} bytes; the limit is {max_bytes:,} bytes ({max_bytes / 2**20:g} MiB)"
 
 
-def loads_trace(text: str | bytes, max_bytes: int = MAX_TRACE_BYTES) -> dict:
+def loads_trace(text: str | bytes, max_bytes: int = MAX_TRACE_BYTES,
+                max_k1: int | None = None) -> dict:
     """The one gate for trace text: parse with limits, validate, return the trace.
 
-    Refuses more than ``max_bytes``. Raises only :class:`TraceError`; a trace it returns
-    is fit to render in every view."""
+    Refuses more than ``max_bytes``; ``max_k1``: the operator's K1 limit (None: this
+    machine's, MEDAL_MAX_K1; the served app passes its own). Raises only
+    :class:`TraceError`; a trace it returns is fit to render in every view."""
     if not isinstance(text, (str, bytes, bytearray)):
         raise TraceError(f"a trace is JSON text, not {type(text).__name__}")
     size = len(text)  # a character is at least one byte: no need to encode a huge text
@@ -80,10 +98,11 @@ def loads_trace(text: str | bytes, max_bytes: int = MAX_TRACE_BYTES) -> dict:
     if size > max_bytes:
         raise TraceError(f"the trace is {size_text(size, max_bytes)}")
     return validate_trace(parse(bytes(text) if isinstance(text, bytearray) else text),
-                          max_bytes)
+                          max_bytes, max_k1)
 
 
-def load_trace(path: str | Path, max_bytes: int = MAX_TRACE_BYTES) -> dict:
+def load_trace(path: str | Path, max_bytes: int = MAX_TRACE_BYTES,
+               max_k1: int | None = None) -> dict:
     path = Path(path)
     try:
         if not path.is_file():
@@ -93,4 +112,4 @@ def load_trace(path: str | Path, max_bytes: int = MAX_TRACE_BYTES) -> dict:
         raw = path.read_bytes()
     except OSError as exc:
         raise TraceError(f"cannot read {path}: {exc.strerror or exc}") from None
-    return loads_trace(raw, max_bytes)
+    return loads_trace(raw, max_bytes, max_k1)

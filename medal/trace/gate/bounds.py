@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import math
 
-from ..limits import (ANSWER_KEYS, ENTROPY_CEILING, MAX_ANY_STRING, MAX_DEPTH, MAX_MODEL_NAME,
-                      MAX_NAME, MAX_NUMBER, MAX_PROMPT, MAX_RENDER_UNITS, MAX_REWARD, MAX_STRING,
-                      MAX_TOKEN_TEXT, NAME_KEYS, P_TOLERANCE, PROMPT_KEYS, Q_TOLERANCE,
-                      TEXT_CHARS_PER_UNIT, top_entries)
+from ..limits import (ANSWER_KEYS, ENTROPY_CEILING, LONG_ANSWER, MAX_ANY_STRING, MAX_DEPTH,
+                      MAX_MODEL_NAME, MAX_NAME, MAX_NUMBER, MAX_PROMPT, MAX_RENDER_UNITS,
+                      MAX_REWARD, MAX_STRING, MAX_TOKEN_TEXT, NAME_KEYS, P_SUM_SLACK,
+                      P_TOLERANCE, PROMPT_KEYS, Q_TOLERANCE, TEXT_CHARS_PER_UNIT, top_entries,
+                      top_entries_text)
 from .parse import _fail, _first_bad, _short
 from .edits import post_steps_allowed   # noqa: I001 (token editing's post steps)
 
@@ -110,9 +111,10 @@ def _visits(row: dict, path: list, most: int) -> None:
         _fail(path + ["Q"], f"Q = {_short(q)} is not W / N = {_short(w / n)}")
 
 
-def check_bounds(data: dict) -> None:
+def check_bounds(data: dict, max_k1: int | None = None) -> None:
     """Numbers in their ranges and counts the run could have produced; called after
-    :func:`check_meaning`."""
+    :func:`check_meaning`. ``max_k1``: the operator's K1 limit (the most top tokens a slot
+    may carry, whatever the trace's K1)."""
     run = data["run"]
     cfg = run["config"]
     L = cfg["gen_length"]
@@ -136,15 +138,15 @@ def check_bounds(data: dict) -> None:
         _in(a["entropy"], 0.0, h_tol, path + ["entropy"], "entropy (nats, at most ln V)")
         _in(a["score"], -MAX_REWARD, MAX_REWARD, path + ["score"], "score")
 
-    most_top = top_entries(cfg)
+    most_top = top_entries(cfg, max_k1)
+    why_top = top_entries_text(cfg, max_k1, most_top)
     tree = data["tree"]
     for i, node in enumerate(tree["nodes"] if tree else []):
         p = ["tree", "nodes", i]
         _visits(node, p, most_visits)
         for s, row in enumerate(node["top"]):
             if row is not None and len(row) > most_top:
-                _fail(p + ["top", s], f"{len(row):,} top tokens for one slot; the run records "
-                                      f"at most {most_top} (K1 = {cfg['k1']}, at least 3)")
+                _fail(p + ["top", s], f"{len(row):,} top tokens for one slot; {why_top}")
         if len(node["action_set"]) > max(cfg["k2"], 1):
             _fail(p + ["action_set"], f"{len(node['action_set']):,} actions; the run keeps "
                                       f"at most K2 = {cfg['k2']}")
@@ -152,9 +154,29 @@ def check_bounds(data: dict) -> None:
             _in(node.get(key), -MAX_REWARD, MAX_REWARD, p + [key], "reward")
         entropies(node["entropy"], p + ["entropy"])
         _in(node["entropy_sum"], 0.0, L * h_tol, p + ["entropy_sum"], "sum of entropies")
+        rows = 0
         for s, row in enumerate(node["top"]):
             for j, t in enumerate(row or ()):
                 _in(t["p"], -P_TOLERANCE, 1 + P_TOLERANCE, p + ["top", s, j, "p"], "probability")
+            if row is None:
+                if node["masked"][s] and L <= LONG_ANSWER:
+                    _fail(p + ["top", s], "a masked slot without top tokens (the run records "
+                                          f"at least one for every masked slot of an answer "
+                                          f"of up to {LONG_ANSWER} slots)")
+                continue
+            rows += 1
+            if not row:
+                _fail(p + ["top", s], "an empty list of top tokens (a slot has none: null)")
+            if not node["masked"][s]:
+                _fail(p + ["top", s], "top tokens for a slot that is not masked")
+            total = math.fsum(t["p"] for t in row)
+            if total > 1 + P_SUM_SLACK:
+                _fail(p + ["top", s], f"its {len(row)} top tokens' probabilities sum to "
+                                      f"{total:.6g}; one softmax's sum to at most 1 (+"
+                                      f"{P_SUM_SLACK:.2g} for float32 rounding)")
+        if rows == 0 and any(node["masked"]):
+            _fail(p + ["top"], "no masked slot has top tokens (the run records them for the "
+                               "slots its action set is drawn from)")
         if node["action"] is not None:
             action(node["action"], p + ["action"])
         for j, a in enumerate(node["action_set"]):

@@ -40,6 +40,16 @@ def check_config(config: dict, sequence_blocks: bool = False) -> None:
         _fail(["run", "config"], "the lengths do not agree with each other")
 
 
+def check_problem(run: dict) -> None:
+    """``run.problem`` in the shape of its task (each task declares it:
+    :attr:`medal.tasks.Task.problem_shape`), so every view that reads it draws it."""
+    from ...tasks import check_recorded_problem
+    try:
+        check_recorded_problem(run)
+    except InputError as exc:
+        _fail(["run", "problem"], str(exc))
+
+
 def _check_node_refs(ids, n_nodes: int, path: list) -> None:
     for i, nid in enumerate(ids):
         if not 0 <= nid < n_nodes:
@@ -54,6 +64,7 @@ def check_meaning(data: dict) -> None:
     L = run["config"]["gen_length"]
     for key in ("problem", "model", "versions"):
         check_plain(run[key], ["run", key])
+    check_problem(run)
     for key in ("timing", "stats", "reproducibility"):
         if key in data:
             check_plain(data[key], [key])
