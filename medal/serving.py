@@ -282,6 +282,23 @@ def give_back_memory() -> None:
         pass
 
 
+def forget_upload(file_id: str) -> None:
+    """Drop an uploaded file's bytes from Streamlit's store once the page has read them.
+    Streamlit keeps a session's uploads until the session shuts down, but a closed tab's
+    session that expires from its store of disconnected sessions is dropped without
+    shutting down (Streamlit 1.67: a TTLCache), so its uploads stayed in memory for good
+    -- the served app grew by each upload's size (issue 40). The page keeps what it read
+    (the checked trace, or why it was refused); the widget then reads as empty, which the
+    page already handles (the trace stays loaded until another file is uploaded)."""
+    try:
+        from streamlit.runtime import Runtime
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+        ctx = get_script_run_ctx()
+        if ctx is not None and Runtime.exists():
+            Runtime.instance().uploaded_file_mgr.remove_file(ctx.session_id, file_id)
+    except Exception as exc:  # noqa: BLE001 -- Streamlit's internals may move: never fail a page
+        log.warning("could not drop the uploaded file %s: %s", file_id, exc)
+
 # ---------------------------------------------------------------------- limits
 
 def check_limits(settings: Settings, config) -> None:

@@ -6,7 +6,7 @@ import streamlit as st
 
 from .. import serving
 from ..errors import MedalError, TraceError
-from ..trace import loads_trace, size_text
+from ..trace import loads_trace_apart, size_text
 from ..viewer import Frames
 from ..examples import list_examples, load_example
 from ..views.safe import md
@@ -26,12 +26,14 @@ def upload_section() -> dict | None:
             error = f"the trace is {size_text(up.size, serving_settings().max_trace_bytes)}"
         else:
             try:
-                trace = loads_trace(up.getvalue(), serving_settings().max_trace_bytes,
-                                    serving_settings().limits["max_k1"])
+                # in a child process: its parse's memory goes back to the system
+                trace = loads_trace_apart(up.getvalue(), serving_settings().max_trace_bytes,
+                                          serving_settings().limits["max_k1"])
             except TraceError as exc:
                 error = str(exc)
             finally:
-                serving.give_back_memory()      # what the gate's parse freed
+                serving.forget_upload(up.file_id)   # the page keeps what it read
+                serving.give_back_memory()
         STATE["uploaded"] = cached = (up.file_id, trace, error)
         STATE["uploaded_name"] = up.name
         STATE["inspect_node"] = None

@@ -10,6 +10,7 @@ ones the rest of MEDAL uses.
 from __future__ import annotations
 
 from .gate import load_trace, loads_trace, size_text, validate_trace
+from .gate.apart import loads_trace_apart
 from .gate.schema import load_schema as schema
 from .limits import (DECODED_PER_BYTE, MAX_ANY_STRING, MAX_TRACE_BYTES, TRACE_FORMAT,
                      TRACE_VERSION)
@@ -17,7 +18,7 @@ from .packing import PACKED, PACKED_1, PACKED_FORMS, pack, pack_v1, unpack
 from .recorder import LONG_ANSWER, TraceRecorder, jsonable, torch_nonzero
 from .writing import dumps, trace_sha256, write_trace
 
-__all__ = ["load_trace", "loads_trace", "validate_trace", "size_text", "schema",
+__all__ = ["load_trace", "loads_trace", "loads_trace_apart", "validate_trace", "size_text", "schema",
            "MAX_ANY_STRING", "MAX_TRACE_BYTES", "TRACE_FORMAT", "TRACE_VERSION",
            "DECODED_PER_BYTE", "PACKED", "PACKED_1", "PACKED_FORMS", "pack", "pack_v1",
            "unpack", "LONG_ANSWER", "TraceRecorder", "jsonable", "torch_nonzero", "dumps",

@@ -92,12 +92,15 @@ def top_entries_text(config: dict, operator_k1: int | None, most: int) -> str:
 TEXT_CHARS_PER_UNIT = 4
 
 #: how much a packed trace may decode to, in bytes of memory per byte of the size limit
-#: (so the operator's size limit sets it: 210 MB at 20 MiB), every decoded value charged
+#: (so the operator's size limit sets it: 335 MB at 20 MiB), every decoded value charged
 #: at what it really takes (the costs below). A paper-settings packed-3 trace decodes to
 #: about 7 x its size (the 446-node example: 1.29 MB -> 9.3 MB); a long answer's nodes,
-#: where K1 top entries a slot dominate, up to ~20 x. A hostile diff chain, a huge masked
+#: where K1 top entries a slot dominate, up to ~20 x: a real LLaDA-8B search at the
+#: paper's settings (1,001 nodes, 256 slots: tests/llada_sized.py) is 13.3 MB and is
+#: charged 247 MB, which 10 a byte (210 MB) refused -- the run this tool is for could not
+#: be opened. 16 opens it with a third to spare. A hostile diff chain, a huge masked
 #: string or a top-entry bomb stops at this bound, counted before it is built
-DECODED_PER_BYTE = 10
+DECODED_PER_BYTE = 16
 
 # What decoding builds, in bytes of memory (CPython 3.11, 64-bit; tracemalloc's figures,
 # tests/trace/test_decoded_cost.py measures them on real and hostile nodes and fails if a

@@ -13,7 +13,7 @@ import pytest
 from medal.config import GenerationConfig
 from medal.engine import Run
 from medal.errors import TraceError
-from medal.trace.limits import MAX_ANY_STRING
+from medal.trace.limits import DECODED_PER_BYTE, MAX_ANY_STRING
 from medal.models.builtin import BuiltinModel
 from medal.trace import (PACKED, PACKED_1, PACKED_FORMS, dumps, load_trace, loads_trace, pack_v1,
                          write_trace)
@@ -218,7 +218,8 @@ def test_a_chain_of_differences_cannot_blow_up_memory(traces):
     for n in nodes[1:]:
         n["answer_ids"] = {"diff": []}
     text = json.dumps(packed)
-    with pytest.raises(TraceError, match="decodes to more than 20,000,000 bytes"):
+    with pytest.raises(TraceError, match=f"decodes to more than "
+                                         f"{DECODED_PER_BYTE * 2_000_000:,} bytes"):
         loads_trace(text, max_bytes=2_000_000)
     # the same holds under the default limit: refused (here by the budget or the meaning)
     with pytest.raises(TraceError):
@@ -236,9 +237,12 @@ def test_a_huge_masked_string_cannot_blow_up_memory(traces, form):
         loads_trace(json.dumps(packed), max_bytes=1_000_000)
     packed = copy.deepcopy(packed)      # pack_v1 shares the fixture's run record
     packed["run"]["config"]["gen_length"] = "many"
+    packed["tree"]["nodes"][0]["masked"] = "0" * 1_000_000   # its lists: ~27 MB
+    text = json.dumps(packed)
+    limit = len(text)                   # the bound: DECODED_PER_BYTE x ~1.3 MB, ~20 MB
     with pytest.raises(TraceError, match=r"tree/nodes/\d+: the packed trace decodes to more "
-                                         "than 10,000,000 bytes"):
-        loads_trace(json.dumps(packed), max_bytes=1_000_000)
+                                         f"than {limit * DECODED_PER_BYTE:,} bytes"):
+        loads_trace(text, max_bytes=limit)
 
 
 def test_random_damage_to_packed2_is_a_trace_error_or_a_trace(traces):
