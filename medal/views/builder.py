@@ -339,7 +339,7 @@ class FrameBuilder:
             (self.outliers.add if flag else self.outliers.discard)(nid)
             p = n.get("parent")
             if p is not None and p in keep:
-                e = edge_item(n, ctx)
+                e = edge_item(n, ctx, self.memo.setdefault(("edges",), {}))
                 old = self.edges.get(nid)
                 if old is not None and old != e["id"]:
                     e_out[old] = GONE

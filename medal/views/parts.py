@@ -77,26 +77,28 @@ def _order_part(trace: dict) -> dict:
     return out
 
 
-_FILLS: dict = {}
+#: the keys of a frames memo's own caches of work on the trace's records (kept in the memo,
+#: not in this module: a module-level cache kept lists of a closed session's trace alive in
+#: the server -- 513,000 numbers of a 1,001-node trace after its Frames were gone)
+FILLS, RIG = ("fills",), ("rig",)
 
 
-def _fills(n: dict) -> list[str]:
+def _fills(n: dict, cache: dict | None = None) -> list[str]:
     """The text of each slot's token in the node's simulated completion (the token's
     entry among the slot's top tokens; ``#id`` when it is not among them), worked out
-    once per completion."""
+    once per completion (``cache``: a frames memo's)."""
     ids = n["completion_ids"]
-    hit = _FILLS.get(id(ids))
+    hit = cache.get(id(ids)) if cache is not None else None
     if hit is not None and hit[0] is ids:
         return hit[1]
     out = [_completion_text(n, slot) for slot in range(len(ids))]
-    if len(_FILLS) > 20_000:
-        _FILLS.clear()
-    _FILLS[id(ids)] = (ids, out)
+    if cache is not None:
+        cache[id(ids)] = (ids, out)
     return out
 
 
 def _node_card(trace: dict, nid: int, nodes: dict | None = None, kids: dict | None = None,
-               texts_memo: dict | None = None) -> dict:
+               texts_memo: dict | None = None, fills: dict | None = None) -> dict:
     """What never changes about a node once it exists: its sequence and action set.
     (``nodes``, ``kids``, ``texts_memo``: shared by the cards of one position, so a card
     costs its own node, not a walk of the tree.)"""
@@ -109,7 +111,7 @@ def _node_card(trace: dict, nid: int, nodes: dict | None = None, kids: dict | No
     # per slot: its text ("texts") and how it stands ("how", one digit a slot): 2 this
     # node's action, 1 committed on its path, 0 masked (text: the simulation's fill, or ""
     # before it)
-    fills = _fills(n) if n.get("completion_ids") else None
+    fills = _fills(n, fills) if n.get("completion_ids") else None
     cell_texts, how = [], []
     for i, masked in enumerate(n.get("masked") or []):
         if masked:
@@ -158,34 +160,30 @@ def node_stats_item(t: dict, n: dict, nodes: dict, c: float, lr, win, cands,
                                     lr[1]["chosen"]))
     hit = memo.get(key)
     if hit is None:
-        hit = memo[key] = _node_stats(t, n, parent, nodes, c, lr, win, cands)
+        hit = memo[key] = _node_stats(t, n, parent, nodes, c, lr, win, cands,
+                                      memo.setdefault(RIG, {}))
     return hit
 
 
-_RIG: dict = {}
-
-
-def _rig_worked(n: dict, parent: dict) -> tuple[float, float, float]:
+def _rig_worked(n: dict, parent: dict, cache: dict) -> tuple[float, float, float]:
     """:func:`.inspector.rig_worked`, fixed by the two nodes' records: worked out once per
-    pair of entropy lists."""
+    pair of entropy lists (``cache``: a frames memo's)."""
     key = (id(parent["entropy"]), id(parent["masked"]), id(n["entropy"]), n["action"]["slot"])
-    hit = _RIG.get(key)
+    hit = cache.get(key)
     if hit is not None and hit[0] is parent["entropy"] and hit[1] is n["entropy"]:
         return hit[2]
     r = rig_worked(n, parent)
-    if len(_RIG) > 100_000:
-        _RIG.clear()
-    _RIG[key] = (parent["entropy"], n["entropy"], r)
+    cache[key] = (parent["entropy"], n["entropy"], r)
     return r
 
 
-def _node_stats(t, n, parent, nodes, c, last, win, cands) -> dict:
+def _node_stats(t, n, parent, nodes, c, last, win, cands, rig: dict) -> dict:
     nid = n["id"]
     beyond = run_config(t).get("reward", "ig") != "ig" and n.get("reward") is not None
     card = ucb_card(n, parent, c, last)
     r = None
     if n.get("r_ig") is not None and parent is not None and n.get("action"):
-        r = _rig_worked(n, parent)
+        r = _rig_worked(n, parent, rig)
     flag = reward_outlier(t, nid, nodes)
     badges = []
     if nid == win:
@@ -444,7 +442,7 @@ def card_for(t: dict, nid: int, nodes: dict, kids: dict, texts: dict, memo: dict
     key = card_key(nid, nodes, kids)
     card = memo.get(key)
     if card is None:
-        card = memo[key] = _node_card(t, nid, nodes, kids, texts)
+        card = memo[key] = _node_card(t, nid, nodes, kids, texts, memo.setdefault(FILLS, {}))
     return card
 
 

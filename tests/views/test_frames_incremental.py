@@ -147,3 +147,35 @@ def test_a_live_run_s_frames_cost_each_event_its_own_change():
     # medians of the second and the last fifth of the search's events (measured on the
     # previous code, which walked every node at every update: x2.4)
     assert late[len(late) // 2] <= 1.5 * early[len(early) // 2], (early, late)
+
+
+def test_nothing_of_a_dropped_trace_stays_in_memory():
+    """A served app's visitor's trace and its frames go when the session goes: nothing
+    made while drawing it stays in a module-level cache. (Before: three such caches --
+    slot fills, r_IG workings, edge styles -- kept a closed session's entropy lists alive
+    and pinned the allocator's pages under it: a server that drew a 1,001-node trace stayed
+    at 268-344 MB resident after it was gone, 52 MB now; the soak in docs/SERVING.md.)
+    Counted by tracemalloc, a second example drawn after a first warmed every import."""
+    import gc
+    import tracemalloc
+
+    from medal.examples import list_examples, load_example
+    from medal.viewer import Frames
+    ex = {e.name: e for e in list_examples()}
+    warm = Frames("warm")
+    warm.update(load_example(ex["countdown-medal-fixes-greedy"]))
+    del warm
+    gc.collect()
+    trace = load_example(ex["countdown-large-search"])
+    tracemalloc.start()
+    try:
+        frames = Frames("dropped")
+        frames.update(trace)
+        built = tracemalloc.get_traced_memory()[0]
+        del frames
+        gc.collect()
+        left = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert built > 1_000_000, built                # the measure sees the frames' work
+    assert left < 20_000, f"{left:,} bytes of a dropped Frames stay in memory"
