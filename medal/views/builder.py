@@ -32,7 +32,7 @@ from .common import candidate_ids, nodes_by_id, run_config
 from .order import one_position
 from .parts import (_child_rows, card_for, card_key, head_part, node_stats_item,
                     other_parts)
-from .tree import layout
+from .tree import keep_with_ancestors, layout
 from .tree_frame import (TreeContext, edge_item, node_item,
                          tree_info)
 from .tree_state import TreeReplay, indexed_tree
@@ -84,12 +84,7 @@ class _Visible:
         for _, nid in self.order:
             if len(keep) >= max_nodes:
                 break
-            extra, cur = [], nid
-            while cur is not None and cur in nodes and cur not in keep and len(extra) <= max_nodes:
-                extra.append(cur)
-                cur = nodes[cur].get("parent")
-            if len(keep) + len(extra) <= max_nodes:
-                keep.update(extra)
+            keep_with_ancestors(keep, nodes, nid, max_nodes)
         return keep
 
 

@@ -26,11 +26,17 @@ def node_label(trace: dict, nid: int) -> str:
 
 def node_badges(trace: dict, nid: int) -> str:
     """What the node is now: the winner, a candidate, on the current path..."""
-    n = nodes_by_id(trace)[nid]
+    return "; ".join(node_tags(nodes_by_id(trace)[nid], winner_id(trace),
+                               set(candidate_ids(trace))))
+
+
+def node_tags(n: dict, win, cands) -> list[str]:
+    """The node's badges: the winner (``win``) or a candidate (in ``cands``), the root or
+    the iteration that made it, exhausted."""
     tags = []
-    if nid == winner_id(trace):
+    if n["id"] == win:
         tags.append("★ the winning candidate")
-    elif nid in candidate_ids(trace):
+    elif n["id"] in cands:
         tags.append("a candidate")
     if n.get("parent") is None:
         tags.append("the root")
@@ -38,7 +44,7 @@ def node_badges(trace: dict, nid: int) -> str:
         tags.append(f"made in iteration {n.get('created_iteration')}")
     if n.get("exhausted"):
         tags.append("exhausted (nothing left to expand below it)")
-    return "; ".join(tags)
+    return tags
 
 
 def node_ids(trace: dict) -> list[int]:

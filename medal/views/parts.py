@@ -10,8 +10,8 @@ from ..tasks import task_of_trace
 from .board import task_view_html
 from .candidates import candidate_rows, near_tie, winners_by
 from .common import action_label, nodes_by_id, run_config, run_info, visible_token
-from .inspector import (_completion_text, _slot_texts, action_table, candidate_report, rig_worked,
-                             ucb_card)
+from .inspector import (_completion_text, _slot_texts, action_table, candidate_report,
+                        node_tags, rig_worked, ucb_card)
 from .order import answer_end, order_summary, slot_tokens
 from .phases import MCTS_PHASES, current_phase, progress
 from ..timeline import ITERATION_ENDS, label_at, positions, trace_at
@@ -185,17 +185,7 @@ def _node_stats(t, n, parent, nodes, c, last, win, cands, rig: dict) -> dict:
     if n.get("r_ig") is not None and parent is not None and n.get("action"):
         r = _rig_worked(n, parent, rig)
     flag = reward_outlier(t, nid, nodes)
-    badges = []
-    if nid == win:
-        badges.append("★ the winning candidate")
-    elif nid in cands:
-        badges.append("a candidate")
-    if n.get("parent") is None:
-        badges.append("the root")
-    else:
-        badges.append(f"made in iteration {n.get('created_iteration')}")
-    if n.get("exhausted"):
-        badges.append("exhausted (nothing left to expand below it)")
+    badges = node_tags(n, win, cands)
     ls = card.get("last selection")
     return {"N": n["N"], "W": _num(n["W"]), "Q": _num(n["Q"]),
             "UCB": _num(card["ucb"]) if card.get("ucb") is not None else None,

@@ -387,12 +387,17 @@ def visible_node_ids(trace: dict, max_nodes: int = DEFAULT_MAX_NODES) -> set[int
     for n in sorted(nodes.values(), key=lambda n: (-n["N"], n["id"])):
         if len(keep) >= max_nodes:
             break
-        # keep holds every ancestor of what it holds: walk up to the first kept node only
-        # (a walk to the root per node was O(depth^2) on a chain)
-        extra, cur = [], n["id"]
-        while cur is not None and cur in nodes and cur not in keep and len(extra) <= max_nodes:
-            extra.append(cur)
-            cur = nodes[cur].get("parent")
-        if len(keep) + len(extra) <= max_nodes:
-            keep.update(extra)
+        keep_with_ancestors(keep, nodes, n["id"], max_nodes)
     return keep
+
+
+def keep_with_ancestors(keep: set, nodes: dict, nid: int, max_nodes: int) -> None:
+    """Add ``nid`` and its ancestors to ``keep`` if they all fit within ``max_nodes``.
+    ``keep`` holds every ancestor of what it holds: the walk goes up to the first kept node
+    only (a walk to the root per node was O(depth^2) on a chain)."""
+    extra, cur = [], nid
+    while cur is not None and cur in nodes and cur not in keep and len(extra) <= max_nodes:
+        extra.append(cur)
+        cur = nodes[cur].get("parent")
+    if len(keep) + len(extra) <= max_nodes:
+        keep.update(extra)
