@@ -7,6 +7,9 @@ benchmark, not a test; the figures depend on the machine and its load.
   ``countdown-longer-search`` and ``countdown-large-search`` (or --examples), at 1440x900
   and 1024x768, in the HTML export: the steps that move the view, the moves over 300 px,
   the zoom changes, screen px in all (viewer_checks.MOVES);
+* the same in the app (``--app``: ``streamlit run app.py`` on a free port of this machine,
+  the example opened by its URL, ``?example=NAME``; the Run page's sidebar narrows the
+  tree's box to ~970 px at 1440x900);
 * step at LLaDA's size: ``viewer.go(i)`` to the second animation frame after it, forwards
   from a third of the way in, on the 1,001-node trace of tests/llada_sized.py (~20 s to
   make; --llada reads one written with ``--save``), at both sizes: p50, p90, max.
@@ -41,6 +44,7 @@ def main() -> int:
     ap.add_argument("--no-llada", action="store_true")
     ap.add_argument("--no-moves", action="store_true")
     ap.add_argument("--steps", type=int, default=120)
+    ap.add_argument("--app", action="store_true", help="also count the moves in the app")
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -80,6 +84,15 @@ def main() -> int:
                       f"{sum(m[0] > 300 for m in ms)} | {sum(abs(m[1] - 1) > 1e-3 for m in ms)} "
                       f"| {sum(m[0] for m in ms):.0f} |", flush=True)
                 pg.close()
+        if args.app and pages:
+            for name in pages:
+                for w, h in SIZES:
+                    ms = app_moves(b, name, w, h)
+                    moved = [m for m in ms if m[0] > 1 or abs(m[1] - 1) > 1e-3]
+                    print(f"| {name} (app) | {w}x{h} | {len(ms)} | {len(moved)} | "
+                          f"{sum(m[0] > 300 for m in ms)} | "
+                          f"{sum(abs(m[1] - 1) > 1e-3 for m in ms)} | "
+                          f"{sum(m[0] for m in ms):.0f} |", flush=True)
         if llada is not None:
             print("\n| LLaDA-sized trace, Tree tab | steps | p50 | p90 | max | first paint |\n"
                   "|---|---|---|---|---|---|")
@@ -97,6 +110,49 @@ def main() -> int:
         b.close()
     print(f"load average at the end: {os.getloadavg()}")
     return 0
+
+
+_SERVER = {}
+
+
+def app_moves(browser, name: str, w: int, h: int) -> list:
+    """MOVES in the app's viewer: the example opened by its URL, stepped from position 0."""
+    import socket
+    import subprocess
+    import urllib.request
+    if "url" not in _SERVER:
+        with socket.socket() as sk:
+            sk.bind(("127.0.0.1", 0))
+            port = sk.getsockname()[1]
+        _SERVER["proc"] = proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port",
+             str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
+             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        import atexit
+        atexit.register(proc.terminate)
+        url = f"http://127.0.0.1:{port}"
+        while True:
+            if proc.poll() is not None:
+                raise SystemExit(f"the app exited with status {proc.returncode}")
+            try:
+                with urllib.request.urlopen(url + "/_stcore/health", timeout=60):
+                    break
+            except OSError:
+                import time
+                time.sleep(0.5)
+        _SERVER["url"] = url
+    ctx = browser.new_context(viewport={"width": w, "height": h})
+    try:
+        pg = ctx.new_page()
+        pg.goto(f"{_SERVER['url']}/?example={name}")
+        pg.wait_for_function("globalThis.__medalViewer && __medalViewer.store && "
+                             "globalThis.__medalTreeDrawn && __medalViewer.n() > 1",
+                             timeout=300_000)
+        pg.evaluate("window.medalViewer = globalThis.__medalViewer")
+        return pg.evaluate(MOVES, pg.evaluate("medalViewer.n()"))
+    finally:
+        ctx.close()
 
 
 if __name__ == "__main__":
