@@ -62,7 +62,7 @@ def show_tab(at, name: str):
 
 def drawn(trace: dict, index: int | None = None, max_nodes: int = 300) -> dict:
     """The tree as the viewer draws it at position ``index`` (the last by default): the
-    frame's node items by id ("nodes", a label ending "+k below" where the cap hides k), its edges
+    frame's node items by id ("nodes", "+k↓" after the token where the cap hides k), its edges
     ("edges") and the header's tree info ("info") -- the one path users run."""
     from medal.views.frames import bundle as make_bundle
     st = states(make_bundle(trace, max_nodes=max_nodes))

@@ -879,7 +879,7 @@
     key([h("span", "", "#id @slot, then the token (cut to fit: the whole in the tooltip); UCB shown during a selection")]);
     key([h("span", "", "r=: a new child's reward r_IG (during a simulation; below 0: the other slots less certain after its token)")]);
     key([h("span", "", "⚠ r_IG outlier (tiny parent entropy)")]);
-    var hid = h("span", "", "+k below"); hid.style.color = "#777"; key([hid, h("span", "", " under a label: k nodes below it not drawn (fewer visits)")]);
+    var hid = h("span", "", "+k↓"); hid.style.color = "#777"; key([hid, h("span", "", " after a node's token: k nodes below it not drawn (fewer visits)")]);
     var ov = h("span", "mv-ovkey", "▭"); ov.style.color = "#d62728";
     key([ov, h("span", "", " overview (in a corner while part of the tree is out of view): every drawn node, the current node ringed, the red box is the view; click or drag on it to move the view")]);
     if (this.showNQ) key([h("span", "", "N12 Q0.42 under a label: its visits N and mean reward Q")]);

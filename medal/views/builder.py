@@ -11,7 +11,7 @@ for a real-size search. :class:`FrameBuilder` makes the same frames in one forwa
   siblings a selection weighed) or that entered or left the drawing are drawn again;
 * the drawn set (the most visited nodes, :func:`medal.views.tree.visible_node_ids`) is
   kept in visit order, so finding it costs the cap, not the tree;
-* the '+k below' counts are recounted only at the drawn nodes whose hidden subtrees
+* the '+k↓' counts are recounted only at the drawn nodes whose hidden subtrees
   changed;
 * each node's figures are computed again when its figures or its parent's visits changed,
   its card when it is made or first expanded;
@@ -314,7 +314,7 @@ class FrameBuilder:
             if prev.path_colour != ctx.path_colour:
                 dirty |= ctx.path_set | prev.path_set
             dirty |= ctx.path_set ^ prev.path_set
-        # the '+k below' counts first: a node whose count changed is drawn again
+        # the '+k↓' counts first: a node whose count changed is drawn again
         dirty |= self._hidden(nodes, keep, dirty, born, gone_parents)
         n_out, e_out = changes["n"], changes["e"]
         for nid in dirty:
@@ -360,7 +360,7 @@ class FrameBuilder:
             cur = nodes[cur].get("parent")
 
     def _hidden(self, nodes, keep, dirty, born, gone_parents) -> set[int]:
-        """The '+k below' counts of the drawn nodes whose hidden subtrees changed; returns
+        """The '+k↓' counts of the drawn nodes whose hidden subtrees changed; returns
         the nodes whose count changed."""
         anchors = set()
         for nid in dirty:

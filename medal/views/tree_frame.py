@@ -1,6 +1,6 @@
 """The tree's part of a frame: every drawn node and edge with its complete style (vis-network
 keeps any field an update omits; a node's label says how many nodes below it the cap
-leaves out, '+k below'), the legend's data, and the reward-outlier flag."""
+leaves out, '+k↓' after its token), the legend's data, and the reward-outlier flag."""
 from __future__ import annotations
 
 import math
@@ -130,7 +130,7 @@ def node_item(trace: dict, n: dict, nodes: dict, ctx: TreeContext, xy: dict,
               hidden: int = 0) -> tuple[dict, bool, bool]:
     """One drawn node with every style field set: (vis item, Q clipped by the colour
     scale, r_IG flagged as an outlier). ``hidden``: the nodes below it the cap leaves
-    out, said on its label's last line ("+k below")."""
+    out, said after its token on its label ("+k↓")."""
     nid = n["id"]
     q_lo, q_hi = ctx.scale if ctx.scale else (0.0, 0.0)
     win, path_set, new, cands = ctx.win, ctx.path_set, ctx.new, ctx.cands
@@ -164,8 +164,14 @@ def node_item(trace: dict, n: dict, nodes: dict, ctx: TreeContext, xy: dict,
     if clipped:
         head += "⇡" if n["Q"] > q_hi else "⇣"
     lines = [head]
+    # the nodes below it the cap leaves out, "+k↓", at the end of its token's line (the
+    # root's first): a line of its own made a four-line label reach its child's below
+    more = f" +{hidden}↓" if hidden else ""
     if action:
-        lines.append(fit_token(action.get("token_text", str(action["token"]))))
+        lines.append(fit_token(action.get("token_text", str(action["token"])),
+                               LABEL_CHARS - len(more)) + more)
+    else:
+        lines[0] += more
     font_size, font_bg = LABEL_FONT, "rgba(255,255,255,0.85)"
     if row is not None:
         u = row.get("ucb")
@@ -186,7 +192,6 @@ def node_item(trace: dict, n: dict, nodes: dict, ctx: TreeContext, xy: dict,
     if hidden:
         # (in its own label: a mark of its own beside the node sat on some label,
         # wherever it went -- a sibling's, its parent's tall one)
-        lines.append(f"+{hidden} below")
         extra.append(f"{hidden} node{'s' if hidden != 1 else ''} below node {nid} not "
                      "drawn (fewer visits)")
     x, y = xy.get(nid, (0.0, 0.0))

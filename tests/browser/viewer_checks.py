@@ -60,8 +60,8 @@ def check(trace: dict, index: int, drawn: dict, where: str = "") -> None:
             if sid.startswith("fold-"):
                 a = int(sid.split("-")[1])
                 said[a] = said.get(a, 0) + int(n["label"].lstrip("+"))
-            elif isinstance(n["id"], int):          # '+k below' on a drawn node's label
-                m = re.search(r"^\+(\d+) below$", n["label"] or "", re.M)
+            elif isinstance(n["id"], int):          # '+k↓' on a drawn node's label
+                m = re.search(r" \+(\d+)↓$", n["label"] or "", re.M)
                 if m:
                     said[n["id"]] = said.get(n["id"], 0) + int(m.group(1))
         assert said == counts, f"{at}: '+k' marks {said}, nodes not drawn per ancestor {counts}"

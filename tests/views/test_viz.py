@@ -137,9 +137,11 @@ def test_large_tree_is_capped_with_ancestors(budget_trace):
     must = set(budget_trace["iterations"][-1]["selection"]["path"])
     must |= set(budget_trace["search"]["candidates"]) | {budget_trace["search"]["winner"]}
     assert must <= keep
-    # each drawn node says on its label how many below it are not drawn ('+k below')
+    # each drawn node says on its label how many below it are not drawn ('+k↓')
     said = [int(m.group(1)) for n in view["nodes"].values()
-            for m in [re.search(r"^\+(\d+) below$", n["label"], re.M)] if m]
+            for m in [re.search(r" \+(\d+)↓$", n["label"], re.M)] if m]
+    # on its token's line (the root's first): the label has no more lines for it
+    assert all(n["label"].count("\n") <= 3 for n in view["nodes"].values())
     assert said and sum(said) == total - len(keep)
 
 
