@@ -96,6 +96,17 @@ def test_the_winner_is_one_of_the_candidates(good):
     refused(bad, "search/winner", "not one of the candidates")
 
 
+def test_a_candidate_is_scored_once(good):
+    """CI's fuzz campaign (28 Nov): search.candidate_scores grown 2,000-fold (4,000 records
+    for 2 candidates) passed the gate, and the frames listed them at every position after
+    the choice -- more than 10^8 Python lines (5 CPU-s) for an 11-node search."""
+    bad = copy.deepcopy(good)
+    bad["search"]["candidate_scores"] = bad["search"]["candidate_scores"] * 2000
+    refused(bad, "search/candidate_scores", "scores a node twice")
+    bad["search"]["candidate_scores"] = good["search"]["candidate_scores"][:1] * 2
+    refused(bad, "search/candidate_scores", "scores a node twice")
+
+
 def test_decode_steps_are_bounded_by_gen_length(good):
     """The reproducer had 3,028 steps for 28 slots (a quadratic export)."""
     bad = copy.deepcopy(good)

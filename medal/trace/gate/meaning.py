@@ -168,8 +168,13 @@ def check_meaning(data: dict) -> None:
         _check_node_refs(search["candidates"], n, ["search", "candidates"])
         if search["winner"] is not None:
             _check_node_refs([search["winner"]], n, ["search", "winner"])
-        _check_node_refs([r["node"] for r in search["candidate_scores"]], n,
-                         ["search", "candidate_scores"])
+        scored = [r["node"] for r in search["candidate_scores"]]
+        _check_node_refs(scored, n, ["search", "candidate_scores"])
+        if len(set(scored)) != len(scored):
+            # one record a candidate: the views list them at every position after the
+            # choice (a list grown 2,000-fold cost the frames minutes of CPU)
+            _fail(["search", "candidate_scores"], "scores a node twice (one record a "
+                  "candidate)")
         check_plain(search["candidate_scores"], ["search", "candidate_scores"])
 
     for key, steps in (("decode", data["decode"]),
