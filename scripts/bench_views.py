@@ -91,19 +91,8 @@ def frames_calls(path: Path) -> int:
     import medal.trace.gate.bounds as bounds
     bounds.MAX_RENDER_UNITS = 10 ** 9
     trace = load_trace(path, max_bytes=os.path.getsize(path) + 1)
-    calls = 0
-
-    def count(frame, event, arg):
-        nonlocal calls
-        if event in ("call", "c_call"):
-            calls += 1
-
-    sys.setprofile(count)
-    try:
-        Frames("w").update(trace)
-    finally:
-        sys.setprofile(None)
-    return calls
+    from work import calls_run          # tests/work.py: the suite's own counter
+    return calls_run(lambda: Frames("w").update(trace))[1]
 
 
 def make_trace(folder: Path, iterations: int) -> Path:

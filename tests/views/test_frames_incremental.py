@@ -6,7 +6,6 @@ The work is counted, not timed: every Python and C function call while the frame
 built (``sys.setprofile``), which is the same on any machine under any load."""
 from __future__ import annotations
 
-import sys
 
 import pytest
 
@@ -17,6 +16,7 @@ from medal.timeline import MCTS_KINDS, _tree_at, positions
 from medal.views.frames import Frames
 from medal.views.parts import frame_parts
 from medal.views.tree import q_scale
+from work import calls_run
 from medal.views.tree_state import TreeReplay
 from viz_support import make_trace, random_model, states
 
@@ -84,19 +84,7 @@ def test_the_replayed_tree_is_the_tree_as_it_stood():
 
 
 def _count_calls(fn) -> int:
-    calls = 0
-
-    def count(frame, event, arg):
-        nonlocal calls
-        if event in ("call", "c_call"):
-            calls += 1
-
-    sys.setprofile(count)
-    try:
-        fn()
-    finally:
-        sys.setprofile(None)
-    return calls
+    return calls_run(fn)[1]
 
 
 def _search(iterations: int) -> dict:
