@@ -150,7 +150,7 @@ def render_everything(trace: dict) -> None:
     import json
 
     from medal import views as viz
-    from medal.trace import dumps
+    from medal.trace import dumps, json_default
     from medal.viewer import bundle
     from medal.views import inspector, teaching
     n_iter = viz.iteration_count(trace)
@@ -177,5 +177,5 @@ def render_everything(trace: dict) -> None:
                      "information_gain_example", "candidate_example", "phase_c_example"):
             getattr(teaching, name)(t)
     json.dumps(bundle(trace))       # what the app, the export and a notebook draw
-    json.dumps(trace, allow_nan=False).encode("utf-8")   # the download
+    json.dumps(trace, allow_nan=False, default=json_default).encode("utf-8")   # as JSON
     dumps(trace)

@@ -489,8 +489,10 @@ def _trace_memory(trace: dict) -> int:
     """About what a kept fork holds in memory (its trace, then its frames)."""
     import json
     try:
-        return FORK_MEMORY_FACTOR * len(json.dumps(trace, separators=(",", ":"),
-                                                   default=str))
+        from ..trace.toprows import TopRows
+        return FORK_MEMORY_FACTOR * len(json.dumps(
+            trace, separators=(",", ":"),
+            default=lambda o: list(o) if isinstance(o, TopRows) else str(o)))
     except (TypeError, ValueError):
         return 0
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 
+from ..trace.toprows import TopRows
+
 #: two values are a near tie when they differ by no more than this, relatively (about 8
 #: float32 ulps: the rounding another CPU's kernels may give the same forward)
 NEAR_TIE_REL = 1e-6
@@ -16,6 +18,10 @@ def _walk(a, b, path, out, rel, abs_tol, limit, one_way):
     only ``b`` has are not differences (fields added later)."""
     if len(out) >= limit:
         return
+    if type(a) is TopRows:      # a loaded node's top tokens: compared as the rows they are
+        a = list(a)
+    if type(b) is TopRows:
+        b = list(b)
     if isinstance(a, dict):
         if not isinstance(b, dict):
             out.append((path, a, b, f"{type(b).__name__} instead of an object"))

@@ -105,13 +105,24 @@ DECODED_PER_BYTE = 16
 # What decoding builds, in bytes of memory (CPython 3.11, 64-bit; tracemalloc's figures,
 # tests/trace/test_decoded_cost.py measures them on real and hostile nodes and fails if a
 # charge falls below what decoding took):
-#: one decoded top entry {"token", "text", "p"}: the 3-key dict (184), its p (a float, 24)
-#: and token id (an int above 256, 28), a pointer in its slot's list (8) and, while it is
-#: built, its place in the decoded arrays of tokens and probabilities (2 x 8, and numpy's
-#: 4 + 8): 276, rounded up to 288 (measured: 252.6 kept a entry, ~270 at the peak)
-TOP_ENTRY_COST = 288
+#: one decoded top entry {"token", "text", "p"} of packed-1 and -2's rows: the 3-key dict
+#: (184), its p (a float widened from float32's digits, 24), a pointer in its slot's list
+#: (8) and its share of the list's spare room: 216, rounded up to 256 (measured: 220 an
+#: entry at the whole tree's peak; its token id is the parsed text's own int)
+TOP_ENTRY_COST = 256
+#: one top entry of packed-3, kept as columns (:class:`medal.trace.toprows.TopRows`): its
+#: token id and probability in int64 and float64 arrays (2 x 8), and, while it is built,
+#: its share of the decoded base64 bytes (4 + 4) and of the sorted token copy that finds
+#: their texts (8), one node at a time (measured: 16.3 an entry at the whole tree's peak)
+TOP_COLUMN_COST = 20
 #: one slot of a node: its entries in the masked, entropy and top lists (3 x 8)
 SLOT_COST = 24
+#: one slot of a node whose top tokens are columns: the masked and entropy lists (2 x 8),
+#: and its row's first entry and count (2 x 8 in int64 arrays)
+COLUMN_SLOT_COST = 32
+#: a node's columns themselves: six NumPy arrays (112 bytes each without their data) and
+#: the TopRows object, rounded up
+COLUMN_NODE_COST = 768
 #: one decoded figure (an entropy): a float (24), its pointer in the decoded list (8),
 #: its float64 copy in numpy (8) and its entry in the slot-aligned list (8)
 FIGURE_COST = 48

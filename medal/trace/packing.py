@@ -7,8 +7,10 @@ from typing import Any
 
 from .differences import (_apply_string_diff, _Budget, _completion_refs, _completions_back,
                           _diffed_node, _diffed_steps, _OverBound, _undiffed_node)
-from .limits import (DECODED_PER_BYTE, DEFAULT_MAX_K1, FIGURE_COST, MAX_TRACE_BYTES, SLOT_COST,
-                     TOP_ENTRY_COST, top_entries, top_entries_text)
+from .toprows import TopRows
+from .limits import (COLUMN_NODE_COST, COLUMN_SLOT_COST, DECODED_PER_BYTE, DEFAULT_MAX_K1,
+                     FIGURE_COST, MAX_TRACE_BYTES, SLOT_COST, TOP_COLUMN_COST, TOP_ENTRY_COST,
+                     top_entries, top_entries_text)
 
 #: the packed form of a written trace (see :func:`pack`); read back by :func:`unpack`.
 #: "packed-2" is "packed-1" with nodes stored as differences from their parent;
@@ -71,7 +73,10 @@ def _b64(values, dtype: str) -> str:
 
     import numpy as np
     array = np.asarray(values, dtype=dtype)
-    if array.tolist() != list(values):
+    if isinstance(values, np.ndarray):
+        if not np.array_equal(array, values):
+            raise ValueError(f"not {dtype} numbers")
+    elif array.tolist() != list(values):
         raise ValueError(f"not {dtype} numbers")
     return base64.b64encode(array.tobytes()).decode("ascii")
 
@@ -86,7 +91,9 @@ def _b64_count(text, itemsize: int) -> int:
 _TYPE_NAMES = {"<f4": "float32", "<i4": "int32", "u1": "uint8"}
 
 
-def _unb64(text, dtype: str, count: int | None = None) -> list:
+def _unb64(text, dtype: str, count: int | None = None, array: bool = False):
+    """A base64 array of ``dtype`` -> a list of Python numbers (``array``: a NumPy array
+    of int64 or float64); figures must be finite."""
     import base64
     import binascii
 
@@ -105,7 +112,15 @@ def _unb64(text, dtype: str, count: int | None = None) -> list:
     values = np.frombuffer(raw, dtype=dtype)
     if values.dtype.kind == "f" and not np.isfinite(values).all():
         raise ValueError("a binary array of figures holds NaN or infinity")
-    return values.astype(np.float64 if values.dtype.kind == "f" else np.int64).tolist()
+    values = values.astype(np.float64 if values.dtype.kind == "f" else np.int64)
+    return values if array else values.tolist()
+
+
+def _int_texts(texts: dict) -> dict:
+    """packed token_texts ({"17": text}) as {17: text} (a key that is not a token id's
+    digits names no token)."""
+    return {int(k): v for k, v in texts.items()
+            if type(k) is str and k.isdigit() and str(int(k)) == k}
 
 
 def _unf32(value):
@@ -203,9 +218,15 @@ def _packed_node(node: dict, texts: dict, binary: bool = False) -> dict:
     out = dict(node)
     out["masked"] = "".join("1" if m else "0" for m in masked)
     entropy = [h for h, m in zip(node["entropy"], masked) if m]
-    for entries in node["top"]:
-        for e in entries or ():
-            texts[str(e["token"])] = e["text"]
+    top = node["top"]
+    if isinstance(top, TopRows):    # a loaded trace's rows: written from their columns
+        columns = top.columns()
+        for t in dict.fromkeys(columns[2].tolist()):    # in the rows' order, as below
+            texts[str(t)] = top.texts[t]
+    else:
+        for entries in top:
+            for e in entries or ():
+                texts[str(e["token"])] = e["text"]
     out["entropy"] = out["top"] = None
     if binary:      # packed-2's lists only where a binary array does not hold the figures
         try:
@@ -213,11 +234,16 @@ def _packed_node(node: dict, texts: dict, binary: bool = False) -> dict:
         except (ValueError, TypeError, OverflowError):
             pass
         try:
-            slots = [s for s, e in enumerate(node["top"]) if e is not None]
-            rows = [node["top"][s] for s in slots]
-            out["top"] = {"bin": [_b64(slots, "<i4"), _b64([len(r) for r in rows], "u1"),
-                                  _b64([e["token"] for r in rows for e in r], "<i4"),
-                                  _b64([e["p"] for r in rows for e in r], "<f4")]}
+            if isinstance(top, TopRows):
+                slots, counts, tokens, probs = columns
+            else:
+                slots = [s for s, e in enumerate(top) if e is not None]
+                rows = [top[s] for s in slots]
+                counts = [len(r) for r in rows]
+                tokens = [e["token"] for r in rows for e in r]
+                probs = [e["p"] for r in rows for e in r]
+            out["top"] = {"bin": [_b64(slots, "<i4"), _b64(counts, "u1"),
+                                  _b64(tokens, "<i4"), _b64(probs, "<f4")]}
         except (ValueError, TypeError, OverflowError):
             pass
     if out["entropy"] is None:
@@ -229,10 +255,11 @@ def _packed_node(node: dict, texts: dict, binary: bool = False) -> dict:
 
 
 def _unpacked_binary_top(top: dict, n_slots: int, where: str, most: int | None,
-                         why: str = "") -> list[tuple[str, list, list]]:
-    """packed-3's {"bin": [slots, counts, tokens, probabilities]} -> [(slot, tokens,
-    probabilities)], every array's length checked (from its base64 length) before it is
-    decoded (their memory was charged by :func:`_decoded_cost` before any node was)."""
+                         why: str = ""):
+    """packed-3's {"bin": [slots, counts, tokens, probabilities]} -> those four arrays
+    (NumPy: int64, int64, int64, float64), every array's length checked (from its base64
+    length) before it is decoded (their memory was charged by :func:`_decoded_cost`
+    before any node was)."""
     part = top["bin"]
     if set(top) != {"bin"} or not isinstance(part, list) or len(part) != 4:
         raise ValueError(f"{where}/top: a binary top is {{\"bin\": [slots, counts, tokens, p]}}")
@@ -249,14 +276,8 @@ def _unpacked_binary_top(top: dict, n_slots: int, where: str, most: int | None,
         if _b64_count(text, 4) != total:   # checked from the length, before decoding
             raise _OverBound(f"{where}/top: {_b64_count(text, 4):,} {name} for the "
                              f"{total:,} top entries its counts give")
-    slots = _unb64(part[0], "<i4", n)
-    tokens = _unb64(part[2], "<i4", total)
-    probs = _unb64(part[3], "<f4", total)
-    out, at = [], 0
-    for slot, c in zip(slots, counts):
-        out.append((str(slot) if slot >= 0 else "-", tokens[at:at + c], probs[at:at + c]))
-        at += c
-    return out
+    return (_unb64(part[0], "<i4", n, array=True), _unb64(part[1], "u1", n, array=True),
+            _unb64(part[2], "<i4", total, array=True), _unb64(part[3], "<f4", total, array=True))
 
 
 def _top_entries_count(top) -> int:
@@ -276,9 +297,14 @@ def _node_cost(node, n_slots: int) -> int:
     figures, its top entries: :mod:`medal.trace.limits`' costs), from lengths alone."""
     if not isinstance(node, dict):
         return 0
+    top = node.get("top")
+    if isinstance(top, dict) and "bin" in top:          # packed-3: kept as columns
+        return (2 * sys.getsizeof(node) + COLUMN_SLOT_COST * n_slots + COLUMN_NODE_COST
+                + FIGURE_COST * _figures_len(node.get("entropy"))
+                + TOP_COLUMN_COST * _top_entries_count(top))
     return (2 * sys.getsizeof(node) + SLOT_COST * n_slots     # its two copies, its lists
             + FIGURE_COST * _figures_len(node.get("entropy"))
-            + TOP_ENTRY_COST * _top_entries_count(node.get("top")))
+            + TOP_ENTRY_COST * _top_entries_count(top))
 
 
 def _decoded_cost(nodes: list, limits: "_Limits | None", budget: _Budget) -> None:
@@ -299,7 +325,8 @@ def _decoded_cost(nodes: list, limits: "_Limits | None", budget: _Budget) -> Non
 
 
 def _unpacked_node(node: dict, texts: dict, budget: "_Budget | None" = None,
-                   where: str = "tree/nodes", limits: "_Limits | None" = None) -> dict:
+                   where: str = "tree/nodes", limits: "_Limits | None" = None,
+                   int_texts: dict | None = None) -> dict:
     """A packed node's per-slot lists back, each checked against the run's bounds from
     its length before it is decoded (``budget``: when given, the node's lists were not
     charged by :func:`_decoded_cost`, and are here)."""
@@ -326,13 +353,17 @@ def _unpacked_node(node: dict, texts: dict, budget: "_Budget | None" = None,
     top: list = [None] * len(masked)
     most = limits.top if limits is not None else None
     why = limits.top_why if limits is not None else ""
-    binary = "bin" in node["top"]
-    if binary:
-        entries = _unpacked_binary_top(node["top"], len(masked), where, most, why)
-        if len({slot for slot, _, _ in entries}) != len(entries):
-            raise ValueError(f"{where}/top names a slot twice")
-    else:
-        entries = [(slot, *pair) for slot, pair in node["top"].items()]
+    if "bin" in node["top"]:      # kept as columns (issue 41): rows built when read
+        slots, counts, tokens, probs = _unpacked_binary_top(node["top"], len(masked), where,
+                                                            most, why)
+        try:
+            out["top"] = TopRows.from_columns(len(masked), slots, counts, tokens, probs,
+                                              _int_texts(texts) if int_texts is None
+                                              else int_texts)
+        except ValueError as exc:
+            raise ValueError(f"{where}/{exc}") from None
+        return out
+    entries = [(slot, *pair) for slot, pair in node["top"].items()]
     for slot, tokens, probs in entries:
         # bounded before anything is built: K1 entries a slot, each a dict in memory
         if not isinstance(tokens, list):
@@ -456,6 +487,7 @@ def unpack(data: Any, max_bytes: int | None = MAX_TRACE_BYTES,
         _decoded_cost(tree["nodes"], limits, budget)     # every node's lists, first
     flat: list = []
     nodes: list = []
+    int_texts = _int_texts(texts)       # one table for every node's rows
     for i, node in enumerate(tree["nodes"] if tree is not None else ()):
         if v2:
             node = _undiffed_node(i, node, flat, budget)
@@ -463,7 +495,7 @@ def unpack(data: Any, max_bytes: int | None = MAX_TRACE_BYTES,
         if limits is not None and limits.slots is None and isinstance(node, dict) \
                 and isinstance(node.get("masked"), str):   # slots _decoded_cost could not count
             budget.spend(SLOT_COST * len(node["masked"]), f"tree/nodes/{i}")
-        nodes.append(_unpacked_node(node, texts, None, f"tree/nodes/{i}", limits))
+        nodes.append(_unpacked_node(node, texts, None, f"tree/nodes/{i}", limits, int_texts))
     if tree is not None:
         out["tree"] = {**tree, "nodes": nodes}
     if v2 and "iterations" in data:

@@ -14,6 +14,7 @@ from ..events import Event
 from ..provenance import record as repro_record
 from ..scores import entropy_total
 from .limits import LONG_ANSWER, TRACE_FORMAT, TRACE_VERSION
+from .toprows import TopRows
 
 
 def torch_nonzero(mask) -> list[int]:
@@ -25,6 +26,8 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, (bool, int, str)) or value is None:
+        return value
+    if isinstance(value, TopRows):    # a loaded trace's top tokens: JSON through their rows
         return value
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}

@@ -10,6 +10,7 @@ from .gate import validate_trace
 from .limits import MAX_TRACE_BYTES
 from .packing import pack
 from .recorder import jsonable
+from .toprows import json_default
 
 
 def dumps(trace: dict, packed: bool = False) -> str:
@@ -17,7 +18,7 @@ def dumps(trace: dict, packed: bool = False) -> str:
     which :func:`loads_trace` reads back to the same trace."""
     plain = jsonable(trace)
     return json.dumps(pack(plain) if packed else plain, allow_nan=False,
-                      separators=(",", ":"))
+                      separators=(",", ":"), default=json_default)
 
 
 def write_trace(trace: dict, path: str | Path) -> int:

@@ -9,6 +9,7 @@ import functools
 import gzip
 import html as _html
 import json
+import zlib
 from pathlib import Path
 
 from ..views.frames import bundle
@@ -42,9 +43,44 @@ def _inline(code: str, tag: str = "script") -> str:
 
 
 def pack(data: dict) -> str:
-    """JSON, gzipped and base64-encoded: no token of a trace can close the <script>."""
-    raw = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    return base64.b64encode(gzip.compress(raw.encode("utf-8"), mtime=0)).decode("ascii")
+    """JSON, gzipped and base64-encoded: no token of a trace can close the <script>.
+
+    The JSON text is made and compressed a piece at a time (each of the bundle's pool
+    values and frames its own ``json.dumps``; the same text as one ``json.dumps``), so the
+    whole text -- tens of MB at LLaDA's size, up to four bytes a character -- is never
+    held at once (issue 41: the export's peak memory)."""
+    gz = zlib.compressobj(9, zlib.DEFLATED, 31)        # gzip, as gzip.compress makes it
+    out: list[bytes] = []
+    for piece in _json_pieces(data):
+        out.append(gz.compress(piece.encode("utf-8")))
+    out.append(gz.flush())
+    return base64.b64encode(b"".join(out)).decode("ascii")
+
+
+def _dump(value) -> str:
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def _json_pieces(value, depth: int = 0):
+    """``_dump(value)`` in pieces: objects and lists opened two levels deep (a bundle's
+    pool and frames: one piece each of their items)."""
+    if depth >= 2 or not isinstance(value, (dict, list)) or not value or (
+            isinstance(value, dict) and not all(type(k) is str for k in value)):
+        yield _dump(value)
+        return
+    if isinstance(value, dict):
+        yield "{"
+        for k, (key, item) in enumerate(value.items()):
+            yield ("," if k else "") + _dump(key) + ":"
+            yield from _json_pieces(item, depth + 1)
+        yield "}"
+    else:
+        yield "["
+        for k, item in enumerate(value):
+            if k:
+                yield ","
+            yield from _json_pieces(item, depth + 1)
+        yield "]"
 
 
 CSP = ("default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; "

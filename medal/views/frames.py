@@ -4,6 +4,7 @@ once per position and extends them as a live trace grows; :func:`bundle` is what
 hands to the browser."""
 from __future__ import annotations
 
+import hashlib
 import json
 
 from ..timeline import positions
@@ -29,13 +30,18 @@ class Encoder:
 
     def __init__(self):
         self.pool: list = []
-        self._index: dict[str, int] = {}
+        self._index: dict[bytes, int] = {}
         self.frames: list[dict] = []
         self._state: dict[str, dict] = {}
         self._last: dict = {}   # the previous frame's whole parts (the objects, by part)
 
     def _intern(self, value) -> int:
-        key = json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
+        # keyed by a 128-bit digest of the value's JSON, not the text itself (issue 41:
+        # the texts were 53 MB of the 1,001-node trace's frames); two distinct values
+        # share one with a probability of about n^2 / 2^129 (n values: ~10^-30 here)
+        key = hashlib.blake2b(json.dumps(value, sort_keys=True, ensure_ascii=False,
+                                         allow_nan=False).encode("utf-8", "surrogatepass"),
+                              digest_size=16).digest()
         i = self._index.get(key)
         if i is None:
             i = self._index[key] = len(self.pool)

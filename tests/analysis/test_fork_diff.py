@@ -20,7 +20,7 @@ from medal.diff import compare_candidates, diff_traces
 from medal.engine import Run
 from medal.errors import InputError, ModelLoadError, TraceError
 from medal.fork import fork, fork_trace, trace_sha256
-from medal.trace import dumps, load_trace, loads_trace, write_trace
+from medal.trace import dumps, json_default, load_trace, loads_trace, write_trace
 from medal.examples import list_examples
 from medal.repro import rerun_example as rerun
 from medal.timeline import positions, trace_at
@@ -259,20 +259,20 @@ def test_a_fork_needs_the_model_that_made_the_trace(tmp_path):
 @pytest.mark.parametrize("name", list(EXAMPLES))
 def test_a_diff_of_a_trace_with_itself_finds_nothing(name):
     trace = load_trace(EXAMPLES[name].path)
-    d = diff_traces(trace, json.loads(json.dumps(trace)))
+    d = diff_traces(trace, json.loads(json.dumps(trace, default=json_default)))
     assert d.identical and d.equal_within_tolerance
     assert d.first is None and d.first_exact is None and not d.config
     assert set(d.phases.values()) == {"same"}
     retimed = dict(trace, timing={"seconds": 1e6})
     assert diff_traces(trace, retimed).identical
     # context, not the run: the environment and a fork record
-    moved = json.loads(json.dumps(trace))
+    moved = json.loads(json.dumps(trace, default=json_default))
     moved["run"]["model"]["device"] = "cuda:0"
     moved["run"]["versions"]["torch"] = "0.0"
     moved["reproducibility"] = {"seed": 0}
     d = diff_traces(trace, moved)
     assert d.identical and {"device", "versions", "reproducibility"} <= set(d.context)
-    changed = json.loads(json.dumps(trace))
+    changed = json.loads(json.dumps(trace, default=json_default))
     changed["decode"][-1]["scores"][0] *= 1 + 1e-7        # within tolerance, not identical
     d = diff_traces(trace, changed)
     assert not d.identical and d.equal_within_tolerance and d.first is None

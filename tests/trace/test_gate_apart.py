@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from medal.errors import TraceError
-from medal.trace import load_trace, loads_trace, loads_trace_apart, pack
+from medal.trace import json_default, load_trace, loads_trace, loads_trace_apart, pack
 from medal.trace.gate.apart import _PlainData
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "medal" / "assets" / "examples"
@@ -29,7 +29,7 @@ def example_text():
 def _bomb(text: str, k1: int = 1000, per_slot: int = 60) -> str:
     """The issue's upload, smaller: the example declaring K1 = ``k1`` with ``per_slot``
     top entries on every masked slot."""
-    t = json.loads(json.dumps(loads_trace(text)))
+    t = json.loads(json.dumps(loads_trace(text), default=json_default))
     t["run"]["config"]["k1"] = k1
     p = float(np.float32(0.5 / per_slot))
     for node in t["tree"]["nodes"]:

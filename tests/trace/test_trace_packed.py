@@ -15,14 +15,14 @@ from medal.engine import Run
 from medal.errors import TraceError
 from medal.trace.limits import DECODED_PER_BYTE, MAX_ANY_STRING
 from medal.models.builtin import BuiltinModel
-from medal.trace import (PACKED, PACKED_1, PACKED_FORMS, dumps, load_trace, loads_trace, pack_v1,
+from medal.trace import (json_default, PACKED, PACKED_1, PACKED_FORMS, dumps, load_trace, loads_trace, pack_v1,
                          write_trace)
 from medal.examples import list_examples, load_example
 
 
 def _exact(value) -> str:
     """JSON text with sorted keys: equal only when values and types (1 vs 1.0) agree."""
-    return json.dumps(value, sort_keys=True, allow_nan=False)
+    return json.dumps(value, sort_keys=True, allow_nan=False, default=json_default)
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,8 @@ state or threads is copied into it) parses and checks the text; a refused upload
 server nothing but the wait, an accepted one the finished trace it reads back. The trace
 comes back pickled (a decoded 1,000-node trace is hundreds of MB as JSON text, a fraction of
 a second as a pickle), read by an unpickler that makes no object but the plain data a trace
-is made of (dicts, lists, text, numbers: no class, no function is ever looked up), so even
+is made of (dicts, lists, text, numbers; no class or function is ever looked up but the
+one that rebuilds a node's top tokens from bytes: :mod:`medal.trace.toprows`), so even
 a child that had been subverted could not make the server run anything. The child's memory goes back to the system when it exits,
 and its CPU is bounded (RLIMIT_CPU), so even a gate that met something it does not bound
 cannot hold the server. A child costs ~0.3 CPU-s to start (Python, NumPy).
@@ -31,9 +32,14 @@ _CHILD = "from medal.trace.gate.apart import _child; _child()"
 
 
 class _PlainData(pickle.Unpickler):
-    """An unpickler for plain data only: any class or function a pickle names is refused."""
+    """An unpickler for plain data only: any class or function a pickle names is refused,
+    but the one that rebuilds a node's top tokens from their bytes
+    (:class:`~medal.trace.toprows.TopRows`, which checks what it is given)."""
 
     def find_class(self, module, name):
+        if (module, name) == ("medal.trace.toprows", "_rebuild"):
+            from ..toprows import _rebuild
+            return _rebuild
         raise TraceError(f"the trace's checker sent back an object ({module}.{name}), not "
                          "plain data")
 

@@ -8,6 +8,7 @@ from ..limits import (ANSWER_KEYS, ENTROPY_CEILING, LONG_ANSWER, MAX_ANY_STRING,
                       MAX_REWARD, MAX_STRING, MAX_TOKEN_TEXT, NAME_KEYS, P_SUM_SLACK,
                       P_TOLERANCE, PROMPT_KEYS, Q_TOLERANCE, TEXT_CHARS_PER_UNIT, top_entries,
                       top_entries_text)
+from ..toprows import TopRows
 from .parse import _fail, _first_bad, _short
 from .edits import post_steps_allowed   # noqa: I001 (token editing's post steps)
 
@@ -97,6 +98,60 @@ def check_strings(data: dict) -> None:
                 stack.append((x, p + [k], in_tok or k in ("top", "fixed_slots")))
 
 
+def _top_columns(masked: list, top: TopRows, p: list, L: int, most: int, why: str,
+                 seen_texts: set) -> None:
+    """A node's top tokens kept as columns (:class:`~medal.trace.toprows.TopRows`), held
+    to what the loop over rows in :func:`check_bounds` holds a list of rows to, and each
+    token's text to what :func:`check_strings` holds it to (the texts are not walked
+    there: they are the trace's one table). Whole arrays at a time; the failing row is
+    found only on failure."""
+    import numpy as np
+    start, count = top.starts, top.counts
+    slots, _, tokens, probs = top.columns()
+    if count.max(initial=0) > most:
+        s = int(np.argmax(count))
+        _fail(p + [s], f"{int(count[s]):,} top tokens for one slot; {why}")
+    bad = (probs < -P_TOLERANCE) | (probs > 1 + P_TOLERANCE)
+    if bad.any():
+        at = int(np.flatnonzero(bad)[0])
+        s = int(slots[np.searchsorted(start[slots], at, side="right") - 1])
+        _in(float(probs[at]), -P_TOLERANCE, 1 + P_TOLERANCE, p + [s, at - int(start[s]), "p"],
+            "probability")
+    has = start >= 0
+    mask = np.asarray([bool(m) for m in masked], dtype=bool)
+    if L <= LONG_ANSWER and (mask & ~has).any():
+        _fail(p + [int(np.flatnonzero(mask & ~has)[0])],
+              "a masked slot without top tokens (the run records at least one for every "
+              f"masked slot of an answer of up to {LONG_ANSWER} slots)")
+    if (has & (count == 0)).any():
+        _fail(p + [int(np.flatnonzero(has & (count == 0))[0])],
+              "an empty list of top tokens (a slot has none: null)")
+    if (has & ~mask).any():
+        _fail(p + [int(np.flatnonzero(has & ~mask)[0])], "top tokens for a slot that is not "
+                                                         "masked")
+    if len(slots):
+        sums = np.add.reduceat(probs, start[slots]) if len(probs) else np.zeros(len(slots))
+        for k in np.flatnonzero(sums > 1 + P_SUM_SLACK - 1e-9).tolist():  # exactly, near
+            s = int(slots[k])
+            row = probs[start[s]:start[s] + count[s]].tolist()
+            total = math.fsum(row)
+            if total > 1 + P_SUM_SLACK:
+                _fail(p + [s], f"its {len(row)} top tokens' probabilities sum to {total:.6g}; "
+                               f"one softmax's sum to at most 1 (+{P_SUM_SLACK:.2g} for "
+                               "float32 rounding)")
+    elif mask.any():
+        _fail(p, "no masked slot has top tokens (the run records them for the slots its "
+                 "action set is drawn from)")
+    for t in set(tokens.tolist()) - seen_texts:
+        text = top.texts[t]
+        if type(text) is not str:
+            _fail(["token_texts", str(t)], f"{_short(text)} is not a token's text (a string)")
+        if len(text) > MAX_TOKEN_TEXT:
+            _fail(["token_texts", str(t)], f"{len(text):,} characters; a token's text has at "
+                                           f"most {MAX_TOKEN_TEXT:,}")
+        seen_texts.add(t)
+
+
 def _visits(row: dict, path: list, most: int) -> None:
     """N within what the run's iterations could give, and Q = W / N (0 when N = 0)."""
     n, w, q = row["N"], row["W"], row["Q"]
@@ -140,13 +195,19 @@ def check_bounds(data: dict, max_k1: int | None = None) -> None:
 
     most_top = top_entries(cfg, max_k1)
     why_top = top_entries_text(cfg, max_k1, most_top)
+    seen_texts: set = set()      # token texts of rows kept as columns, checked once
     tree = data["tree"]
     for i, node in enumerate(tree["nodes"] if tree else []):
         p = ["tree", "nodes", i]
         _visits(node, p, most_visits)
-        for s, row in enumerate(node["top"]):
-            if row is not None and len(row) > most_top:
-                _fail(p + ["top", s], f"{len(row):,} top tokens for one slot; {why_top}")
+        columns = type(node["top"]) is TopRows
+        if columns:
+            _top_columns(node["masked"], node["top"], p + ["top"], L, most_top, why_top,
+                         seen_texts)
+        else:
+            for s, row in enumerate(node["top"]):
+                if row is not None and len(row) > most_top:
+                    _fail(p + ["top", s], f"{len(row):,} top tokens for one slot; {why_top}")
         if len(node["action_set"]) > max(cfg["k2"], 1):
             _fail(p + ["action_set"], f"{len(node['action_set']):,} actions; the run keeps "
                                       f"at most K2 = {cfg['k2']}")
@@ -155,7 +216,7 @@ def check_bounds(data: dict, max_k1: int | None = None) -> None:
         entropies(node["entropy"], p + ["entropy"])
         _in(node["entropy_sum"], 0.0, L * h_tol, p + ["entropy_sum"], "sum of entropies")
         rows = 0
-        for s, row in enumerate(node["top"]):
+        for s, row in enumerate(() if columns else node["top"]):
             for j, t in enumerate(row or ()):
                 _in(t["p"], -P_TOLERANCE, 1 + P_TOLERANCE, p + ["top", s, j, "p"], "probability")
             if row is None:
@@ -174,7 +235,7 @@ def check_bounds(data: dict, max_k1: int | None = None) -> None:
                 _fail(p + ["top", s], f"its {len(row)} top tokens' probabilities sum to "
                                       f"{total:.6g}; one softmax's sum to at most 1 (+"
                                       f"{P_SUM_SLACK:.2g} for float32 rounding)")
-        if rows == 0 and any(node["masked"]):
+        if rows == 0 and not columns and any(node["masked"]):
             _fail(p + ["top"], "no masked slot has top tokens (the run records them for the "
                                "slots its action set is drawn from)")
         if node["action"] is not None:

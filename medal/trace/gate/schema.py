@@ -12,11 +12,12 @@ from importlib import resources
 from typing import Any, Callable
 
 from ..limits import INT_MAX, INT_MIN
+from ..toprows import TopRows
 from .parse import Invalid, _fail, _short
 
 _TYPES: dict[str, Callable[[Any], bool]] = {
     "object": lambda v: isinstance(v, dict),
-    "array": lambda v: isinstance(v, list),
+    "array": lambda v: isinstance(v, (list, TopRows)),
     "string": lambda v: isinstance(v, str),
     "boolean": lambda v: isinstance(v, bool),
     "null": lambda v: v is None,
@@ -194,7 +195,9 @@ def _num_pred(lo, hi):
     return pred
 
 
-_SIMPLE = {"object": lambda v: type(v) is dict, "array": lambda v: type(v) is list,
+_SIMPLE = {"object": lambda v: type(v) is dict,
+           # a node's top tokens may be kept as columns (checked whole by the bounds)
+           "array": lambda v: type(v) is list or type(v) is TopRows,
            "string": lambda v: type(v) is str, "boolean": lambda v: type(v) is bool,
            "null": lambda v: v is None}
 
