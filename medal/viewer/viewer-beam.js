@@ -69,15 +69,38 @@
       B.box.setAttribute("data-drawn", String(self.pos));
       globalThis.__medalBeamDrawn = {pos: self.pos, at: B.at};
     });
-    // drawn while its tab was hidden (no size): fitted once it has one
+    // drawn while its tab was hidden (no size): framed once it has one -- the whole tree
+    // when its labels are readable so (MIN_SCALE, as the MCTS tree), else the replayed
+    // node at that scale (Fit tree shows the whole)
     var sized = false;
     var fitOnce = function () {
-      if (!sized && B.box.clientWidth > 0) { sized = true; B.net.redraw(); B.net.fit({animation: false}); }
+      if (sized || B.box.clientWidth <= 0) return;
+      sized = true; B.net.redraw(); B.net.fit({animation: false});
+      B.readable = B.net.getScale() < MIN_SCALE;
+      self.focusBeam(B);
     };
     if (typeof ResizeObserver !== "undefined") new ResizeObserver(fitOnce).observe(B.box);
     fitOnce();
     globalThis.__medalBeamNetwork = B.net;
     return B;
+  };
+
+  // The replayed node in view: at a readable scale the first time (B.readable), then
+  // panned to only when it is outside the box (the reader's scale kept).
+  Viewer.prototype.focusBeam = function (B) {
+    var at = B.at, box = B.box;
+    if (at === null || box.clientWidth <= 0) return;
+    var p = B.net.getPositions([at])[at];
+    if (!p) return;
+    if (B.readable) {
+      B.readable = false;
+      B.net.moveTo({position: p, scale: MIN_SCALE, animation: false});
+      return;
+    }
+    var a = B.net.DOMtoCanvas({x: 0, y: 0}), z = B.net.DOMtoCanvas({x: box.clientWidth, y: box.clientHeight});
+    if (p.x < a.x || p.x > z.x || p.y < a.y || p.y > z.y) {
+      B.net.moveTo({position: p, scale: B.net.getScale(), animation: false});
+    }
   };
 
   Viewer.prototype.drawBeam = function (beam, i) {
@@ -98,14 +121,7 @@
       }
       B.at = at;
       if (upd.length) B.nodes.update(upd);
-      if (at !== null && B.box.clientWidth > 0) {
-        // the replayed node in view: pan to it when it is outside (the scale kept)
-        var p = B.net.getPositions([at])[at], box = B.box;
-        var a = B.net.DOMtoCanvas({x: 0, y: 0}), z = B.net.DOMtoCanvas({x: box.clientWidth, y: box.clientHeight});
-        if (p && (p.x < a.x || p.x > z.x || p.y < a.y || p.y > z.y)) {
-          B.net.moveTo({position: p, scale: B.net.getScale(), animation: false});
-        }
-      }
+      this.focusBeam(B);
     }
     B.box.setAttribute("data-at", at === null ? "" : String(at));
     this.root.dataset.beamAt = at === null ? "" : String(at);

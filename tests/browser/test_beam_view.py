@@ -78,6 +78,17 @@ def test_the_export_of_a_soar_run_paints_its_beam_tree(browser, soar_trace, tmp_
     try:
         # the viewer opens at the run's end: the winner ringed
         pg.wait_for_function("globalThis.__medalViewer.beamView.box.getAttribute('data-drawn') !== null")
+        # framed readably: the whole tree if its labels read at >= 0.8 of their size, else
+        # the replayed node (the winner) in view at that scale
+        first = pg.evaluate("""() => { const B = globalThis.__medalViewer.beamView, net = B.net;
+          const p = net.canvasToDOM(net.getPositions([B.at])[B.at]);
+          return {scale: net.getScale(), x: p.x, y: p.y, W: B.box.clientWidth, H: B.box.clientHeight}; }""")
+        assert first["scale"] >= 0.8 - 1e-9 and 0 <= first["x"] <= first["W"] \
+            and 0 <= first["y"] <= first["H"], first
+        # Fit tree: the whole tree in the box
+        pg.evaluate("globalThis.__medalBeamDrawn = null")
+        pg.click(".mv-beamwrap .mv-fit")
+        pg.wait_for_function("globalThis.__medalBeamDrawn !== null")     # drawn again
         got = pg.evaluate(READ)
         ARTIFACTS.mkdir(exist_ok=True)
         pg.screenshot(path=str(ARTIFACTS / "e2e-beam-soar-export.png"))
