@@ -22,9 +22,10 @@ HERE = Path(__file__).resolve().parent
 
 #: the viewer's JavaScript, one file per job, joined in this order into one script (the
 #: first opens its closure, the last closes it and exports ``MedalViewer``): the frames'
-#: store, the viewer's shell and stepping; the tree; the other views, presenter mode and
-#: keys; the side-by-side Compare view
-JS_PARTS = ("viewer-core.js", "viewer-tree.js", "viewer-views.js", "viewer-compare.js")
+#: store, the viewer's shell and stepping; the tree; the beam tree (OTS, SOAR); the other
+#: views, presenter mode and keys; the side-by-side Compare view
+JS_PARTS = ("viewer-core.js", "viewer-tree.js", "viewer-beam.js", "viewer-views.js",
+            "viewer-compare.js")
 
 
 def viewer_js() -> str:

@@ -9,6 +9,7 @@ import json
 
 from ..timeline import positions
 from .tree import VIS_OPTIONS, q_scale
+from .beam import beam_view
 from .builder import GONE, FrameBuilder
 from .parts import meta
 from .tree_frame import MAX_NODES
@@ -161,6 +162,9 @@ class Frames:
             self.labels.append(pos[i].label)
             self.kinds.append(pos[i].kind)
         self.meta = meta(trace, self._builder.shape.figures()) if trace.get("run") else {}
+        beam = beam_view(trace, pos)    # an OTS or SOAR run's beam tree (views/beam.py)
+        if beam is not None:
+            self.meta["beam"] = beam
 
     def bundle(self, *, pool_from: int = 0, frames_from: int = 0, live: bool = False,
                done: bool = True) -> dict:

@@ -1,7 +1,8 @@
 """The one gate for trace files: :func:`load_trace` / :func:`loads_trace`.
 
 Parse with limits (:mod:`.parse`), decode the packing (:mod:`medal.trace.packing`), then
-the schema (:mod:`.schema`), the meaning (:mod:`.meaning`) and the bounds (:mod:`.bounds`).
+the schema (:mod:`.schema`), the meaning (:mod:`.meaning`), the bounds (:mod:`.bounds`) and a
+beam search's record (:mod:`.beam`).
 A trace that passes is fit to render: every view draws it (the fuzz test checks that).
 """
 from __future__ import annotations
@@ -13,6 +14,7 @@ from ...errors import TraceError
 from ..limits import MAX_TRACE_BYTES, TRACE_FORMAT, TRACE_VERSION
 from ..packing import _OverBound, unpack
 from ..toprows import TopRows
+from .beam import check_beam
 from .bounds import check_bounds, check_shape
 from .edits import check_edits
 from .meaning import check_fork, check_meaning
@@ -51,6 +53,7 @@ def check(data: Any, max_k1: int | None = None) -> dict:
         if "fork" in data:
             check_fork(data)
         check_bounds(data, _operator_k1(max_k1))
+        check_beam(data)
     except (KeyError, IndexError, TypeError, AttributeError) as exc:  # pragma: no cover
         # the schema makes these impossible; never let one escape the gate
         raise TraceError(f"invalid trace: {type(exc).__name__} {exc}") from None
