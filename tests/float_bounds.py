@@ -36,6 +36,8 @@ from __future__ import annotations
 
 import math
 
+from medal.trace import TopRows
+
 #: a figure of one forward: relative, and absolute near 0 (see the module docstring)
 REL, ABS = 1e-4, 5e-6
 
@@ -121,6 +123,7 @@ def _node_of(path: list, record) -> int | None:
 def _walk(a, b, path, out, bounds, record, node, limit):
     if len(out) >= limit:
         return
+    a, b = (list(x) if type(x) is TopRows else x for x in (a, b))  # a loaded node's rows
     where = "/" + "/".join(map(str, path))
     if isinstance(a, dict):
         if not isinstance(b, dict):

@@ -161,6 +161,21 @@ class TopRows:
         row = self._tokens[first:first + int(self._count[s])]
         return self._texts[token] if bool((row == token).any()) else None
 
+    def texts_of(self, ids) -> list:
+        """For each slot s, the text of token ``ids[s]`` in slot s's row, or None (no row,
+        or not in it): :meth:`text_of` for every slot at once (a node's completion)."""
+        out: list = [None] * len(self)
+        slots, counts, tokens, _ = self.columns()
+        if len(tokens) and len(ids) == len(self):
+            want = np.asarray(ids, dtype=np.int64)
+            slot_of = np.repeat(slots, counts)
+            idx = np.flatnonzero(tokens == want[slot_of])
+            found, first = np.unique(slot_of[idx], return_index=True)
+            texts = self._texts
+            for s, t in zip(found.tolist(), tokens[idx[first]].tolist()):
+                out[s] = texts[t]
+        return out
+
     # ------------------------------------------------------------------ the columns
     def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(slots with a row, their counts, tokens, probabilities): packed-3's columns.

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from ..trace.toprows import TopRows
 from ..tasks import task_of_trace
 from .board import task_view_html
 from .candidates import candidate_rows, near_tie, winners_by
@@ -91,7 +92,11 @@ def _fills(n: dict, cache: dict | None = None) -> list[str]:
     hit = cache.get(id(ids)) if cache is not None else None
     if hit is not None and hit[0] is ids:
         return hit[1]
-    out = [_completion_text(n, slot) for slot in range(len(ids))]
+    top = n.get("top")
+    if type(top) is TopRows and len(ids) == len(top) and all(type(t) is int for t in ids):
+        out = [f"#{t}" if x is None else x for t, x in zip(ids, top.texts_of(ids))]
+    else:
+        out = [_completion_text(n, slot) for slot in range(len(ids))]
     if cache is not None:
         cache[id(ids)] = (ids, out)
     return out

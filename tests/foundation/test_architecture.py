@@ -14,7 +14,7 @@ LAYERS = [
                     "extensions"]),
     ("networks and problems", ["models*", "tasks*"]),
     ("algorithm", ["runner", "decoding", "search"]),
-    ("trace", ["provenance", "trace.limits", "trace.recorder", "trace.differences",
+    ("trace", ["provenance", "trace.limits", "trace.recorder", "trace.differences", "trace.toprows",
                "trace.packing", "trace.gate*", "trace.writing", "trace", "timeline"]),
     ("engine", ["engine"]),
     ("analysis", ["candidates", "diff*", "fork", "repro", "bench", "profile", "train",

@@ -219,3 +219,18 @@ def test_packed_columns_in_any_slot_order_read_as_the_rows(base):
                _b64(tokens[take], "<i4"), _b64(probs[take], "<f4")]
     got = loads_trace(json.dumps(packed))
     assert got["tree"]["nodes"][1]["top"] == base["tree"]["nodes"][1]["top"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_completions_texts_at_once_are_each_slots(name):
+    """texts_of (a node's completion, every slot at once: the views' fills) gives what
+    text_of gives slot by slot, on every node with a completion."""
+    trace = load_trace(EXAMPLES / f"{name}.json")
+    checked = 0
+    for node in trace["tree"]["nodes"]:
+        ids = node.get("completion_ids")
+        if ids:
+            top = node["top"]
+            assert top.texts_of(ids) == [top.text_of(s, t) for s, t in enumerate(ids)]
+            checked += 1
+    assert checked
