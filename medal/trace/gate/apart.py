@@ -26,7 +26,7 @@ from ...errors import TraceError
 from ..limits import MAX_TRACE_BYTES
 
 #: CPU seconds a child may spend checking one upload (the largest trace the gate accepts
-#: took 6.2 CPU-s: docs/SERVING.md)
+#: took 6.2 CPU-s, 1.6 s since its top tokens are kept as columns: docs/SERVING.md)
 CPU_SECONDS = 60
 _CHILD = "from medal.trace.gate.apart import _child; _child()"
 
