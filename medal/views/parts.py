@@ -452,7 +452,10 @@ def meta(trace: dict, shape: dict | None = None) -> dict:
             # logits were APPROXIMATE
             "kv_cache": model.get("kv_cache"),
             "config": {k: v for k, v in cfg.items() if not isinstance(v, (dict, list))},
-            "lc": cfg.get("lc"), "C": cfg.get("candidates"), "c": cfg.get("c"),
+            # the search's settings, where the run searched with MCTS (a greedy, OTS or
+            # SOAR run's header does not name an L_c it never used)
+            **({"lc": cfg.get("lc"), "C": cfg.get("candidates"), "c": cfg.get("c")}
+               if trace.get("tree") else {"lc": None, "C": None, "c": None}),
             "edits": sum(len(d.get("edits") or ()) for d in trace.get("decode") or ()),
             "tree": shape if shape is not None else _tree_shape(trace)}
 

@@ -133,3 +133,22 @@ def test_markup_in_a_token_stays_text_for_the_viewer(traces):
     node = next(n for n in data["nodes"] if n["id"] == first)
     assert "<b>x</b>@" in node["label"] and any("<b>x</b>" in t for t in node["tip"])
     assert data["options"]["nodes"]["font"]["multi"] is False
+
+
+@pytest.mark.parametrize("strategy", ["soar", "ots", "greedy"])
+def test_a_run_without_mcts_names_no_search_settings(traces, strategy):
+    """The header names L_c, C and c only for a run that searched with MCTS: an OTS, SOAR
+    or greedy run's bundle carries none (it showed the config's unused L_c=2, C=3)."""
+    meta = bundle(traces[strategy])["meta"]
+    assert (meta["lc"], meta["C"], meta["c"]) == (None, None, None)
+    assert meta["config"]["lc"] == traces[strategy]["run"]["config"]["lc"]   # still listed
+
+
+def test_an_mcts_run_names_its_search_settings():
+    from pathlib import Path
+
+    from medal.trace import load_trace
+    path = Path(__file__).resolve().parents[2] / "medal/assets/examples/countdown-large-search.json"
+    trace = load_trace(path)
+    cfg = trace["run"]["config"]
+    assert (bundle(trace)["meta"]["lc"], bundle(trace)["meta"]["C"]) == (cfg["lc"], cfg["candidates"])
