@@ -379,6 +379,16 @@
     function fitsAt(bb, k) {
       return (bb.right - bb.left) * k <= box.w - 24 && (bb.bottom - bb.top) * k <= box.h - 24;
     }
+    // stepping forwards past an expansion: the children it just made hold the view (the
+    // simulation's and backpropagation's path ends at their parent, which a node of an
+    // upper layer may have far from them: no move back to it, issue 41 #4)
+    var prev = this.forwards && !force && !(info["new"] || []).length && this.pos > 0 ? this.store.get(this.pos - 1, "h", "0") : null;
+    var made = (prev && prev.tree && prev.tree["new"]) || [];
+    if (made.length && leaf !== null && made.every(have) && this.visibleAll(this.bounds(made)) &&
+        (prev.tree.path || []).slice(-1)[0] === leaf) return;
+    // a move while stepping zooms out to the readable minimum (MIN_SCALE): the view then
+    // holds more of the next positions (the large example at 1024x768: 103 -> 99 moves)
+    if (keep && this.panNext) k0 = MIN_SCALE;
     for (var k = 0; k < sets.length; k++) {
       var ids = sets[k].filter(have);
       if (!ids.length) continue;

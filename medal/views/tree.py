@@ -35,6 +35,11 @@ WINNER_COLOUR = "#d62728"
 UNVISITED = "#d9d9d9"
 
 H_GAP = 104         # px between sibling nodes (a simulation label of 11 characters at 15 px fits)
+# The most a node's children may spread, first to last (canvas px): with their labels
+# (~130 px) they then fit a 640 px tree box at the smallest stepping scale, 0.8 (the
+# viewer's MIN_SCALE): the app's tree column at 1024x768 with its sidebar open, and
+# anything wider (issue 41 #4). K2 children need (K2 - 1) * H_GAP at least: 416 at K2 = 5.
+FAMILY_SPAN = 640
 V_GAP = 100         # px between depths (a path of 6 fits a 540 px box at scale 0.8)
 
 # Label sizes (canvas px). The first view is never zoomed out below MIN_LABEL_PX / the
@@ -101,6 +106,7 @@ def layout(trace: dict) -> dict[int, tuple[float, float]]:
         lo = min(x for x, _ in placed.values())
         hi = max(x for x, _ in placed.values())
         shift = -placed[r][0] if right_edge is None else right_edge + 2 * H_GAP - lo
+        _squeeze(r, kids, placed)
         for i, (x, d) in placed.items():
             xy[ids[i]] = (x + shift, d * V_GAP)
         right_edge = hi + shift
@@ -111,6 +117,38 @@ def layout(trace: dict) -> dict[int, tuple[float, float]]:
         for k, i in enumerate(rest):
             xy[ids[i]] = (k * H_GAP, bottom)
     return xy
+
+
+def _squeeze(root: int, kids: list[list[int]], placed: dict[int, tuple[float, int]]) -> None:
+    """Each family (a node's children) that the tidy layout spread wider than FAMILY_SPAN
+    drawn narrower, in place: its gaps beyond H_GAP shrunk by one factor, about the same
+    middle, so its parent stays centred over it and it stays inside its old stretch of its
+    layer (where no other node is: the tidy layout keeps a family together). The nodes
+    below keep their places, so a squeezed child's edges to its own children slant, and
+    no edge crosses another (the children keep their order). Issue 41 #4: a tidy tree of
+    the finished run spread the root's 5 children of the large example over 17,316 px (its
+    subtrees' widths), and 13 of its 96 expansions made children that no readable view
+    held at once. O(n)."""
+    stack = [root]
+    while stack:
+        v = stack.pop()
+        c = [w for w in kids[v] if w in placed]
+        stack.extend(c)
+        if len(c) < 2:
+            continue
+        xs = [placed[w][0] for w in c]
+        extra = xs[-1] - xs[0] - H_GAP * (len(c) - 1)     # the spread beyond H_GAP apart
+        over = xs[-1] - xs[0] - FAMILY_SPAN
+        if over <= 0 or extra <= 0:
+            continue
+        keep = max(0.0, 1 - over / extra)                 # the share of each gap's extra kept
+        mid = (xs[0] + xs[-1]) / 2
+        at, pos = 0.0, [0.0]
+        for a, b in zip(xs, xs[1:]):
+            at += H_GAP + (b - a - H_GAP) * keep
+            pos.append(at)
+        for w, p in zip(c, pos):
+            placed[w] = (mid - at / 2 + p, placed[w][1])
 
 
 def _tidy(root: int, kids: list[list[int]]) -> dict[int, tuple[float, int]]:
