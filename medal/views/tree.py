@@ -16,7 +16,8 @@ iteration touched; the rest are summarised per parent as "+k hidden".
 Positions are computed here (:func:`layout`), not by vis-network: a tidy tree (each
 subtree under its parent, siblings side by side, linear time) of the *finished* run, so
 a replay draws every position with the same positions and nothing moves while stepping
-(issue 28). The viewer (:mod:`medal.viewer`) draws it -- the one drawing of the tree in
+(issue 28), with each node's children kept within FAMILY_SPAN of one another, so the
+step that makes them can show them all at a readable scale (issue 41 #4). The viewer (:mod:`medal.viewer`) draws it -- the one drawing of the tree in
 the app, the HTML export and a notebook; :func:`medal.tree_graph` gives the same tree as a
 networkx graph.
 """
@@ -70,8 +71,11 @@ def layout(trace: dict) -> dict[int, tuple[float, float]]:
     linear by Buchheim, Jünger and Leipert, 2002). y from the depth; each subtree drawn
     under its parent, its root centred over its children, siblings side by side in order
     of birth, H_GAP apart at least from any node on their layer, and a subtree packed as
-    close to its left neighbour as its contour allows. O(n) time, no recursion (a chain
-    of thousands of nodes is laid out like any other tree). The root is at (0, 0).
+    close to its left neighbour as its contour allows. Then a node's children that this
+    spreads over more than FAMILY_SPAN are drawn closer, in place (:func:`_squeeze`):
+    their subtrees stay where they were and the edges down to them slant. O(n) time, no
+    recursion (a chain of thousands of nodes is laid out like any other tree). The root
+    is at (0, 0).
 
     Positions depend on the whole tree: the viewer lays out the *finished* run once and
     draws every position of a replay with it, so nothing moves while stepping (issue 28
