@@ -6,12 +6,13 @@ expansions, 437 steps), counted, never timed (viewer_checks.MOVES).
   target: the app at 1440x900 below that). Sizes: the export at 1440x900 and 1024x768,
   and at 1000x900, whose tree box (970 px) is the app's at 1440x900 (978 px: the Run
   page's sidebar narrows it; ``python scripts/bench_view_moves.py --app`` counts the app
-  itself). Before: 88, 103 and 103 (the app) steps; after: 88, 96 and 97.
+  itself). Before: 88, 103 and 103 (the app) steps; after: 79, 93 and 95.
 * At every expansion a new child is off screen only where the children and their labels
-  are wider than the box at the smallest readable scale, 0.8 (the tidy layout of the
-  finished run spreads a node's children as wide as their subtrees grow: 13 of the 96
-  expansions at 1024x768, 12 at 1440x900); the view then shows the parent and the
-  children nearest to it.
+  are wider than the box at the smallest readable scale, 0.8: before, 12-13 of the 96
+  expansions (the tidy layout of the finished run spread a node's children as wide as
+  their subtrees grew); now 4, the families the layout cannot draw narrower without
+  taking a child far from its own children (views/tree.py ``_squeeze``); the view then
+  shows the parent and the children nearest to it.
 """
 from __future__ import annotations
 
