@@ -5,8 +5,9 @@ benchmark, not a test; the figures depend on the machine and its load.
 
 * view movement: stepping forwards one position at a time through the shipped examples
   ``countdown-longer-search`` and ``countdown-large-search`` (or --examples), at 1440x900
-  and 1024x768, in the HTML export: the steps that move the view, the moves over 300 px,
-  the zoom changes, screen px in all (viewer_checks.MOVES);
+  and 1024x768, in the HTML export: the steps that move the view (and per step), the
+  moves over 300 px, the zoom changes, screen px in all, and the expansions whose new
+  children are not all on screen after the step (viewer_checks.MOVES);
 * the same in the app (``--app``: ``streamlit run app.py`` on a free port of this machine,
   the example opened by its URL, ``?example=NAME``; the Run page's sidebar narrows the
   tree's box to ~970 px at 1440x900);
@@ -70,29 +71,22 @@ def main() -> int:
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path="/usr/bin/chromium",
                               args=["--no-sandbox", "--disable-gpu"])
-        print("| example | size | steps | steps that move the view | moves > 300 px | zooms "
-              "| px in all |\n|---|---|---|---|---|---|---|")
+        print("| example | size | steps | steps that move the view | moves per step "
+              "| moves > 300 px | zooms | px in all | expansions with children off screen |\n"
+              "|---|---|---|---|---|---|---|---|---|")
         for name, path in pages.items():
             for w, h in SIZES:
                 pg = b.new_page(viewport={"width": w, "height": h})
                 pg.goto(path.as_uri())
                 pg.wait_for_function("window.medalViewer && globalThis.__medalTreeDrawn",
                                      timeout=120_000)
-                ms = pg.evaluate(MOVES, pg.evaluate("medalViewer.n()"))
-                moved = [m for m in ms if m[0] > 1 or abs(m[1] - 1) > 1e-3]
-                print(f"| {name} | {w}x{h} | {len(ms)} | {len(moved)} | "
-                      f"{sum(m[0] > 300 for m in ms)} | {sum(abs(m[1] - 1) > 1e-3 for m in ms)} "
-                      f"| {sum(m[0] for m in ms):.0f} |", flush=True)
+                print(row(name, w, h, pg.evaluate(MOVES, pg.evaluate("medalViewer.n()"))),
+                      flush=True)
                 pg.close()
         if args.app and pages:
             for name in pages:
                 for w, h in SIZES:
-                    ms = app_moves(b, name, w, h)
-                    moved = [m for m in ms if m[0] > 1 or abs(m[1] - 1) > 1e-3]
-                    print(f"| {name} (app) | {w}x{h} | {len(ms)} | {len(moved)} | "
-                          f"{sum(m[0] > 300 for m in ms)} | "
-                          f"{sum(abs(m[1] - 1) > 1e-3 for m in ms)} | "
-                          f"{sum(m[0] for m in ms):.0f} |", flush=True)
+                    print(row(f"{name} (app)", w, h, app_moves(b, name, w, h)), flush=True)
         if llada is not None:
             print("\n| LLaDA-sized trace, Tree tab | steps | p50 | p90 | max | first paint |\n"
                   "|---|---|---|---|---|---|")
@@ -110,6 +104,18 @@ def main() -> int:
         b.close()
     print(f"load average at the end: {os.getloadavg()}")
     return 0
+
+
+def row(name: str, w: int, h: int, ms: list) -> str:
+    """One table row from viewer_checks.MOVES' steps: the steps that move the view (by
+    over 1 screen px or in scale), per step, over 300 px, the scale changes, the px in
+    all, and the expansions with any new child not wholly on screen, of all expansions."""
+    moved = [m for m in ms if m[0] > 1 or abs(m[1] - 1) > 1e-3]
+    exp = [m[3] for m in ms if m[3] >= 0]
+    return (f"| {name} | {w}x{h} | {len(ms)} | {len(moved)} | {len(moved) / max(1, len(ms)):.3f} "
+            f"| {sum(m[0] > 300 for m in ms)} | {sum(abs(m[1] - 1) > 1e-3 for m in ms)} "
+            f"| {sum(m[0] for m in ms):.0f} | {sum(k > 0 for k in exp)} of {len(exp)} "
+            f"({sum(exp)} children) |")
 
 
 _SERVER = {}

@@ -16,7 +16,9 @@ iteration touched; the rest are summarised per parent as "+k hidden".
 Positions are computed here (:func:`layout`), not by vis-network: a tidy tree (each
 subtree under its parent, siblings side by side, linear time) of the *finished* run, so
 a replay draws every position with the same positions and nothing moves while stepping
-(issue 28). The viewer (:mod:`medal.viewer`) draws it -- the one drawing of the tree in
+(issue 28), with a node's children drawn within FAMILY_SPAN where that keeps each of
+them near its own children, so the step that makes them can show them all at a readable
+scale (issue 41 #4). The viewer (:mod:`medal.viewer`) draws it -- the one drawing of the tree in
 the app, the HTML export and a notebook; :func:`medal.tree_graph` gives the same tree as a
 networkx graph.
 """
@@ -35,6 +37,13 @@ WINNER_COLOUR = "#d62728"
 UNVISITED = "#d9d9d9"
 
 H_GAP = 104         # px between sibling nodes (a simulation label of 11 characters at 15 px fits)
+# The most a node's children may spread, first to last (canvas px), where the tidy layout
+# spreads them wider: with their labels (~130 px) they then fit a 970 px tree box (the
+# app's at 1440x900) at the smallest stepping scale, 0.8: (1000 + 130) x 0.8 + 24 <= 970.
+FAMILY_SPAN = 1000
+# A node with children moved by drawing its family narrower stays within REACH - half its
+# children's spread of their middle, so it and they still share such a view (issue 41 #4).
+REACH = 1000
 V_GAP = 100         # px between depths (a path of 6 fits a 540 px box at scale 0.8)
 
 # Label sizes (canvas px). The first view is never zoomed out below MIN_LABEL_PX / the
@@ -65,8 +74,12 @@ def layout(trace: dict) -> dict[int, tuple[float, float]]:
     linear by Buchheim, Jünger and Leipert, 2002). y from the depth; each subtree drawn
     under its parent, its root centred over its children, siblings side by side in order
     of birth, H_GAP apart at least from any node on their layer, and a subtree packed as
-    close to its left neighbour as its contour allows. O(n) time, no recursion (a chain
-    of thousands of nodes is laid out like any other tree). The root is at (0, 0).
+    close to its left neighbour as its contour allows. Then a node's children that this
+    spreads over more than FAMILY_SPAN are drawn that narrow, in place, where no child
+    with children of its own moves too far from them (:func:`_squeeze`); the subtrees
+    below keep their places, and the edges down to them slant. O(n) time, no recursion
+    (a chain of thousands of nodes is laid out like any other tree). The root is at
+    (0, 0).
 
     Positions depend on the whole tree: the viewer lays out the *finished* run once and
     draws every position of a replay with it, so nothing moves while stepping (issue 28
@@ -101,6 +114,7 @@ def layout(trace: dict) -> dict[int, tuple[float, float]]:
         lo = min(x for x, _ in placed.values())
         hi = max(x for x, _ in placed.values())
         shift = -placed[r][0] if right_edge is None else right_edge + 2 * H_GAP - lo
+        _squeeze(r, kids, placed)
         for i, (x, d) in placed.items():
             xy[ids[i]] = (x + shift, d * V_GAP)
         right_edge = hi + shift
@@ -111,6 +125,50 @@ def layout(trace: dict) -> dict[int, tuple[float, float]]:
         for k, i in enumerate(rest):
             xy[ids[i]] = (k * H_GAP, bottom)
     return xy
+
+
+def _squeeze(root: int, kids: list[list[int]], placed: dict[int, tuple[float, int]]) -> None:
+    """Each family (a node's children) that the tidy layout spread wider than FAMILY_SPAN
+    drawn that narrow, in place -- its gaps beyond H_GAP shrunk by one factor about the
+    same middle, so it stays under its parent and inside its old stretch of its layer
+    (where no other node is: the tidy layout keeps a family together) -- where no child
+    that has children of its own moves further than REACH - half their spread from
+    their middle: the nodes below keep their places (the edges down to them slant), and
+    a child and its children must still share a view when it is expanded. A family
+    wider than that stays as it was (the view then shows its parent and the children
+    nearest to it). No edge crosses another (the children keep their order). Issue 41
+    #4: the tidy layout of the large example spread 13 of its 96 expansions' children
+    wider than the app's tree box holds at 0.8. O(n)."""
+    stack = [root]
+    while stack:
+        v = stack.pop()
+        c = [w for w in kids[v] if w in placed]
+        stack.extend(c)
+        if len(c) < 2:
+            continue
+        xs = [placed[w][0] for w in c]
+        extra = xs[-1] - xs[0] - H_GAP * (len(c) - 1)     # the spread beyond H_GAP apart
+        over = xs[-1] - xs[0] - FAMILY_SPAN
+        if over <= 0 or extra <= 0:
+            continue
+        keep = max(0.0, 1 - over / extra)                 # the share of each gap's extra kept
+        mid = (xs[0] + xs[-1]) / 2
+        at, pos = 0.0, [0.0]
+        for a, b in zip(xs, xs[1:]):
+            at += H_GAP + (b - a - H_GAP) * keep
+            pos.append(at)
+        new = [mid - at / 2 + p for p in pos]
+        if any(abs(x1 - x0) > REACH - _spread(w, kids, placed) / 2
+               for w, x0, x1 in zip(c, xs, new) if kids[w]):
+            continue
+        for w, x in zip(c, new):
+            placed[w] = (x, placed[w][1])
+
+
+def _spread(v: int, kids: list[list[int]], placed: dict[int, tuple[float, int]]) -> float:
+    """How wide ``v``'s children will be drawn: their tidy spread, at most FAMILY_SPAN."""
+    xs = [placed[w][0] for w in kids[v] if w in placed]
+    return min(xs[-1] - xs[0], FAMILY_SPAN) if xs else 0.0
 
 
 def _tidy(root: int, kids: list[list[int]]) -> dict[int, tuple[float, int]]:

@@ -140,9 +140,19 @@ STEPS = """([k, n, start]) => new Promise(done => {
 
 
 #: [screen px the view's centre moved, zoom factor, the view's fastest in screen px per
-#: 60 Hz frame (16.7 ms): a jump moves all the way in one frame], the view sampled at every
-#: animation frame until any glide ends (issue 28 #3; scripts/bench_viewer.py prints it).
+#: 60 Hz frame (16.7 ms): a jump moves all the way in one frame, and at an expansion the
+#: number of its new children not wholly on screen (node and label inside the tree's box;
+#: -1 at any other position; issue 41 #4)], the view sampled at every animation frame
+#: until any glide ends (issue 28 #3; scripts/bench_viewer.py prints it).
 MOVES = """(n) => new Promise(done => {
+    const off = (v) => { const hd = v.store.get(v.pos, 'h', '0') || {}, t = hd.tree || {};
+      if (hd.kind !== 'expansion' || !(t.new || []).length) return -1;
+      const box = v.box(); let k = 0;
+      for (const id of t.new) { const b = v.nodeBox(id);
+        if (!b) { k += 1; continue; }
+        const a = v.network.canvasToDOM({x: b.left, y: b.top}), z = v.network.canvasToDOM({x: b.right, y: b.bottom});
+        if (a.x < -1 || a.y < -1 || z.x > box.w + 1 || z.y > box.h + 1) k += 1; }
+      return k; };
     const v = medalViewer, out = []; let i = 0; v.go(0);
     function one() {
       if (i >= n - 1) { done(out); return; }
@@ -156,7 +166,7 @@ MOVES = """(n) => new Promise(done => {
         frames += 1;
         if (v.panning || frames < 3) { requestAnimationFrame(sample); return; }
         if (was && m === net) { const at = m.getViewPosition(), k = m.getScale();
-          out.push([Math.hypot(at.x - was[0].x, at.y - was[0].y) * k, k / was[1], most]); }
+          out.push([Math.hypot(at.x - was[0].x, at.y - was[0].y) * k, k / was[1], most, off(v)]); }
         one(); };
       requestAnimationFrame(sample); }
     setTimeout(one, 500); })"""

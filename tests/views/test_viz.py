@@ -494,11 +494,12 @@ def test_tree_layout_holds_still_as_the_tree_grows(budget_trace):
 
 
 def tidy_tree_checks(trace, xy):
-    """A tidy tree: y from the depth; on each layer nodes at least H_GAP apart; a parent
-    centred over its children, which are side by side in order of birth; every subtree
-    contiguous on every layer (no node of another subtree between two of its nodes), so
-    no edge crosses another."""
-    from medal.views.tree import H_GAP, V_GAP
+    """A tidy tree: y from the depth; on each layer nodes at least H_GAP apart; a node's
+    children side by side in order of birth, centred under it unless it is one of a
+    family drawn narrower (issue 41 #4: it then moved, at most REACH less half its
+    children's spread from their middle); every subtree contiguous on every layer (no
+    node of another subtree between two of its nodes), so no edge crosses another."""
+    from medal.views.tree import FAMILY_SPAN, H_GAP, REACH, V_GAP
     nodes = nodes_by_id(trace)
     kids = {}
     for n in sorted(nodes.values(), key=lambda n: n["id"]):
@@ -516,7 +517,9 @@ def tidy_tree_checks(trace, xy):
             rank[nid] = k
     for p, c in kids.items():
         assert [xy[k][0] for k in c] == sorted(xy[k][0] for k in c)
-        assert abs(xy[p][0] - (xy[c[0]][0] + xy[c[-1]][0]) / 2) < 1e-6
+        spread = xy[c[-1]][0] - xy[c[0]][0]
+        off = abs(xy[p][0] - (xy[c[0]][0] + xy[c[-1]][0]) / 2)
+        assert off < 1e-6 or off <= REACH - min(spread, FAMILY_SPAN) / 2 + 1e-6, (p, off)
     # contiguity: walk up from each node, collecting per (ancestor, depth) the ranks
     spans = {}
     for nid in nodes:
@@ -527,6 +530,56 @@ def tidy_tree_checks(trace, xy):
             a = nodes[a].get("parent")
     for (a, d), (lo, hi, k) in spans.items():
         assert hi - lo + 1 == k, f"subtree of {a} is split on depth {d}"
+
+
+def test_tree_layout_draws_wide_families_narrower():
+    """Issue 41 #4: the tidy layout spread a node's children as wide as their subtrees
+    grew -- the large example's root's 5 children over 17,316 px, 13 of its 96
+    expansions' children wider than the app's 970 px tree box holds at scale 0.8 (labels
+    15 px -> 12 px), so the step that made them could not show them all. Now a family is
+    drawn within FAMILY_SPAN (1000 px: with labels ~130 px, (1000 + 130) x 0.8 + 24 <=
+    970) wherever that moves no child that has children of its own more than REACH less
+    half their spread from their middle (so a node and its children still share a view
+    when it is expanded); else it is left as the tidy layout has it. On the large example
+    4 of the 96 expansions stay wider (the root's, #1's and two more). Checked on every
+    shipped example and random trees against the tidy layout itself."""
+    import random
+    from unittest import mock
+    from medal.examples import list_examples, load_example
+    from medal.views import tree
+    rnd = random.Random(41)
+    trees = {ex.name: load_example(ex) for ex in list_examples()}
+    for k in range(5):
+        trees[f"random {k}"] = _shape([None] + [rnd.randrange(max(1, i // 4)) for i in range(1, 400)])
+    narrowed = 0
+    for name, t in trees.items():
+        xy = tree.layout(t)
+        with mock.patch.object(tree, "_squeeze", lambda *a: None):
+            tidy = tree.layout(t)
+        kids = {}
+        for n in sorted(t["tree"]["nodes"], key=lambda n: n["id"]):
+            if n.get("parent") is not None:
+                kids.setdefault(n["parent"], []).append(n["id"])
+        wide = []
+        for p, c in kids.items():
+            span, was = xy[c[-1]][0] - xy[c[0]][0], tidy[c[-1]][0] - tidy[c[0]][0]
+            least = max(tree.FAMILY_SPAN, tree.H_GAP * (len(c) - 1))   # H_GAP apart at least
+            if span > least + 1e-6:
+                assert [xy[k] for k in c] == [tidy[k] for k in c], (name, p)   # as it was
+                wide.append(p)
+            elif was > least + 1e-6:
+                narrowed += 1
+                assert abs(span - least) < 1e-6, (name, p, span)
+        for nid, (x, y) in xy.items():
+            if nid in kids and abs(x - tidy[nid][0]) > 1e-6:
+                c = kids[nid]
+                spread = min(tidy[c[-1]][0] - tidy[c[0]][0], tree.FAMILY_SPAN)
+                assert abs(x - tidy[nid][0]) <= tree.REACH - spread / 2 + 1e-6, (name, nid)
+        tidy_tree_checks(t, xy)
+        if name == "countdown-large-search":
+            big = {it["expansion"]["leaf"] for it in t["iterations"]}
+            assert len(big & set(wide)) == 4, sorted(big & set(wide))
+    assert narrowed >= 10
 
 
 def _shape(parents):
