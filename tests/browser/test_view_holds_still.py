@@ -16,6 +16,7 @@ expansions, 437 steps), counted, never timed (viewer_checks.MOVES).
 """
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -34,7 +35,15 @@ BEFORE = 103        # steps that moved the view, the export at 1024x768, before 
 LABELS = 12 * 0.62 * 16 + 8     # a label's width, canvas px (the viewer's nodeBox)
 
 
-@pytest.mark.parametrize("size", [(1440, 900), (1024, 768), (1000, 900)],
+#: each size steps all 437 positions in Chromium (~1 CPU-min): the README command runs the
+#: app's box, the issue's target; CI's campaign step (MEDAL_FULL_SWEEP=1, .ci/run) all three
+FULL_SWEEP = os.environ.get("MEDAL_FULL_SWEEP", "") not in ("", "0")
+_CAMPAIGN = pytest.mark.skipif(not FULL_SWEEP, reason="the export's two sizes run under "
+                                                      "MEDAL_FULL_SWEEP=1 (CI's campaign step)")
+
+
+@pytest.mark.parametrize("size", [pytest.param((1440, 900), marks=_CAMPAIGN),
+                                  pytest.param((1024, 768), marks=_CAMPAIGN), (1000, 900)],
                          ids=["1440x900", "1024x768", "app-box-970"])
 def test_the_view_moves_less_and_shows_every_child_that_fits(browser, tmp_path, size):
     ex = next(e for e in list_examples() if e.name == "countdown-large-search")
