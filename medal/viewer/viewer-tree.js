@@ -380,16 +380,18 @@
       return (bb.right - bb.left) * k <= box.w - 24 && (bb.bottom - bb.top) * k <= box.h - 24;
     }
     // stepping forwards past an expansion: while the children it just made are in view
-    // and the path still ends at their parent, the view holds (issue 41 #4; with the next
-    // line, the large example at 1024x768: 99 -> 96 moves)
+    // and the path still ends at their parent, the siblings a selection weighs (UCB) do not
+    // move the view (issue 41 #4): what matters -- the path, the candidates, the winner --
+    // still does (issue 28 #3; the view used to hold on the children alone and left the
+    // root outside, 5 positions of 3 examples under MEDAL_FULL_SWEEP=1)
     var prev = this.forwards && !force && !(info["new"] || []).length && this.pos > 0 ? this.store.get(this.pos - 1, "h", "0") : null;
     var made = (prev && prev.tree && prev.tree["new"]) || [];
-    if (made.length && leaf !== null && made.every(have) && this.visibleAll(this.bounds(made)) &&
-        (prev.tree.path || []).slice(-1)[0] === leaf) return;
+    var first = made.length && leaf !== null && made.every(have) && this.visibleAll(this.bounds(made)) &&
+        (prev.tree.path || []).slice(-1)[0] === leaf ? 1 : 0;
     // a move while stepping zooms out to the readable minimum (MIN_SCALE): the view then
     // holds more of the next positions (the large example at 1024x768: 103 -> 99 moves)
     if (keep && this.panNext) k0 = MIN_SCALE;
-    for (var k = 0; k < sets.length; k++) {
+    for (var k = first; k < sets.length; k++) {
       var ids = sets[k].filter(have);
       if (!ids.length) continue;
       var bb = this.bounds(ids);
