@@ -109,13 +109,15 @@ def main() -> int:
 def row(name: str, w: int, h: int, ms: list) -> str:
     """One table row from viewer_checks.MOVES' steps: the steps that move the view (by
     over 1 screen px or in scale), per step, over 300 px, the scale changes, the px in
-    all, and the expansions with any new child not wholly on screen, of all expansions."""
+    all, and the expansions with any new child not wholly on screen, of all expansions
+    (and of those children, the ones not named at the box's edge, ``awayMarks``)."""
     moved = [m for m in ms if m[0] > 1 or abs(m[1] - 1) > 1e-3]
     exp = [m[3] for m in ms if m[3] >= 0]
+    unnamed = sum(m[4] for m in ms if m[3] >= 0)
     return (f"| {name} | {w}x{h} | {len(ms)} | {len(moved)} | {len(moved) / max(1, len(ms)):.3f} "
             f"| {sum(m[0] > 300 for m in ms)} | {sum(abs(m[1] - 1) > 1e-3 for m in ms)} "
             f"| {sum(m[0] for m in ms):.0f} | {sum(k > 0 for k in exp)} of {len(exp)} "
-            f"({sum(exp)} children) |")
+            f"({sum(exp)} children, {unnamed} not named at the edge) |")
 
 
 _SERVER = {}

@@ -317,7 +317,10 @@
     E.mapTip = h("div", "mv-maptip"); E.mapNote = h("div", "mv-map-note");
     E.mapClose = h("button", "mv-btn mv-map-close", "Close map (Esc)"); E.mapClose.type = "button";
     E.mapWrap.append(E.map, E.mapTip, E.mapNote, E.mapClose);
-    E.treeWrap.append(E.treeBox, E.mini, E.mapWrap);
+    // an expansion's children out of view, named at the box's edge (viewer-tree.js, awayMarks)
+    E.away = h("div", "mv-away"); E.away.setAttribute("role", "group");
+    E.away.setAttribute("aria-label", "New children out of view");
+    E.treeWrap.append(E.treeBox, E.away, E.mini, E.mapWrap);
     E.miniOn = h("label", "mv-check mv-mini-on"); E.miniOnBox = h("input"); E.miniOnBox.type = "checkbox";
     E.miniOnBox.checked = true;
     E.miniOn.append(E.miniOnBox, h("span", "", " overview"));
@@ -357,7 +360,7 @@
     var n = store.states.length, answered = null;
     if (data.ack !== undefined && data.ack !== null && data.ack === this.seq && this.pending) {
       // the host answered this viewer's request: go where it asked for
-      var p = this.pending; this.pending = null; answered = p;
+      var p = this.pending; this.pending = null; answered = p; this.retryMs = 0; this.retryIn(0);
       if (p.op === "end") store.target = n - 1;
       else if (p.op === "iteration") store.target = this.iterationEnd(p.from);
       else if (p.op === "step") store.target = Math.max(p.want - 1, store.target === null ? 0 : store.target);
@@ -373,18 +376,42 @@
       if (answered && answered.op === "step" && store.target <= answered.want - 1) store.target = n - 1;
       else this.ask("step", {want: store.target + 1});
     }
+    // the host is alive and has not answered this step yet: its silence counts from now
+    if (this.retry && this.pending && this.pending.op === "step") this.retryIn(this.retryMs || RETRY_MS);
     if (this.playing && !this.timer) this.schedule();
     return {};
   };
 
+  // A live step asked for and not answered is asked again after RETRY_MS of silence from
+  // the host (then twice that, and so on): a request can be lost on its way (a trigger set
+  // while the host's page was being rerun: under heavy load, 1 of 8 runs of the app's
+  // live-press test kept "working…" for good with the host idle and the viewer waiting).
+  // Only a step is asked again: it names the position it wants, so a repeat the host did
+  // get changes nothing; an iteration would run a second one.
+  var RETRY_MS = 3000;
   Viewer.prototype.ask = function (op, payload) {
     if (!this.request) return;
     this.seq += 1;
     payload = Object.assign({op: op, seq: this.seq, key: this.store ? this.store.key : null}, payload);
     this.pending = payload;
+    this.retryIn(op === "step" ? (this.retryMs || RETRY_MS) : 0);
     this.request(payload);
     this.status("working…");
     if (this.el.stopRun && op !== "stop" && op !== "reset") this.el.stopRun.disabled = false;   // stop what it started
+  };
+
+  // (re)starts the wait before a pending step is asked again; 0: no wait
+  Viewer.prototype.retryIn = function (ms) {
+    var self = this;
+    if (this.retry) { clearTimeout(this.retry); this.retry = null; }
+    if (!ms) return;
+    this.retry = setTimeout(function () {
+      self.retry = null;
+      var p = self.pending;
+      if (!p || p.op !== "step") return;
+      self.retryMs = Math.min(8 * RETRY_MS, ms * 2);
+      self.ask("step", {want: p.want});
+    }, ms);
   };
 
   Viewer.prototype.status = function (text) { this.el.status.textContent = text || ""; };

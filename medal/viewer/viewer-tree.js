@@ -13,6 +13,7 @@
     this.el.treeBox.textContent = "";
     this.el.treeBox.removeAttribute("data-drawn");
     this.miniMap = null; this.closeMap(); this.miniFrame();
+    this.el.away.textContent = ""; this.awaySig = null; this.root.dataset.away = "0";
   };
 
   Viewer.prototype.ensureNetwork = function () {
@@ -48,6 +49,7 @@
       if (self.miniDirty) self.miniTree();
       else if (self.mapOn && (self.mapAt !== self.pos || self.el.map.style.width !== self.box().w + "px")) self.paintMap();
       self.miniFrame();
+      self.awayMarks();
       globalThis.__medalTreeDrawn = {pos: self.pos, t: performance.now()};
     });
     globalThis.__medalTreeNetwork = this.network;
@@ -476,6 +478,68 @@
     if (bb.bottom + my > y + hh) y = bb.bottom + my - hh;
     if (bb.top - my < y - hh) y = bb.top - my + hh;
     this.viewTo(x, y, k);
+  };
+  // Issue 41 #4: at an expansion, each new child out of view is named at the edge of the
+  // tree's box on the side where it lies (its label's first line and an arrow), level with
+  // it where it can be; a click (or Enter) brings it into view. A family spread wider
+  // than the box at the smallest readable scale (0.8; the tidy layout of the finished
+  // run: the large example's root has 5 children over 17,316 px) cannot be shown whole
+  // and readable at once; the view shows the parent and its nearest children, and the
+  // others are named here. Redrawn with the tree (afterDrawing), so a glide or a drag
+  // keeps them true; a signature saves the DOM's work when nothing moved.
+  var AWAY = {h: 20, gap: 3, edge: 4, w: 240};
+  Viewer.prototype.awayMarks = function () {
+    var box = this.el.away, net = this.network;
+    var info = this.store && this.store.states.length ? ((this.store.get(this.pos, "h", "0") || {}).tree || {}) : {};
+    var ids = net && !this.mapOn && this.tab === "tree" ? (info["new"] || []) : [];
+    var W = this.el.treeBox.clientWidth, H = this.el.treeBox.clientHeight, self = this, out = [];
+    for (var k = 0; k < ids.length && W > 0; k++) {
+      var bb = this.nodeBox(ids[k]);
+      if (!bb) continue;
+      var a = net.canvasToDOM({x: bb.left, y: bb.top}), z = net.canvasToDOM({x: bb.right, y: bb.bottom});
+      if (a.x >= -1 && a.y >= -1 && z.x <= W + 1 && z.y <= H + 1) continue;       // in view
+      var c = net.canvasToDOM({x: (bb.left + bb.right) / 2, y: (bb.top + bb.bottom) / 2});
+      var side = c.x < 0 ? "left" : c.x > W ? "right" : c.y < 0 ? "top" : "bottom";
+      out.push({id: ids[k], side: side, x: c.x, y: c.y, text: String(this.nodes.get(ids[k]).label || "").split("\n").slice(0, 2).join(" ")});
+    }
+    var sig = out.map(function (m) { return m.id + m.side + Math.round(m.x) + "," + Math.round(m.y); }).join(";") + "|" + W + "x" + H;
+    if (sig === this.awaySig) return;
+    this.awaySig = sig;
+    box.textContent = "";
+    this.root.dataset.away = String(out.length);
+    if (!out.length) return;
+    // the overview's rectangle, which the marks step around
+    var mini = this.el.mini.classList.contains("mv-mini-shown") ? this.el.mini.getBoundingClientRect() : null;
+    var wrap = this.el.treeWrap.getBoundingClientRect();
+    var mr = mini ? {l: mini.left - wrap.left, t: mini.top - wrap.top, r: mini.right - wrap.left, b: mini.bottom - wrap.top} : null;
+    var arrow = {left: "\u2190 ", right: "\u2192 ", top: "\u2191 ", bottom: "\u2193 "};
+    ["left", "right", "top", "bottom"].forEach(function (side) {
+      var ms = out.filter(function (m) { return m.side === side; });
+      ms.sort(function (p, q) { return side === "left" || side === "right" ? p.y - q.y : p.x - q.x; });
+      var next = AWAY.edge;
+      ms.forEach(function (m) {
+        var el = h("button", "mv-away-mark", arrow[side] + m.text);
+        el.type = "button"; el.dataset.id = String(m.id); el.dataset.side = side;
+        el.setAttribute("aria-label", "New child " + m.text + ", out of view to the " + side + ": show it");
+        tipped(el, "A new child of this expansion, out of view to the " + side + ": its family is wider than the box at a readable scale. Click to bring it into view.");
+        el.onclick = function () { ACTIVE = self; self.endPan(); self.panTo(self.nodeBox(m.id), self.network.getScale()); };
+        box.appendChild(el);
+        var w = Math.min(AWAY.w, el.offsetWidth || AWAY.w), at;
+        if (side === "left" || side === "right") {
+          at = Math.max(next, Math.min(H - AWAY.h - AWAY.edge, m.y - AWAY.h / 2));
+          var x = side === "left" ? AWAY.edge : W - w - AWAY.edge;
+          if (mr && x < mr.r && x + w > mr.l && at < mr.b && at + AWAY.h > mr.t) at = mr.b + AWAY.gap;
+          el.style.top = at + "px"; el.style[side] = AWAY.edge + "px";
+          next = at + AWAY.h + AWAY.gap;
+        } else {
+          at = Math.max(next, Math.min(W - w - AWAY.edge, m.x - w / 2));
+          var y = side === "top" ? AWAY.edge : H - AWAY.h - AWAY.edge;
+          if (mr && at < mr.r && at + w > mr.l && y < mr.b && y + AWAY.h > mr.t) at = mr.r + AWAY.gap;
+          el.style.left = at + "px"; el.style[side] = AWAY.edge + "px";
+          next = at + w + AWAY.gap;
+        }
+      });
+    });
   };
   // The node with this id framed (centred, at a readable scale) and outlined; a node not
   // in the tree at this position, or hidden by the node cap, is said so.

@@ -71,6 +71,7 @@ def test_the_view_moves_less_and_shows_every_child_that_fits(browser, tmp_path, 
             wide.add(p.iteration)
         if m[3]:
             off[p.iteration] = m[3]
+        assert m[4] == 0, f"iteration {p.iteration}: {m[4]} of the children out of view not named at the edge"
     moved = [m for m in ms if m[0] > 1 or abs(m[1] - 1) > 1e-3]
     print(f"{w}x{h} (tree box {box} px): {len(moved)} of {len(ms)} steps move the view; "
           f"expansions with children off screen {sorted(off)}, too wide for the box "
@@ -78,4 +79,87 @@ def test_the_view_moves_less_and_shows_every_child_that_fits(browser, tmp_path, 
     assert sum(p.kind == "expansion" for p in at) == 96
     assert set(off) <= wide, f"children off screen that fit: {sorted(set(off) - wide)}"
     assert len(moved) < BEFORE, f"the view moved at {len(moved)} of {len(ms)} steps"
+    assert blocked == [] and errors == []
+
+
+#: the marks at the tree box's edge: id, side, text, rect (CSS px, the page's), whether the
+#: mark is what the page shows at its centre (not covered), and the tree box's rect
+MARKS = """() => { const v = medalViewer, tb = v.el.treeBox.getBoundingClientRect();
+  const mk = [...v.el.away.querySelectorAll('.mv-away-mark')].map(e => { const r = e.getBoundingClientRect();
+    const top = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    return {id: +e.dataset.id, side: e.dataset.side, text: e.textContent,
+            rect: [r.left, r.top, r.right, r.bottom], shown: top === e}; });
+  return {marks: mk, box: [tb.left, tb.top, tb.right, tb.bottom]}; }"""
+
+#: the ids of ``ids`` whose node box (node and label, the viewer's own measure) is not
+#: wholly inside the tree's box
+OUT = """(ids) => { const v = medalViewer, net = v.network, W = v.box().w, H = v.box().h;
+  return ids.filter(id => { const b = v.nodeBox(id); if (!b) return true;
+    const a = net.canvasToDOM({x: b.left, y: b.top}), z = net.canvasToDOM({x: b.right, y: b.bottom});
+    return a.x < -1 || a.y < -1 || z.x > W + 1 || z.y > H + 1; }); }"""
+
+
+def _label(pg, i: int) -> str:
+    return pg.evaluate(f"String(medalViewer.nodes.get({i}).label).split('\\n').slice(0, 2).join(' ')")
+
+
+@pytest.mark.parametrize("size", [(1440, 900), (1000, 900)], ids=["1440x900", "app-box-970"])
+def test_children_out_of_view_are_named_at_the_edge(browser, tmp_path, size):
+    """Issue 41 #4, "an expansion's children all on screen": the root of the large example
+    has 5 children over 17,316 canvas px (iteration 1), #1 has 5 over 12,844 (iteration 6):
+    at the smallest readable scale (0.8) no box shows such a family whole, and the view
+    shows the parent and its nearest children. Each child out of view is named at the
+    box's edge, on its side, uncovered, the marks apart; a click brings that child into
+    view; the marks stay through the children's simulation and go at the backpropagation."""
+    ex = next(e for e in list_examples() if e.name == "countdown-large-search")
+    trace = load_example(ex)
+    ctx, pg, blocked, errors = open_offline(
+        browser, write_html(trace, tmp_path / "run.html"), {"width": size[0], "height": size[1]},
+        "window.medalViewer && globalThis.__medalTreeDrawn")
+    try:
+        at = {p.iteration: i for i, p in enumerate(positions(trace)) if p.kind == "expansion"}
+        named = 0
+        for it in (1, 6):
+            i = at[it]
+            kids = trace["iterations"][it - 1]["expansion"]["children"]
+            for how in ("step", "jump"):            # stepping forwards onto it, and a jump
+                start = i - 1 if how == "step" else i + 3       # (a jump back from later on)
+                pg.evaluate(f"medalViewer.go({start})")
+                pg.wait_for_function(f"medalViewer.framedAt === {start} && !medalViewer.panning")
+                pg.evaluate("medalViewer.step(1)" if how == "step" else f"medalViewer.go({i})")
+                pg.wait_for_function(f"medalViewer.framedAt === {i} && !medalViewer.panning")
+                out = pg.evaluate(OUT, kids)
+                seen = pg.evaluate(MARKS)
+                assert out, f"iteration {it} ({how}): every child in view -- the case is gone"
+                assert sorted(m["id"] for m in seen["marks"]) == sorted(out), (it, how, seen, out)
+                bl, bt, br, bb = seen["box"]
+                rects = []
+                for m in seen["marks"]:
+                    l, t, r, b = m["rect"]
+                    assert bl - 1 <= l and r <= br + 1 and bt - 1 <= t and b <= bb + 1, (it, how, m)
+                    assert m["shown"], f"iteration {it} ({how}): the mark of #{m['id']} is covered"
+                    assert m["text"].endswith(_label(pg, m["id"])), (m["text"], _label(pg, m["id"]))
+                    assert m["text"][0] == {"left": "←", "right": "→", "top": "↑", "bottom": "↓"}[m["side"]]
+                    rects.append(m["rect"])
+                for a in range(len(rects)):
+                    for b in range(a + 1, len(rects)):
+                        p, q = rects[a], rects[b]
+                        assert not (p[0] < q[2] and q[0] < p[2] and p[1] < q[3] and q[1] < p[3]), \
+                            f"iteration {it} ({how}): marks overlap {p} {q}"
+                named += len(out)
+            # a click on the farthest child's mark brings it into view
+            far = seen["marks"][-1]["id"]
+            pg.click(f".mv-away-mark[data-id='{far}']")
+            pg.wait_for_function("!medalViewer.panning")
+            pg.wait_for_timeout(100)
+            assert pg.evaluate(OUT, [far]) == [], f"iteration {it}: #{far} still out of view after its mark's click"
+            # the backpropagation after the children's simulation: no new children, no marks
+            j = next(j for j, p in enumerate(positions(trace)) if j > i and p.kind not in ("expansion", "simulation"))
+            pg.evaluate(f"medalViewer.go({j})")
+            pg.wait_for_function(f"medalViewer.framedAt === {j} && !medalViewer.panning")
+            pg.wait_for_timeout(100)
+            assert pg.evaluate(MARKS)["marks"] == []
+        print(f"{size}: {named} children out of view named at the edge")
+    finally:
+        ctx.close()
     assert blocked == [] and errors == []

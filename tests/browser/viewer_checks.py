@@ -146,13 +146,14 @@ STEPS = """([k, n, start]) => new Promise(done => {
 #: until any glide ends (issue 28 #3; scripts/bench_viewer.py prints it).
 MOVES = """(n) => new Promise(done => {
     const off = (v) => { const hd = v.store.get(v.pos, 'h', '0') || {}, t = hd.tree || {};
-      if (hd.kind !== 'expansion' || !(t.new || []).length) return -1;
-      const box = v.box(); let k = 0;
+      if (hd.kind !== 'expansion' || !(t.new || []).length) return [-1, 0];
+      const box = v.box(); let k = 0, u = 0;
       for (const id of t.new) { const b = v.nodeBox(id);
         if (!b) { k += 1; continue; }
         const a = v.network.canvasToDOM({x: b.left, y: b.top}), z = v.network.canvasToDOM({x: b.right, y: b.bottom});
-        if (a.x < -1 || a.y < -1 || z.x > box.w + 1 || z.y > box.h + 1) k += 1; }
-      return k; };
+        if (a.x < -1 || a.y < -1 || z.x > box.w + 1 || z.y > box.h + 1) {
+          k += 1; if (!v.el.away.querySelector('.mv-away-mark[data-id="' + id + '"]')) u += 1; } }
+      return [k, u]; };
     const v = medalViewer, out = []; let i = 0; v.go(0);
     function one() {
       if (i >= n - 1) { done(out); return; }
@@ -166,7 +167,7 @@ MOVES = """(n) => new Promise(done => {
         frames += 1;
         if (v.panning || frames < 3) { requestAnimationFrame(sample); return; }
         if (was && m === net) { const at = m.getViewPosition(), k = m.getScale();
-          out.push([Math.hypot(at.x - was[0].x, at.y - was[0].y) * k, k / was[1], most, off(v)]); }
+          out.push([Math.hypot(at.x - was[0].x, at.y - was[0].y) * k, k / was[1], most].concat(off(v))); }
         one(); };
       requestAnimationFrame(sample); }
     setTimeout(one, 500); })"""
