@@ -508,37 +508,63 @@
     box.textContent = "";
     this.root.dataset.away = String(out.length);
     if (!out.length) return;
-    // the overview's rectangle, which the marks step around
-    var mini = this.el.mini.classList.contains("mv-mini-shown") ? this.el.mini.getBoundingClientRect() : null;
-    var wrap = this.el.treeWrap.getBoundingClientRect();
-    var mr = mini ? {l: mini.left - wrap.left, t: mini.top - wrap.top, r: mini.right - wrap.left, b: mini.bottom - wrap.top} : null;
+    // what the marks must not cover (box px): the overview, and the key nodes in view --
+    // the path, the new children, the candidates, the winner -- with their labels
+    var wrap = this.el.treeWrap.getBoundingClientRect(), tb = this.el.treeBox.getBoundingClientRect();
+    var ox = tb.left - wrap.left, oy = tb.top - wrap.top, busy = [];
+    if (this.el.mini.classList.contains("mv-mini-shown")) {
+      var mn = this.el.mini.getBoundingClientRect();
+      busy.push({l: mn.left - tb.left, t: mn.top - tb.top, r: mn.right - tb.left, b: mn.bottom - tb.top});
+    }
+    [].concat(info.path || [], info["new"] || [], info.candidates || [],
+              info.winner !== null && info.winner !== undefined ? [info.winner] : []).forEach(function (id) {
+      var nb = self.nodeBox(id);
+      if (!nb) return;
+      var p = net.canvasToDOM({x: nb.left, y: nb.top}), q = net.canvasToDOM({x: nb.right, y: nb.bottom});
+      if (q.x < 0 || q.y < 0 || p.x > W || p.y > H) return;
+      busy.push({l: p.x, t: p.y, r: q.x, b: q.y});
+    });
+    var hits = function (r) {
+      for (var j = 0; j < busy.length; j++) {
+        var o = busy[j];
+        if (r.l < o.r + AWAY.gap && o.l < r.r + AWAY.gap && r.t < o.b + AWAY.gap && o.t < r.b + AWAY.gap) return o;
+      }
+      return null;
+    };
+    // along its edge from where it would sit level with its child: the first free place
+    // onwards (down, or right), else back (up, or left); failing both, where it would sit
+    var place = function (along, want, lo, hi, rect) {
+      var at = Math.max(lo, Math.min(hi, want)), o;
+      for (var t = 0; t < 64 && at <= hi && (o = hits(rect(at))); t++) at = (along ? o.b : o.r) + AWAY.gap;
+      if (at <= hi && !hits(rect(at))) return at;
+      at = Math.max(lo, Math.min(hi, want));
+      for (t = 0; t < 64 && at >= lo && (o = hits(rect(at))); t++) at = (along ? o.t : o.l) - AWAY.gap - (along ? AWAY.h : rect(at).r - rect(at).l);
+      return at >= lo && !hits(rect(at)) ? at : Math.max(lo, Math.min(hi, want));
+    };
     var arrow = {left: "\u2190 ", right: "\u2192 ", top: "\u2191 ", bottom: "\u2193 "};
-    ["left", "right", "top", "bottom"].forEach(function (side) {
-      var ms = out.filter(function (m) { return m.side === side; });
-      ms.sort(function (p, q) { return side === "left" || side === "right" ? p.y - q.y : p.x - q.x; });
-      var next = AWAY.edge;
-      ms.forEach(function (m) {
-        var el = h("button", "mv-away-mark", arrow[side] + m.text);
-        el.type = "button"; el.dataset.id = String(m.id); el.dataset.side = side;
-        el.setAttribute("aria-label", "New child " + m.text + ", out of view to the " + side + ": show it");
-        tipped(el, "A new child of this expansion, out of view to the " + side + ": its family is wider than the box at a readable scale. Click to bring it into view.");
-        el.onclick = function () { ACTIVE = self; self.endPan(); self.panTo(self.nodeBox(m.id), self.network.getScale()); };
-        box.appendChild(el);
-        var w = Math.min(AWAY.w, el.offsetWidth || AWAY.w), at;
-        if (side === "left" || side === "right") {
-          at = Math.max(next, Math.min(H - AWAY.h - AWAY.edge, m.y - AWAY.h / 2));
-          var x = side === "left" ? AWAY.edge : W - w - AWAY.edge;
-          if (mr && x < mr.r && x + w > mr.l && at < mr.b && at + AWAY.h > mr.t) at = mr.b + AWAY.gap;
-          el.style.top = at + "px"; el.style[side] = AWAY.edge + "px";
-          next = at + AWAY.h + AWAY.gap;
-        } else {
-          at = Math.max(next, Math.min(W - w - AWAY.edge, m.x - w / 2));
-          var y = side === "top" ? AWAY.edge : H - AWAY.h - AWAY.edge;
-          if (mr && at < mr.r && at + w > mr.l && y < mr.b && y + AWAY.h > mr.t) at = mr.r + AWAY.gap;
-          el.style.left = at + "px"; el.style[side] = AWAY.edge + "px";
-          next = at + w + AWAY.gap;
-        }
-      });
+    var order = {left: 0, right: 1, top: 2, bottom: 3};
+    out.sort(function (p, q) {
+      return order[p.side] - order[q.side] || (p.side === "left" || p.side === "right" ? p.y - q.y : p.x - q.x);
+    });
+    out.forEach(function (m) {
+      var side = m.side, el = h("button", "mv-away-mark", arrow[side] + m.text);
+      el.type = "button"; el.dataset.id = String(m.id); el.dataset.side = side;
+      el.setAttribute("aria-label", "New child " + m.text + ", out of view to the " + side + ": show it");
+      tipped(el, "A new child of this expansion, out of view to the " + side + ": its family is wider than the box at a readable scale. Click to bring it into view.");
+      el.onclick = function () { ACTIVE = self; self.endPan(); self.panTo(self.nodeBox(m.id), self.network.getScale()); };
+      box.appendChild(el);
+      var w = Math.min(AWAY.w, el.offsetWidth || AWAY.w), rect, x, y;
+      if (side === "left" || side === "right") {
+        x = side === "left" ? AWAY.edge : W - w - AWAY.edge;
+        rect = function (at) { return {l: x, t: at, r: x + w, b: at + AWAY.h}; };
+        y = place(true, m.y - AWAY.h / 2, AWAY.edge, H - AWAY.h - AWAY.edge, rect);
+      } else {
+        y = side === "top" ? AWAY.edge : H - AWAY.h - AWAY.edge;
+        rect = function (at) { return {l: at, t: y, r: at + w, b: y + AWAY.h}; };
+        x = place(false, m.x - w / 2, AWAY.edge, W - w - AWAY.edge, rect);
+      }
+      el.style.left = (ox + x) + "px"; el.style.top = (oy + y) + "px";
+      busy.push(rect(side === "left" || side === "right" ? y : x));
     });
   };
   // The node with this id framed (centred, at a readable scale) and outlined; a node not
