@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_browser import ARTIFACTS, browser  # noqa: E402,F401
+from test_browser import (ARTIFACTS, browser, offline_session, open_tab,  # noqa: E402,F401
+                          server, wait_idle)
 from viewer_checks import _near_colour, open_offline  # noqa: E402
 
 from medal.config import GenerationConfig  # noqa: E402
@@ -92,29 +93,9 @@ def test_the_export_of_a_soar_run_paints_its_beam_tree(browser, soar_trace, tmp_
         got = pg.evaluate(READ)
         ARTIFACTS.mkdir(exist_ok=True)
         pg.screenshot(path=str(ARTIFACTS / "e2e-beam-soar-export.png"))
-        assert got["shown"] and got["treeHidden"]
-        assert sorted(n["id"] for n in got["nodes"]) == [n["id"] for n in beam["nodes"]]
-        assert got["at"] == beam["winner"]
-        # every node painted where vis-network put it, in its colour: the winner's path
-        # amber, kept blue, pruned grey (sampled inside its box, away from the label)
+        check_painted(got, trace, marked)
+        assert got["bold"] == 0          # (the export's page: no bold x anywhere on it)
         want = {n["id"]: n for n in data["nodes"]}
-        colours = {"win": 0, "kept": 0, "pruned": 0}
-        for n in got["nodes"]:
-            d = want[n["id"]]
-            x0, y0, x1, y1 = n["box"]
-            assert 0 <= x0 < x1 <= got["W"] and 0 <= y0 < y1 <= got["H"], n
-            assert _near_colour(n["px"], d["color"]["background"]), (n["id"], n["px"][:6])
-            colours["win" if d["win"] else "kept" if d["kept"] else "pruned"] += 1
-        assert colours["win"] == len(path) and colours["pruned"] > 0, colours
-        assert all(_near_colour(n["px"], beam_view.WIN_BACKGROUND)
-                   for n in got["nodes"] if n["id"] in path)
-        # the label and the tooltip say "<b>x</b>" as text: no markup on the canvas
-        # (font.multi off), no element in the tooltip, no bold x anywhere on the page
-        label = next(n["label"] for n in got["nodes"] if n["id"] == marked)
-        assert f"{MARKUP}@" in label
-        assert MARKUP in got["tips"][str(marked)]["text"]
-        assert got["tips"][str(marked)]["tags"] == 0 and got["bold"] == 0
-        assert got["multi"] is False
         # stepping to decode step k rings the winner-path node it replays
         pos = positions(trace)
         for k in (0, len(path) - 2):
@@ -131,3 +112,71 @@ def test_the_export_of_a_soar_run_paints_its_beam_tree(browser, soar_trace, tmp_
         assert not errors and not blocked, (errors, blocked)
     finally:
         ctx.close()
+
+
+def check_painted(got: dict, trace: dict, marked: int) -> None:
+    """The beam view as READ saw it: shown in place of the MCTS tree, every node of the
+    run's beam tree painted inside the box in its colour (the winner's path amber, kept
+    blue, pruned grey; sampled inside its box, away from the label), the replayed node the
+    winner, and the marked token's "<b>x</b>" as text on the canvas and in its tooltip."""
+    beam = trace["result"]["beam_search"]
+    path = beam_view.winner_path(beam)
+    want = {n["id"]: n for n in beam_view.beam_view(trace)["nodes"]}
+    assert got["shown"] and got["treeHidden"]
+    assert sorted(n["id"] for n in got["nodes"]) == [n["id"] for n in beam["nodes"]]
+    assert got["at"] == beam["winner"]
+    colours = {"win": 0, "kept": 0, "pruned": 0}
+    for n in got["nodes"]:
+        d = want[n["id"]]
+        x0, y0, x1, y1 = n["box"]
+        assert 0 <= x0 < x1 <= got["W"] and 0 <= y0 < y1 <= got["H"], n
+        assert _near_colour(n["px"], d["color"]["background"]), (n["id"], n["px"][:6])
+        colours["win" if d["win"] else "kept" if d["kept"] else "pruned"] += 1
+    assert colours["win"] == len(path) and colours["pruned"] > 0, colours
+    assert all(_near_colour(n["px"], beam_view.WIN_BACKGROUND)
+               for n in got["nodes"] if n["id"] in path)
+    # the label and the tooltip say "<b>x</b>" as text: no markup on the canvas
+    # (font.multi off), no element in the tooltip
+    label = next(n["label"] for n in got["nodes"] if n["id"] == marked)
+    assert f"{MARKUP}@" in label
+    assert MARKUP in got["tips"][str(marked)]["text"]
+    assert got["tips"][str(marked)]["tags"] == 0
+    assert got["multi"] is False
+
+
+def test_the_app_draws_an_uploaded_soar_runs_beam_tree(browser, server, soar_trace, tmp_path):
+    """The same SOAR run uploaded to the app (Run page, Uploaded trace): the viewer there
+    draws the beam tree as the export does, every node painted in its colour; stepping to
+    a decode step rings the node it replays. (The app draws the viewer in its component's
+    shadow root: the page's own query for bold text cannot look inside, so that part of
+    the export's test stays there.)"""
+    trace, marked = soar_trace
+    path = beam_view.winner_path(trace["result"]["beam_search"])
+    saved = tmp_path / "soar.json"
+    saved.write_text(dumps(trace))
+    ctx, pg, offline = offline_session(browser, server, {"width": 1440, "height": 900})
+    try:
+        pg.get_by_text("Uploaded trace", exact=True).click()
+        wait_idle(pg)
+        pg.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(saved))
+        pg.get_by_text("Loaded soar.json", exact=False).wait_for(timeout=120_000)
+        wait_idle(pg)
+        open_tab(pg, "Tree")
+        pg.wait_for_function("globalThis.__medalViewer && globalThis.__medalViewer.beamView && "
+                             "globalThis.__medalViewer.beamView.box.getAttribute('data-drawn') !== null",
+                             timeout=120_000)
+        pg.evaluate("globalThis.__medalBeamDrawn = null")
+        pg.locator(".mv-beamwrap .mv-fit").click()
+        pg.wait_for_function("globalThis.__medalBeamDrawn !== null")
+        got = pg.evaluate(READ)
+        pg.screenshot(path=str(ARTIFACTS / "e2e-beam-soar-app.png"))
+        check_painted(got, trace, marked)
+        pos = positions(trace)
+        i = next(j for j, p in enumerate(pos) if p.kind == "decode" and p.index == 0)
+        pg.evaluate(f"globalThis.__medalViewer.go({i})")
+        pg.wait_for_function(f"globalThis.__medalViewer.beamView.at === {path[1]}")
+        ring = pg.evaluate(f"globalThis.__medalViewer.beamView.nodes.get({path[1]})")
+        assert ring["color"]["border"] == beam_view.AT_BORDER
+    finally:
+        ctx.close()
+    assert offline.blocked == []
