@@ -46,6 +46,7 @@ def main() -> int:
     ap.add_argument("--no-moves", action="store_true")
     ap.add_argument("--steps", type=int, default=120)
     ap.add_argument("--app", action="store_true", help="also count the moves in the app")
+    ap.add_argument("--no-export", action="store_true", help="the app's rows only (with --app)")
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -74,7 +75,7 @@ def main() -> int:
         print("| example | size | steps | steps that move the view | moves per step "
               "| moves > 300 px | zooms | px in all | expansions with children off screen |\n"
               "|---|---|---|---|---|---|---|---|---|")
-        for name, path in pages.items():
+        for name, path in ({} if args.no_export else pages).items():
             for w, h in SIZES:
                 pg = b.new_page(viewport={"width": w, "height": h})
                 pg.goto(path.as_uri())
@@ -86,7 +87,8 @@ def main() -> int:
         if args.app and pages:
             for name in pages:
                 for w, h in SIZES:
-                    print(row(f"{name} (app)", w, h, app_moves(b, name, w, h)), flush=True)
+                    box, ms = app_moves(b, name, w, h)
+                    print(row(f"{name} (app, tree box {box} px)", w, h, ms), flush=True)
         if llada is not None:
             print("\n| LLaDA-sized trace, Tree tab | steps | p50 | p90 | max | first paint |\n"
                   "|---|---|---|---|---|---|")
@@ -124,7 +126,8 @@ _SERVER = {}
 
 
 def app_moves(browser, name: str, w: int, h: int) -> list:
-    """MOVES in the app's viewer: the example opened by its URL, stepped from position 0."""
+    """(the tree box's width, MOVES) in the app's viewer: the example opened by its URL,
+    stepped from position 0."""
     import socket
     import subprocess
     import urllib.request
@@ -158,7 +161,8 @@ def app_moves(browser, name: str, w: int, h: int) -> list:
                              "globalThis.__medalTreeDrawn && __medalViewer.n() > 1",
                              timeout=300_000)
         pg.evaluate("window.medalViewer = globalThis.__medalViewer")
-        return pg.evaluate(MOVES, pg.evaluate("medalViewer.n()"))
+        return (pg.evaluate("medalViewer.box().w"),
+                pg.evaluate(MOVES, pg.evaluate("medalViewer.n()")))
     finally:
         ctx.close()
 
