@@ -129,7 +129,4 @@ def generate(model="builtin:countdown", prompt: str | None = None, *, problem=No
 
 
 def _default_task(model) -> str:
-    name = getattr(model, "name", "") or ""
-    if name.startswith("builtin:"):
-        return name.split(":", 1)[1]
-    return "countdown"
+    return getattr(model, "trained_task", None) or "countdown"

@@ -427,7 +427,9 @@ class GenerationConfig:
                               group="prompt", low=1, high=16, flag="subtasks")
     template: int = setting(0, "Prompt template",
                             "the task's prompt template: the same problem written another "
-                            "way (0: the task's own form; the bridge task has 0 and 1)",
+                            "way (0: the task's own form; every task with a verifier has 0 "
+                            "and 1; a built-in model reads those it was trained on: "
+                            "builtin:<task>-2t both)",
                             group="prompt", low=0, high=15)
     seed: int = setting(0, "Seed", "seed for every random choice", group="prompt", low=0,
                         high=4_294_967_295, flag=None)

@@ -217,6 +217,7 @@ class Run:
                              "the problem alone, or leave the template at 0")
         base_prompt = (prompt if prompt is not None
                        else self.task.templated_prompt(problem, cfg.template))
+        check_trained_template(model, self.task, problem, base_prompt, cfg.template)
         if strategy == "medal-no-decomposition":
             decompose = False
         if not self.task.decomposable:
@@ -437,6 +438,33 @@ def rerun(trace: dict, model: DiffusionLM, *, task: str | None = None) -> dict:
     run = Run.from_trace(trace, model, task=task)
     run.finish()
     return json.loads(json.dumps(run.trace))
+
+
+def check_trained_template(model: DiffusionLM, task: Task, problem, prompt: str,
+                           template: int) -> None:
+    """Refuse a run whose prompt is in a template the model never read: a model that
+    records its templates (the built-in ones), run on its own task in a later template --
+    set, or a prompt written in it. Its answers there would measure the unread form, not
+    the decoder. The message names the shipped models trained on that template."""
+    trained = model.prompt_templates
+    if trained is None or model.trained_task != task.name or problem is None:
+        return
+    if template == 0 and prompt is not None:
+        # a prompt typed in a later template's form counts as that template
+        written = [t for t in range(task.prompt_templates)
+                   if task.templated_prompt(problem, t) == prompt.strip()]
+        template = written[0] if written else 0
+    if template < trained:
+        return
+    from .models.builtin import models_for_template
+    others = [m for m in models_for_template(task.name, template) if m != model.name]
+    read = "template 0" if trained == 1 else f"templates 0..{trained - 1}"
+    raise InputError(f"{model.name} was trained on the {task.name} task's prompt {read} "
+                     f"only, and this prompt is in template {template}: "
+                     + (f"run it with {' or '.join(others)} (trained on it)"
+                        if others else "train a model on it (python -m medal train "
+                                       f"--task {task.name} --templates {template + 1})")
+                     + ", or write the problem in template 0")
 
 
 def fixed_slots(model: DiffusionLM, task: Task, gen_length: int) -> dict[int, int]:

@@ -18,8 +18,9 @@ from tqdm.auto import tqdm
 
 from .errors import InputError
 from .models.tiny import CharTokenizer, TinyConfig, TinyDLM, masked_diffusion_loss, save_checkpoint
-from .tasks import (avoid_training_example, countdown_training_example, pick_training_example,
-                    sudoku_training_example, twins_training_example)
+from .tasks import (TASKS, avoid_training_example, countdown_training_example,
+                    pick_training_example, sudoku_training_example, template_draw,
+                    twins_training_example)
 
 EXAMPLE_MAKERS = {"countdown": countdown_training_example, "sudoku": sudoku_training_example,
                   "pick": pick_training_example, "twins": twins_training_example,
@@ -44,7 +45,7 @@ def train(task: str = "countdown", out: str | Path = "medal/assets/countdown", s
           decompose_share: float | None = None, four_share: float | None = None,
           uniform_target_share: float | None = None, canonical_answers: bool = False,
           init: str | Path | None = None, bf16: bool = False,
-          log_every: int = 100) -> dict:
+          templates: int | None = None, log_every: int = 100) -> dict:
     """Train (or, with ``init``, go on training) a built-in model and save it to ``out``.
 
     ``init`` starts from an existing checkpoint (its architecture wins; the width/layer
@@ -54,7 +55,12 @@ def train(task: str = "countdown", out: str | Path = "medal/assets/countdown", s
     ``bf16`` runs the forward and backward under bfloat16 autocast (the weights, the
     optimizer and the loss stay float32). On a CPU with native bfloat16 (AVX-512 BF16,
     AMX) a step takes about 0.7x the time; elsewhere it may be slower. The saved weights
-    are float32 either way."""
+    are float32 either way.
+
+    ``templates``: train on the task's first ``templates`` prompt templates, each example's
+    drawn uniformly (default: 1, the task's own form, on the data stream the shipped models
+    were trained on; Avoid always trains on its 2). The checkpoint records it
+    (``training.templates``) and a run in another template is refused."""
     if task not in EXAMPLE_MAKERS:
         raise InputError(f"no training data generator for task {task!r}; "
                          f"choose one of: {', '.join(EXAMPLE_MAKERS)}")
@@ -108,6 +114,15 @@ def train(task: str = "countdown", out: str | Path = "medal/assets/countdown", s
             or canonical_answers:
         raise InputError("--decompose-share, --four-share, --uniform-target-share and "
                          "--canonical-answers are Countdown training options")
+    own = TASKS[task].prompt_templates if task == "avoid" else 1
+    if templates is not None:
+        # (checked here, before any step, with the task's message)
+        template_draw(TASKS[task], random.Random(0), templates)
+        if templates != own:
+            data_options["templates"] = templates
+    trained_templates = data_options.get("templates", own)
+    # one example from a throwaway stream: a refused option is named before any step
+    make(random.Random(0), max_answer=answer_length, **data_options)
     t0, cpu0, losses = time.time(), time.process_time(), []
     bar = tqdm(range(steps), desc=f"train {task}", unit="step")
     for step in bar:
@@ -131,7 +146,7 @@ def train(task: str = "countdown", out: str | Path = "medal/assets/countdown", s
     cpu_seconds = time.process_time() - cpu0
     info = {"task": task, "training": {
         "steps": steps, "batch_size": batch_size, "lr": lr, "seed": seed,
-        "data_options": data_options, "bf16": bf16,
+        "data_options": data_options, "templates": trained_templates, "bf16": bf16,
         "seconds": round(seconds, 1), "cpu_seconds": round(cpu_seconds, 1),
         "threads": torch.get_num_threads(),
         "final_loss": round(sum(losses[-log_every:]) / min(log_every, len(losses)), 4),
@@ -144,6 +159,7 @@ def train(task: str = "countdown", out: str | Path = "medal/assets/countdown", s
                     + (f"--uniform-target-share {uniform_target_share} "
                        if uniform_target_share is not None else "")
                     + ("--canonical-answers " if canonical_answers else "")
+                    + (f"--templates {templates} " if templates is not None else "")
                     + (f"--init {init} " if init is not None else "")
                     + ("--bf16 " if bf16 else "")
                     + (f"--threads {threads} " if threads else "") + f"--out {out}"),

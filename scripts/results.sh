@@ -12,7 +12,8 @@
 #      38 SEED=38)
 # The runs go in two lanes side by side (two processes, one thread each: the machine has 2
 # cores), most important first; LANE=a / LANE=b / LANE=sudoku / LANE=pick / LANE=twins /
-# LANE=small runs one lane only. A run whose output file exists is skipped, so an
+# LANE=small / LANE=templates (its halves: templates-countdown, templates-small) runs one
+# lane only. A run whose output file exists is skipped, so an
 # interrupted script resumes where it stopped (a run in progress leaves OUT.running: remove it
 # if its process was killed); delete results/ (or a task's folder, e.g.
 # after retraining its model) to measure again.
@@ -208,7 +209,41 @@ lane_twins() {
   bench twins $TW/floor/results.json "$MP" --strategies medal --min-action-prob 0.01 \
       --sweep lc=1,2,4,6
 }
+# issue 38 #5: the headline runs again in each prompt template, on the models trained on both
+# (builtin:<task>-2t; docs/MODELS.md): the same problems written two ways, so that a ranking
+# of decoders that flips with the template ("Evaluation Illusion", arXiv 2606.29228) shows.
+# The shipped models read template 0 only and refuse template 1. Sizes as the headlines'
+# (NT for Countdown, default 100; NPT for the others, default 300).
+NT=${NT:-100}
+NPT=${NPT:-300}
+templates_countdown() {
+  for t in 0 1; do
+    bench countdown $CD/templates/t$t.json "$NT" --model builtin:countdown-2t --template $t \
+        --strategies $ALL
+  done
+}
+templates_small() {
+  for t in 0 1; do
+    bench sudoku $SD/templates/t$t.json "$NPT" --model builtin:sudoku-2t --template $t \
+        --strategies $ALL
+    bench twins $TW/templates/t$t.json "$NPT" --model builtin:twins-2t --template $t \
+        --strategies $ALL
+    bench pick $PK/templates/t$t.json "$NPT" --model builtin:pick-2t --template $t \
+        --strategies greedy,bst5,medal,medal-no-mcts,medal-margin-only,$CONTROLS
+  done
+}
+lane_templates() {
+  templates_countdown > results/results-templates-a.log 2>&1 &
+  templates_small 2>&1 | tee -a results/results-templates-b.log
+  wait
+  cat results/results-templates-a.log
+}
+mkdir -p $CD/templates $SD/templates $TW/templates $PK/templates
+
 case "${LANE:-all}" in
+  templates) lane_templates ;;
+  templates-countdown) templates_countdown 2>&1 | tee -a results/results-templates-a.log ;;
+  templates-small) templates_small 2>&1 | tee -a results/results-templates-b.log ;;
   twins) lane_twins 2>&1 | tee -a results/results-twins.log ;;
   small) lane_small 2>&1 | tee -a results/results-small.log ;;
   a) lane_a 2>&1 | tee -a results/results-a.log ;;
@@ -217,7 +252,8 @@ case "${LANE:-all}" in
   *) lane_a > results/results-a.log 2>&1 &
      (lane_b; lane_twins; lane_pick) 2>&1 | tee -a results/results-b.log
      wait
+     lane_templates
      cat results/results-a.log ;;
 esac
-case "${LANE:-all}" in a|b|sudoku|pick|twins|small) exit 0 ;; esac   # one lane: no document yet
+case "${LANE:-all}" in a|b|sudoku|pick|twins|small|templates*) exit 0 ;; esac   # one lane: no document yet
 python scripts/results_md.py docs/records docs/RESULTS.md

@@ -11,7 +11,8 @@ with the verdicts computed from the figures by the rules stated in the document.
 This file puts the document together (:func:`main`); its parts live in
 ``scripts/results_doc/``: ``figures`` (the numbers and the paired test), ``rules`` (the
 verdicts), ``tables``, ``prose``, ``claims``, ``controls``, ``sections`` (step budget,
-floor, search settings, exploration, verifier) and ``control_tasks`` (Pick, Twins).
+floor, search settings, exploration, verifier), ``control_tasks`` (Pick, Twins) and
+``templates`` (the headline runs in both prompt templates).
 """
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ from results_doc.sections import (explore_section, floor_section,  # noqa: E402
                                   search_settings_section, step_budget_section,
                                   verifier_section)
 from results_doc.tables import strategy_table  # noqa: E402
+from results_doc.templates import templates_section  # noqa: E402
 
 
 def what_ran_lines(ran: list[dict]) -> list[str]:
@@ -185,6 +187,7 @@ def main(results_dir="docs/records", out="docs/RESULTS.md"):
     for claim in claims(results, docs):
         d.add(claim)
     d.add("")
+    d.add(*templates_section(results), "")
     d.add(*controls_section(results, docs), "")
     d.add(*mechanism_section(results, docs), "")
     d.add(*step_budget_section(results, docs), "")

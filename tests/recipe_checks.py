@@ -12,16 +12,22 @@ from medal.cli import build_parser
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def check_recorded_command(task: str, budget_seconds: float = 3600) -> dict:
+def check_recorded_command(task: str, budget_seconds: float = 3600,
+                           model: str | None = None) -> dict:
     """Re-parse the recorded training command with the CLI's own parser: every option it
     gives must be what the checkpoint records, the architecture must match the weights,
-    and the recorded time must be within ``budget_seconds``. Returns the training record."""
-    meta = json.loads((ROOT / "medal" / "assets" / task / "config.json").read_text())
+    and the recorded time must be within ``budget_seconds``. Returns the training record.
+    ``model``: the shipped folder when it is not the task's own (``countdown-2t``)."""
+    model = model or task
+    meta = json.loads((ROOT / "medal" / "assets" / model / "config.json").read_text())
     tr = meta["training"]
     argv = shlex.split(tr["command"])
     assert argv[:4] == ["python", "-m", "medal", "train"]
     args = build_parser().parse_args(argv[3:])
     assert args.task == meta["task"] == task
+    # the prompt templates it was trained on: what the command asked for (default: the
+    # task's own form; Avoid always both), as the checkpoint records them
+    assert tr.get("templates", 1) == (args.templates or (2 if task == "avoid" else 1))
     assert (args.steps, args.batch_size, args.lr, args.seed) == (
         tr["steps"], tr["batch_size"], tr["lr"], tr["seed"])
     assert args.threads == tr["threads"]
@@ -30,10 +36,10 @@ def check_recorded_command(task: str, budget_seconds: float = 3600) -> dict:
     assert (args.layers, args.width) == (arch["n_layer"], arch["n_embd"])
     assert (args.prompt_length, args.answer_length) == (
         arch["prompt_length"], arch["answer_length"])
-    assert Path(args.out) == Path(f"medal/assets/{task}")
+    assert Path(args.out) == Path(f"medal/assets/{model}")
     assert tr["seconds"] <= budget_seconds, f"the budget: at most {budget_seconds} s of training"
     assert tr["parameters"] == sum(
-        p.numel() for p in load_model(f"builtin:{task}").net.parameters())
+        p.numel() for p in load_model(f"builtin:{model}").net.parameters())
     return tr
 
 

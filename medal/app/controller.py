@@ -180,9 +180,10 @@ def trace_task(trace: dict) -> str | None:
                 return name
             except Exception:       # not this task's problem
                 continue
-    model = str((run.get("model") or {}).get("name") or "")
-    if model.startswith("builtin:") and model[8:] in TASKS:
-        return model[8:]
+    from ..models.builtin import builtin_task
+    trained_for = builtin_task(str((run.get("model") or {}).get("name") or ""))
+    if trained_for in TASKS:
+        return trained_for
     if run.get("prompt"):
         for name, task in TASKS.items():
             if task.problem_from_prompt(run["prompt"]) is not None:

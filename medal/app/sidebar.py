@@ -59,14 +59,32 @@ def _use_example() -> None:
     STATE[K("w_prompt")] = STATE[K("w_example")]
 
 
+def example_prompts(task, spec: str) -> list[str]:
+    """The task's example prompts in every prompt template the chosen model reads: a
+    built-in model, those it was trained on (``builtin:<task>-2t``: both); any other
+    model, all of them (an LLM reads any text)."""
+    from ..models.builtin import models_for_template
+    spec = spec.strip()
+    templates = [t for t in range(task.prompt_templates)
+                 if t == 0 or not spec.startswith("builtin:")
+                 or spec in models_for_template(task.name, t)]
+    return [task.templated_prompt(p, t) for t in templates for p in task.example_problems]
+
+
 def _task_changed() -> None:
-    """A new task: its first example prompt, and its built-in model if one was in use."""
+    """A new task: its first example prompt, and its built-in model if one was in use (the
+    one trained on both prompt templates when that kind was in use)."""
     task = TASKS[STATE[K("w_task")]]
     first = task.format_prompt(task.example_problems[0])
     STATE[K("w_example")] = STATE[K("w_prompt")] = first
-    if (STATE.get(K("w_model"), "").strip().startswith("builtin:")
-            and f"builtin:{task.name}" in serving_settings().models):
-        STATE[K("w_model")] = f"builtin:{task.name}"
+    current = STATE.get(K("w_model"), "").strip()
+    if current.startswith("builtin:"):
+        offered = serving_settings().models
+        for name in ([f"builtin:{task.name}-2t"] if current.endswith("-2t") else []) + \
+                [f"builtin:{task.name}"]:
+            if name in offered:
+                STATE[K("w_model")] = name
+                break
 
 
 def _number_widget(p, container):
@@ -102,7 +120,7 @@ def sidebar_settings() -> dict:
                              index=index_of(TASKS, "w_task"),
                              help="How a prompt is formatted and an answer verified.")
     task = TASKS[task_name]
-    examples = [task.format_prompt(p) for p in task.example_problems]
+    examples = example_prompts(task, spec)
     if STATE.get(K("w_example")) not in examples:
         STATE[K("w_example")] = examples[0]
     sb.selectbox("Example prompts", examples, key=K("w_example"), on_change=_use_example,

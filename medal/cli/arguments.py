@@ -114,6 +114,11 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--canonical-answers", action="store_true",
                    help="Countdown: answer the test-like problems (--uniform-target-share) with "
                         "one canonical solution each instead of a random one")
+    t.add_argument("--templates", type=int, default=None,
+                   help="train on the task's first N prompt templates, each prompt's drawn "
+                        "uniformly (default: 1, the task's own form; avoid: 2, always). The "
+                        "model records it, and a run in a template it was not trained on is "
+                        "refused")
     t.add_argument("--init", default=None,
                    help="go on training from this checkpoint directory (a later stage of a "
                         "recipe; its architecture must match --layers/--width)")

@@ -49,7 +49,8 @@ def train_command(args) -> int:
                  prompt_length=args.prompt_length, answer_length=args.answer_length,
                  threads=args.threads, decompose_share=args.decompose_share,
                  four_share=args.four_share, uniform_target_share=args.uniform_target_share,
-                 canonical_answers=args.canonical_answers, init=args.init, bf16=args.bf16)
+                 canonical_answers=args.canonical_answers, init=args.init, bf16=args.bf16,
+                 templates=args.templates)
     print(f"saved {args.out} ({info['training']['parameters']} parameters, "
           f"{info['training']['seconds']:.0f} s, final loss {info['training']['final_loss']})")
     return 0

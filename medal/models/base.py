@@ -53,6 +53,11 @@ class DiffusionLM(ABC):
     eos_id: int | None = None
     #: True for the built-in models (short prompt templates); False for instruct LLMs
     builtin: bool = False
+    #: the task this model was trained for, and how many of its prompt templates (the
+    #: first N): a run of that task in a later template is refused (None: a model that
+    #: reads any prompt, as an instruct LLM does)
+    trained_task: str | None = None
+    prompt_templates: int | None = None
     #: answer slots to generate when the user does not say
     default_gen_length: int = 64
     #: the most answer slots this model can fill after a prompt (None: no limit known)

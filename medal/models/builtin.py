@@ -1,6 +1,7 @@
 """The built-in tiny models behind the model interface: ``builtin:<task>``."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import torch
@@ -14,6 +15,41 @@ ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
 def builtin_names() -> list[str]:
     return sorted(p.parent.name for p in ASSETS.glob("*/model.safetensors"))
+
+
+def trained_templates(meta: dict) -> int:
+    """How many of its task's prompt templates (the first N) a checkpoint was trained on:
+    its last stage's ``training.templates``; 1 (the task's own form) where it does not say,
+    as for every model trained before templates existed."""
+    value = meta.get("training", {}).get("templates", 1)
+    return value if type(value) is int and value >= 1 else 1
+
+
+def _shipped_meta(name: str) -> dict | None:
+    """The config.json of the shipped model ``name`` (a folder of assets/), else None."""
+    if name not in builtin_names():
+        return None
+    try:
+        return json.loads((ASSETS / name / "config.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def builtin_task(spec: str) -> str | None:
+    """The task a shipped model (``builtin:countdown-2t``) was trained for, else None."""
+    spec = spec.strip() if isinstance(spec, str) else ""
+    meta = _shipped_meta(spec[len("builtin:"):]) if spec.startswith("builtin:") else None
+    return meta.get("task") if meta else None
+
+
+def models_for_template(task: str, template: int) -> list[str]:
+    """The shipped models of ``task`` trained on prompt template ``template``."""
+    out = []
+    for name in builtin_names():
+        meta = _shipped_meta(name)
+        if meta and meta.get("task") == task and trained_templates(meta) > template:
+            out.append(f"builtin:{name}")
+    return out
 
 
 class BuiltinModel(BlockCacheMixin, DiffusionLM):
@@ -34,6 +70,8 @@ class BuiltinModel(BlockCacheMixin, DiffusionLM):
         self.default_gen_length = net.cfg.answer_length
         self.max_gen_length = net.cfg.answer_length
         self.device = torch.device("cpu")
+        self.trained_task = meta.get("task")
+        self.prompt_templates = trained_templates(meta)
 
     @classmethod
     def load(cls, task: str, device: str | None = None) -> "BuiltinModel":

@@ -105,6 +105,7 @@ COUNTDOWN = Task(
     # the tiny model's step form ("Solve in 2 steps.") solves far fewer problems than its
     # expressions (docs/RESULTS.md, "w/o task decomposition"), so it is off unless asked for
     default_decompose=False,
+    prompt_templates=_cd.TEMPLATES,
 )
 
 SUDOKU = Task(
@@ -126,6 +127,7 @@ SUDOKU = Task(
     default_gen_length=_sd.ANSWER_LENGTH,
     default_lc=3,
     answer_template=_sd.answer_template,
+    prompt_templates=_sd.TEMPLATES,
     problem_shape=lambda obj: _sh.sudoku(obj, '{"grid": [1, 0, 3, 0, ...16 cells]}', _sd.CELLS,
                                          _sd.SIZE),
 )
@@ -174,6 +176,7 @@ PICK = Task(
     default_lc=2,
     default_decompose=False,
     default_steps=_pk.DEFAULT_STEPS,
+    prompt_templates=_pk.TEMPLATES,
     problem_shape=lambda obj: _sh.words(obj, "Pick", _pk._EXAMPLE, 1, 16, 64),
 )
 
@@ -200,6 +203,7 @@ TWINS = Task(
     default_lc=2,
     default_decompose=False,
     default_steps=_tw.DEFAULT_STEPS,
+    prompt_templates=_tw.TEMPLATES,
     problem_shape=lambda obj: _sh.words(obj, "Twins", _tw._EXAMPLE, 1, 16, 64),
 )
 
@@ -241,7 +245,7 @@ def get_task(name: str) -> Task:
 def countdown_training_example(rng: random.Random, p_four: float = 0.1,
                                p_decompose: float = 0.5, max_answer: int = 28,
                                p_uniform_target: float = 0.0,
-                               canonical: bool = False) -> tuple[str, str]:
+                               canonical: bool = False, templates: int = 1) -> tuple[str, str]:
     """A (prompt, answer) pair for training the built-in Countdown model.
 
     Half the prompts ask for the decomposed (step) form -- the built-in model's reading
@@ -252,7 +256,9 @@ def countdown_training_example(rng: random.Random, p_four: float = 0.1,
     (:func:`~medal.tasks.countdown.uniform_target_solution`: the target uniform over the
     reachable ones); the rest are built forwards from random operations, whose targets
     cluster on easy values. With ``canonical`` those test-like problems are answered by
-    their one :func:`~medal.tasks.countdown.canonical_solution` instead of a random one."""
+    their one :func:`~medal.tasks.countdown.canonical_solution` instead of a random one.
+    ``templates`` > 1 writes each prompt in a template drawn uniformly from the first
+    ``templates`` (:func:`template_draw`)."""
     while True:
         n = 4 if rng.random() < p_four else 3
         # (no draw at all when the share is 0: the default data stream stays the one the
@@ -267,35 +273,56 @@ def countdown_training_example(rng: random.Random, p_four: float = 0.1,
         decompose = steps is not None and rng.random() < p_decompose
         answer = steps if decompose else expr
         if len(answer) <= max_answer:
-            return COUNTDOWN.prompt(problem, decompose=decompose), answer
+            template = template_draw(COUNTDOWN, rng, templates)
+            prompt = decompose_prompt(COUNTDOWN.name, COUNTDOWN.templated_prompt(problem, template),
+                                      problem, decompose=decompose)
+            return prompt, answer
 
 
-def pick_training_example(rng: random.Random, max_answer: int = _pk.ANSWER_LENGTH) -> tuple[str, str]:
+def template_draw(task: Task, rng: random.Random, templates: int) -> int:
+    """The prompt template of one training example: 0 when ``templates`` is 1 (no draw at
+    all, so a model trained before templates existed is trained on the same stream),
+    else one of the first ``templates`` drawn uniformly (the model learns them all)."""
+    if type(templates) is not int or not 1 <= templates <= task.prompt_templates:
+        raise InputError(f"the {task.name} task has {task.prompt_templates} prompt "
+                         f"template(s); --templates must lie in 1..{task.prompt_templates}, "
+                         f"got {templates!r}")
+    return 0 if templates == 1 else rng.randrange(templates)
+
+
+def pick_training_example(rng: random.Random, max_answer: int = _pk.ANSWER_LENGTH,
+                          templates: int = 1) -> tuple[str, str]:
     """A (prompt, answer) pair for training the built-in Pick model: a problem and one of
-    its words, drawn uniformly, so the model learns the mixture over the right answers."""
+    its words, drawn uniformly, so the model learns the mixture over the right answers
+    (``templates``: :func:`template_draw`)."""
     if max_answer < _pk.ANSWER_LENGTH:
         raise InputError(f"a Pick answer is {_pk.ANSWER_LENGTH} letters; "
                          f"the model allows {max_answer}")
     problem, word = _pk.training_example(rng)
-    return PICK.format_prompt(problem), word
+    return PICK.templated_prompt(problem, template_draw(PICK, rng, templates)), word
 
 
-def twins_training_example(rng: random.Random,
-                           max_answer: int = _tw.ANSWER_LENGTH) -> tuple[str, str]:
+def twins_training_example(rng: random.Random, max_answer: int = _tw.ANSWER_LENGTH,
+                           templates: int = 1) -> tuple[str, str]:
     """A (prompt, answer) pair for training the built-in Twins model: a problem and one of
-    its four words, drawn uniformly, so the model learns the mixture over the right answers."""
+    its four words, drawn uniformly, so the model learns the mixture over the right answers
+    (``templates``: :func:`template_draw`)."""
     if max_answer < _tw.ANSWER_LENGTH:
         raise InputError(f"a Twins answer is {_tw.ANSWER_LENGTH} letters; "
                          f"the model allows {max_answer}")
     problem, word = _tw.training_example(rng)
-    return TWINS.format_prompt(problem), word
+    return TWINS.templated_prompt(problem, template_draw(TWINS, rng, templates)), word
 
 
-def avoid_training_example(rng: random.Random,
-                           max_answer: int = _av.ANSWER_LENGTH) -> tuple[str, str]:
+def avoid_training_example(rng: random.Random, max_answer: int = _av.ANSWER_LENGTH,
+                           templates: int = _av.TEMPLATES) -> tuple[str, str]:
     """A (prompt, answer) pair for training the built-in Avoid model: a problem in a
     template drawn uniformly (so both templates are the model's own), answered with one of
-    its two right words drawn uniformly (so the model learns the mixture)."""
+    its two right words drawn uniformly (so the model learns the mixture). Its model has
+    always been trained on both templates: ``templates`` can only be 2."""
+    if templates != _av.TEMPLATES:
+        raise InputError(f"the avoid model trains on both its prompt templates; --templates "
+                         f"must be {_av.TEMPLATES} (or left out), got {templates!r}")
     if max_answer < _av.ANSWER_LENGTH:
         raise InputError(f"an Avoid answer is {_av.ANSWER_LENGTH} letters; "
                          f"the model allows {max_answer}")
@@ -304,15 +331,18 @@ def avoid_training_example(rng: random.Random,
 
 
 def sudoku_training_example(rng: random.Random, max_answer: int = _sd.ANSWER_LENGTH,
-                            min_blanks: int = 4, max_blanks: int = 12) -> tuple[str, str]:
+                            min_blanks: int = 4, max_blanks: int = 12,
+                            templates: int = 1) -> tuple[str, str]:
     """A (prompt, answer) pair for training the built-in Sudoku model: a puzzle with a
     unique solution and ``min_blanks``..``max_blanks`` blanks, answered with the whole
-    solved grid. No decomposition form: see :mod:`medal.tasks.decomposition`."""
+    solved grid. No decomposition form: see :mod:`medal.tasks.decomposition`.
+    ``templates``: :func:`template_draw`."""
     if max_answer < _sd.ANSWER_LENGTH:
         raise InputError(f"a Sudoku answer is {_sd.ANSWER_LENGTH} characters; "
                          f"the model allows {max_answer}")
     problem, solution = _sd.random_puzzle(rng, rng.randint(min_blanks, max_blanks))
-    return SUDOKU.format_prompt(problem), _sd.grid_to_rows(solution)
+    template = template_draw(SUDOKU, rng, templates)
+    return SUDOKU.templated_prompt(problem, template), _sd.grid_to_rows(solution)
 
 
 def check_recorded_problem(run: dict) -> None:

@@ -59,24 +59,42 @@ def parse_problem(obj) -> CountdownProblem:
 
 # ---------------------------------------------------------------- prompts and answers
 
-def format_prompt(problem: CountdownProblem) -> str:
-    return f"Use {', '.join(map(str, problem.numbers))} to make {problem.target}."
+#: the prompt templates (``template`` setting): the same problem written two ways
+TEMPLATES = 2
+
+
+def format_prompt(problem: CountdownProblem, template: int = 0) -> str:
+    """The problem as the model reads it: template 0 ``Use 4, 18, 13 to make 20.``,
+    template 1 ``20 from 4 18 13.`` (the target first, no commas)."""
+    if template == 0:
+        return f"Use {', '.join(map(str, problem.numbers))} to make {problem.target}."
+    if template == 1:
+        return f"{problem.target} from {' '.join(map(str, problem.numbers))}."
+    raise InputError(f"the countdown task has prompt templates 0..{TEMPLATES - 1}, "
+                     f"got {template!r}")
 
 
 _PROMPT_RE = re.compile(r"use\s+([\d,\s]+?)\s+to\s+make\s+(\d+)", re.IGNORECASE)
+_PROMPT_RE1 = re.compile(r"(?<!\d)(\d+)\s+from\s+(\d+(?:\s+\d+)+)\s*\.", re.IGNORECASE)
 
 
 def problem_from_prompt(prompt: str) -> CountdownProblem | None:
-    """Recover the problem from a prompt in :func:`format_prompt`'s form, else None."""
+    """Recover the problem from a prompt in either of :func:`format_prompt`'s templates,
+    else None."""
     m = _PROMPT_RE.search(prompt)
-    if not m:
-        return None
-    digits = re.findall(r"\d+", m.group(1))
-    if any(len(x) > 12 for x in digits + [m.group(2)]):
+    if m:
+        numbers_text, target_text = m.group(1), m.group(2)
+    else:
+        m = _PROMPT_RE1.search(prompt)
+        if not m:
+            return None
+        numbers_text, target_text = m.group(2), m.group(1)
+    digits = re.findall(r"\d+", numbers_text)
+    if any(len(x) > 12 for x in digits + [target_text]):
         return None  # far beyond any Countdown number (and int() refuses > 4300 digits)
     numbers = [int(x) for x in digits]
     try:
-        return parse_problem({"numbers": numbers, "target": int(m.group(2))})
+        return parse_problem({"numbers": numbers, "target": int(target_text)})
     except InputError:
         return None
 

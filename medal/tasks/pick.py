@@ -38,6 +38,8 @@ MIN_WORDS, MAX_WORDS = 2, 3
 #: how many positions each further word changes from the first (drawn uniformly)
 MIN_CHANGES, MAX_CHANGES = 2, 4
 PROMPT_PREFIX = "Pick "
+#: the prompt templates (``template`` setting): ``Pick w1 w2`` and ``w1 or w2?``
+TEMPLATES = 2
 ANSWER_LENGTH = WORD_LENGTH
 #: the task's default decoding: 8 slots in 4 steps (2 slots per step). One slot per step
 #: leaves little for an order to fix; several per step is where parallel decoding mixes
@@ -96,6 +98,8 @@ def words_of(obj, title: str, prefix: str, example: str):
         text = obj.strip()
         if text[:1] in "{[":
             obj = json_problem(text, example)
+        elif _QUESTION.fullmatch(text):
+            obj = question_words(text)
         else:
             if text.lower().startswith(prefix.strip().lower()):
                 text = text[len(prefix.strip()):]
@@ -125,22 +129,59 @@ def parse_problem(obj) -> PickProblem:
     return PickProblem(tuple(obj))
 
 
-def format_prompt(problem: PickProblem) -> str:
-    return PROMPT_PREFIX + " ".join(problem.words)
+def question(words) -> str:
+    """A word-choice task's template 1: ``w1, w2 or w3?`` (Pick, Twins)."""
+    return ", ".join(words[:-1]) + " or " + words[-1] + "?"
+
+
+#: template 1's form: words joined by ", ", the last by " or ", a "?" at the end
+_QUESTION = re.compile(r"([a-z]{8}(?:, [a-z]{8})*) or ([a-z]{8})\?", re.IGNORECASE)
+
+
+def question_words(text: str) -> list[str]:
+    """The words of a prompt in :func:`question`'s form (``text`` must match it)."""
+    m = _QUESTION.fullmatch(text.strip())
+    return m.group(1).split(", ") + [m.group(2)]
+
+
+def word_prompt(prefix: str, title: str):
+    """``format_prompt`` of a word-choice task (Pick, Twins): template 0 ``<prefix>w1 w2
+    ...``, template 1 :func:`question`'s ``w1, w2 or w3?``."""
+    def format_prompt(problem, template: int = 0) -> str:
+        if template == 0:
+            return prefix + " ".join(problem.words)
+        if template == 1:
+            return question(problem.words)
+        raise InputError(f"the {title} task has prompt templates 0..{TEMPLATES - 1}, "
+                         f"got {template!r}")
+    format_prompt.__doc__ = (f"The problem as the model reads it: template 0 "
+                             f"``{prefix}w1 w2 ...``, template 1 ``w1, w2 or w3?``.")
+    return format_prompt
+
+
+format_prompt = word_prompt(PROMPT_PREFIX, "pick")
 
 
 def prompt_reader(pattern: str, parse):
     """``problem_from_prompt`` of a word-choice task (Pick, Twins): the problem ``parse``
-    makes of the words ``pattern``'s first group finds at the prompt's end, else None."""
+    makes of the words ``pattern``'s first group finds at the prompt's end (template 0), or
+    of a prompt in :func:`question`'s form (template 1), else None."""
     rx = re.compile(pattern, re.IGNORECASE)
 
     def problem_from_prompt(prompt: str):
-        """Recover the problem from a prompt in ``format_prompt``'s form, else None."""
-        m = rx.search(prompt.strip())
-        if not m:
-            return None
+        """Recover the problem from a prompt in either of ``format_prompt``'s templates,
+        else None."""
+        text = prompt.strip()
+        m = rx.search(text)
+        if m:
+            words = m.group(1).split()
+        else:
+            m = re.search(r"(?<![a-z])" + _QUESTION.pattern + "$", text, re.IGNORECASE)
+            if not m:
+                return None
+            words = question_words(m.group(0))
         try:
-            return parse(m.group(1).split())
+            return parse([w.lower() for w in words])
         except InputError:
             return None
     return problem_from_prompt

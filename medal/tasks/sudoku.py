@@ -229,17 +229,32 @@ def parse_problem(obj) -> SudokuProblem:
 
 # ---------------------------------------------------------------- prompts and answers
 
-def format_prompt(problem: SudokuProblem) -> str:
-    return PROMPT_PREFIX + grid_to_rows(problem.grid)
+#: the prompt templates (``template`` setting): the same problem written two ways
+TEMPLATES = 2
 
 
-_PROMPT_RE = re.compile(r"sudoku\s*([0-4.]{4})/([0-4.]{4})/([0-4.]{4})/([0-4.]{4})",
-                        re.IGNORECASE)
+def format_prompt(problem: SudokuProblem, template: int = 0) -> str:
+    """The problem as the model reads it: template 0 ``Sudoku ..3./3.21/.3.2/.24.`` (``.``
+    a blank, ``/`` between rows), template 1 ``Fill 0030 3021 0302 0240.`` (``0`` a blank,
+    a space between rows). The answer's form is the same in both."""
+    if template == 0:
+        return PROMPT_PREFIX + grid_to_rows(problem.grid)
+    if template == 1:
+        rows = grid_to_rows(problem.grid).replace(BLANK, "0").replace("/", " ")
+        return f"Fill {rows}."
+    raise InputError(f"the sudoku task has prompt templates 0..{TEMPLATES - 1}, "
+                     f"got {template!r}")
+
+
+_PROMPT_RES = (re.compile(r"sudoku\s*([0-4.]{4})/([0-4.]{4})/([0-4.]{4})/([0-4.]{4})",
+                          re.IGNORECASE),
+               re.compile(r"fill\s*([0-4]{4}) ([0-4]{4}) ([0-4]{4}) ([0-4]{4})", re.IGNORECASE))
 
 
 def problem_from_prompt(prompt: str) -> SudokuProblem | None:
-    """Recover the problem from a prompt in :func:`format_prompt`'s form, else None."""
-    m = _PROMPT_RE.search(prompt)
+    """Recover the problem from a prompt in either of :func:`format_prompt`'s templates,
+    else None."""
+    m = _PROMPT_RES[0].search(prompt) or _PROMPT_RES[1].search(prompt)
     if not m:
         return None
     try:

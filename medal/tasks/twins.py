@@ -37,7 +37,8 @@ from typing import Iterable
 
 from ..errors import InputError
 from .jsonl import load_jsonl, save_jsonl
-from .pick import extract_answer, prompt_reader, verify, words_of  # noqa: F401  (verdict: one of the words)
+from .pick import (TEMPLATES, extract_answer, prompt_reader, verify,  # noqa: F401  (verdict: one of the words)
+                   word_prompt, words_of)
 
 WORD_LENGTH = 8
 N_WORDS = 4
@@ -133,8 +134,8 @@ def parse_problem(obj) -> TwinsProblem:
     return TwinsProblem(tuple(obj))
 
 
-def format_prompt(problem: TwinsProblem) -> str:
-    return PROMPT_PREFIX + " ".join(problem.words)
+#: template 0 ``Twins w1 w2 w3 w4``, template 1 ``w1, w2, w3 or w4?``
+format_prompt = word_prompt(PROMPT_PREFIX, "twins")
 
 
 problem_from_prompt = prompt_reader(r"twins((?:\s+[a-x]{8}){4})\s*$", parse_problem)

@@ -292,5 +292,6 @@ def test_a_prompt_template_the_task_lacks_is_refused_by_name():
     countdown = get_task("countdown")
     p = countdown.example_problems[0]
     assert countdown.templated_prompt(p, 0) == countdown.format_prompt(p)
-    with pytest.raises(InputError, match="countdown task has only template 0"):
-        countdown.templated_prompt(p, 1)
+    assert countdown.templated_prompt(p, 1) == "20 from 4 18 13."
+    with pytest.raises(InputError, match=r"countdown task has templates 0\.\.1; got template 2"):
+        countdown.templated_prompt(p, 2)

@@ -255,3 +255,63 @@ def test_controls_section_and_search_columns(tmp_path):
     assert "**not reproduced** (Twins)" in claim
     assert "| Twins | 2, 2, 2, 2 | 1, 1, 3, 3 |" in text      # the step budget table
     assert "top 64 tokens" in text and "--search-steps" in text   # the departures
+
+
+def _templates_module():
+    import sys
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from results_doc import templates
+    return templates
+
+
+def test_ranks_share_ties_and_kendall_tau_b():
+    tm = _templates_module()
+    assert tm.ranks({"a": 0.5, "b": 0.7, "c": 0.5, "d": 0.1}) == {
+        "b": 1, "a": 2.5, "c": 2.5, "d": 4}
+    same = {"a": 3, "b": 2, "c": 1}
+    assert tm.kendall_tau_b(same, same) == 1.0
+    assert tm.kendall_tau_b(same, {"a": 1, "b": 2, "c": 3}) == -1.0
+    # one tie: pairs (a,b) concordant, (a,c) tied in the second, (b,c) discordant
+    # -> (1 - 1) / sqrt(3 * 2) = 0
+    assert tm.kendall_tau_b(same, {"a": 2, "b": 1, "c": 2}) == 0.0
+    assert tm.kendall_tau_b({"a": 1, "b": 1}, {"a": 1, "b": 2}) is None
+
+
+def test_templates_section_calls_a_flip_real_only_when_both_templates_say_so(tmp_path):
+    """A template section from synthetic runs: the ranks, the pairs that change order, and
+    the flips significant in both templates (medal against greedy: +20/-0 in template 0,
+    +0/-21 in template 1; against bst5 alike); a change of order within noise (bst5 vs
+    greedy: one problem) is counted as a change but not as a real flip."""
+    tm = _templates_module()
+    n = 60
+    base = [i % 3 == 0 for i in range(n)]                      # 20 right
+    up = [b or (i % 3 == 1) for i, b in enumerate(base)]       # +20
+    down = [False] * n                                         # -20
+    nudge = base[:]
+    nudge[1] = True                                            # +1
+    docs = {0: _doc("twins", {"greedy": base, "medal": up, "bst5": nudge},
+                    {"greedy": 4, "medal": 12, "bst5": 20}),
+            1: _doc("twins", {"greedy": nudge, "medal": down, "bst5": base},
+                    {"greedy": 4, "medal": 12, "bst5": 20})}
+    for t, doc in docs.items():
+        doc["what_ran"] = {"command": "python -m medal bench --task twins --model "
+                                      f"builtin:twins-2t --template {t}"}
+        (tmp_path / "twins" / "templates").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "twins" / "templates" / f"t{t}.json").write_text(json.dumps(doc))
+    text = "\n".join(tm.templates_section(tmp_path))
+    assert "| medal | 66.7% (54–77%) | 1 | 0.0% (0–6%) | 3 | 12.0 / 12.0 |" in text
+    assert "| greedy | 33.3% (23–46%) | 3 | 35.0% (24–48%) | 1 | 4.0 / 4.0 |" in text
+    assert "3 of 3 pairs change order" in text
+    assert "2 of them significantly in both" in text
+    assert "greedy vs medal (template 0 +0/−20, p<0.001; template 1 +21/−0, p<0.001)" in text
+    assert "bst5 vs greedy" not in text
+    assert "template 0: 66.7% vs 33.3%, +20/−0, p<0.001 (better); template 1: 0.0% vs 35.0%, " \
+           "+0/−21, p<0.001 (worse). **The verdict depends on the template.**" in text
+    assert "Significant flips (each in both templates): Twins: greedy vs medal; Twins: bst5 " \
+           "vs medal." in text
+    assert "different verdicts in the two templates on Twins (better in template 0, worse " \
+           "in template 1)" in text
+    assert "### Countdown\n\n(not run)" in text
+    # one template only: said, not filled in
+    (tmp_path / "twins" / "templates" / "t1.json").unlink()
+    assert "(not run: only template 0)" in "\n".join(tm.templates_section(tmp_path))

@@ -539,3 +539,35 @@ def test_no_full_garbage_collection_after_every_run():
     assert STREAMLIT_OPTIONS["runner.postScriptGC"] == "false"
     config = tomllib.loads((Path(APP).parent / ".streamlit" / "config.toml").read_text())
     assert config["runner"]["postScriptGC"] is False
+
+
+def test_example_prompts_follow_the_templates_the_model_read(monkeypatch):
+    """Issue 38 #5: a model trained on both prompt templates (builtin:<task>-2t) is offered
+    the examples in both; the task's own model, in template 0 only. A change of task keeps
+    the kind of model. A prompt in a template the model never read is refused before any
+    step, with the model that reads it named (and the prompt kept)."""
+    from medal.tasks import COUNTDOWN
+    monkeypatch.setenv("MEDAL_MODELS", "builtin:countdown,builtin:countdown-2t,"
+                                       "builtin:sudoku,builtin:sudoku-2t")
+    at = app_test(APP, timeout=TIMEOUT)
+    at.run()
+    own = at.selectbox(key="w_example").options
+    assert own == [COUNTDOWN.templated_prompt(p, 0) for p in COUNTDOWN.example_problems]
+    at.selectbox(key="w_model").set_value("builtin:countdown-2t").run()
+    both = at.selectbox(key="w_example").options
+    assert both == own + [COUNTDOWN.templated_prompt(p, 1) for p in COUNTDOWN.example_problems]
+    at.selectbox(key="w_task").set_value("sudoku").run()
+    assert at.selectbox(key="w_model").value == "builtin:sudoku-2t"
+    assert any(e.startswith("Fill ") for e in at.selectbox(key="w_example").options)
+    at.selectbox(key="w_task").set_value("countdown").run()
+    at.selectbox(key="w_model").set_value("builtin:countdown").run()
+    typed = COUNTDOWN.templated_prompt(COUNTDOWN.example_problems[0], 1)
+    at.text_area(key="w_prompt").set_value(typed).run()
+    assert not any("not a countdown problem" in w.value for w in at.sidebar.warning)
+    button(at, "Next phase").click().run()
+    assert not at.exception
+    # (the page escapes Markdown in the message: what it shows is the plain text)
+    shown = [e.value.replace("\\", "") for e in at.error]
+    assert any("template 0 only" in e and "run it with builtin:countdown-2t" in e for e in shown)
+    assert "run" not in at.session_state
+    assert at.text_area(key="w_prompt").value == typed
