@@ -450,10 +450,11 @@ def check_trained_template(model: DiffusionLM, task: Task, problem, prompt: str,
     if trained is None or model.trained_task != task.name or problem is None:
         return
     if template == 0 and prompt is not None:
-        # a prompt typed in a later template's form counts as that template
+        # a prompt typed in a later template's form counts as that template (with anything
+        # around it, e.g. a decomposition's suffix; both forms in one prompt: the later)
         written = [t for t in range(task.prompt_templates)
-                   if task.templated_prompt(problem, t) == prompt.strip()]
-        template = written[0] if written else 0
+                   if task.templated_prompt(problem, t) in prompt]
+        template = max(written, default=0)
     if template < trained:
         return
     from .models.builtin import models_for_template

@@ -212,9 +212,10 @@ lane_twins() {
 # issue 38 #5: the headline runs again in each prompt template, on the models trained on both
 # (builtin:<task>-2t; docs/MODELS.md): the same problems written two ways, so that a ranking
 # of decoders that flips with the template ("Evaluation Illusion", arXiv 2606.29228) shows.
-# The shipped models read template 0 only and refuse template 1. Sizes as the headlines'
-# (NT for Countdown, default 100; NPT for the others, default 300).
-NT=${NT:-100}
+# The shipped models read template 0 only and refuse template 1. Problems per template: NT
+# for Countdown (default 300: its headline's 100 cannot order strategies this close), NPT
+# for the others (default 300).
+NT=${NT:-300}
 NPT=${NPT:-300}
 templates_countdown() {
   for t in 0 1; do

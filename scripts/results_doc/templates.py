@@ -40,25 +40,12 @@ def ranks(accuracy: dict[str, float]) -> dict[str, float]:
 
 
 def kendall_tau_b(a: dict[str, float], b: dict[str, float]) -> float | None:
-    """Kendall's tau-b between two scorings of the same strategies (ties counted as
-    tau-b counts them); None when either scoring is all ties."""
+    """Kendall's tau-b between two scorings of the same strategies (the pre-registered
+    comparison's own, :func:`prereg_table.kendall_tau`); None when either is all ties."""
+    from prereg_table import kendall_tau      # scripts/prereg_table.py
     keys = sorted(set(a) & set(b))
-    concordant = discordant = ties_a = ties_b = 0
-    for x, y in itertools.combinations(keys, 2):
-        da, db = a[x] - a[y], b[x] - b[y]
-        if da == 0 and db == 0:
-            continue
-        if da == 0:
-            ties_a += 1
-        elif db == 0:
-            ties_b += 1
-        elif (da > 0) == (db > 0):
-            concordant += 1
-        else:
-            discordant += 1
-    n0 = concordant + discordant
-    denom = math.sqrt((n0 + ties_a) * (n0 + ties_b))
-    return None if denom == 0 else (concordant - discordant) / denom
+    tau = kendall_tau([a[k] for k in keys], [b[k] for k in keys])
+    return None if math.isnan(tau) else tau
 
 
 def flips(docs: dict[int, dict], strategies: list[str]) -> tuple[list, list]:
@@ -94,9 +81,9 @@ def model_line(task: str, command: str) -> str:
     stages = tr.get("stages", []) + [tr]
     recipe = " then ".join(f"`{st.get('command', '?')}`" for st in stages)
     total = tr.get("total_seconds", tr.get("seconds", 0))
-    return (f"The model, `builtin:{name}`: trained on both templates "
-            f"({tr.get('templates', 1)} recorded in its checkpoint) by {recipe}, "
-            f"{total / 60:.0f} minutes in all (final loss {tr.get('final_loss', '?')}).")
+    return (f"The model, `builtin:{name}` (its checkpoint records `templates: "
+            f"{tr.get('templates', 1)}`), trained by {recipe}: {total / 60:.0f} min in all, "
+            f"final loss {tr.get('final_loss', '?')}.")
 
 
 def task_part(results, task: str) -> tuple[list[str], dict | None]:
@@ -128,7 +115,7 @@ def task_part(results, task: str) -> tuple[list[str], dict | None]:
     flipped, real = flips(docs, strategies)
     pairs = len(strategies) * (len(strategies) - 1) // 2
     g = {t: verdicts(docs[t], "greedy") for t in TEMPLATES} if "greedy" in strategies else None
-    out += ["", f"- Agreement of the two rankings: Kendall's τ-b = "
+    out += ["", "- Agreement of the two rankings: Kendall's τ-b = "
             + ("— (all tied)" if tau is None else f"{tau:.2f}") + f" over {len(strategies)} "
             f"strategies. {len(flipped)} of {pairs} pairs change order between the templates; "
             + (f"{len(real)} of them significantly in both (paired McNemar p < {ALPHA} in each, "
@@ -136,7 +123,10 @@ def task_part(results, task: str) -> tuple[list[str], dict | None]:
                + "; ".join(f"{x} vs {y} (template 0 +{a[0]}/−{a[1]}, {_p(a[2])}; template 1 "
                            f"+{b[0]}/−{b[1]}, {_p(b[2])})" for x, y, (a, b) in real)
                if real else "none of them is significant in both templates, so no flip here "
-               "is more than the noise of one template's run") + "."]
+               "is more than the noise of one template's run"
+               + ("; a low τ without a significant flip says the strategies lie within that "
+                  "noise of each other, not that the template reorders them"
+                  if tau is not None and tau < 0.5 else "")) + "."]
     if g:
         w, lo_, p = mcnemar(g[0], g[1])
         out.append(f"- The same problems, greedy in template 0 against template 1: +{w}/−{lo_}, "

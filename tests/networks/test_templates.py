@@ -135,6 +135,9 @@ def test_a_model_is_refused_a_template_it_never_read(name):
     # a prompt typed in template 1's form is the same request
     with pytest.raises(InputError, match=message):
         Run(model, task=name, prompt=task.templated_prompt(problem, 1))
+    if name == "countdown":      # with the step form's instruction after it
+        with pytest.raises(InputError, match=message):
+            Run(model, task=name, prompt=task.templated_prompt(problem, 1) + " Solve in 2 steps.")
     Run(model, task=name, prompt=task.templated_prompt(problem, 0))
     both = load_model(f"builtin:{name}-2t")
     for t in (0, 1):
