@@ -64,10 +64,43 @@ def flips(docs: dict[int, dict], strategies: list[str]) -> tuple[list, list]:
     return flipped, real
 
 
+def _pp(p: float) -> str:
+    """:func:`_p`, with a third decimal near the threshold (so that p = 0.0502 is not read
+    as significant)."""
+    return f"p={p:.3f}" if 0.04 <= p < 0.06 else _p(p)
+
+
 def _outcome(w: int, lo_: int, p: float) -> str:
     if p < ALPHA:
         return "better" if w > lo_ else "worse"
     return "no significant difference"
+
+
+def interaction(docs: dict[int, dict], a: str, b: str) -> tuple[float, float, int, int, float]:
+    """Does ``a``'s edge over ``b`` differ between the templates? On each problem (the same
+    problems in both) the edge is right(a) - right(b) in {-1, 0, 1}; the exact two-sided
+    sign test on its change from template 0 to template 1 (problems where it does not
+    change left out). Returns (mean edge in template 0, in template 1, problems where the
+    edge grew, where it shrank, p)."""
+    edge = {t: {i: int(va) - int(verdicts(docs[t], b)[i])
+                for i, va in verdicts(docs[t], a).items()} for t in TEMPLATES}
+    common = sorted(set(edge[0]) & set(edge[1]))
+    grew = sum(edge[1][i] > edge[0][i] for i in common)
+    shrank = sum(edge[1][i] < edge[0][i] for i in common)
+    n, k = grew + shrank, min(grew, shrank)
+    p = 1.0 if n == 0 else min(1.0, 2 * sum(math.comb(n, j) for j in range(k + 1)) / 2 ** n)
+    mean = {t: sum(edge[t][i] for i in common) / max(1, len(common)) for t in TEMPLATES}
+    return mean[0], mean[1], grew, shrank, p
+
+
+def judge(outcome: dict[int, str], inter: tuple) -> str:
+    """``same`` (one verdict in both templates), ``depends`` (the verdicts differ and so does
+    the edge itself: the interaction test is significant) or ``power`` (the verdicts differ,
+    the edge does not significantly: one template's test is short of power, not of the
+    answer)."""
+    if outcome[0] == outcome[1]:
+        return "same"
+    return "depends" if inter[4] < ALPHA else "power"
 
 
 def model_line(task: str, command: str) -> str:
@@ -138,14 +171,20 @@ def task_part(results, task: str) -> tuple[list[str], dict | None]:
             continue
         tests = {t: mcnemar(verdicts(docs[t], a), verdicts(docs[t], b)) for t in TEMPLATES}
         outcome = {t: _outcome(*tests[t]) for t in TEMPLATES}
-        verdict[(a, b)] = outcome
+        inter = interaction(docs, a, b)
+        verdict[(a, b)] = (outcome, judge(outcome, inter), inter)
         cells = "; ".join(f"template {t}: {pct(acc[t][a])} vs {pct(acc[t][b])}, "
-                          f"+{tests[t][0]}/−{tests[t][1]}, {_p(tests[t][2])} ({outcome[t]})"
+                          f"+{tests[t][0]}/−{tests[t][1]}, {_pp(tests[t][2])} ({outcome[t]})"
                           for t in TEMPLATES)
-        same = outcome[0] == outcome[1]
-        out.append(f"- {a} against {b}: {cells}. "
-                   + ("The verdict is the same in both templates."
-                      if same else "**The verdict depends on the template.**"))
+        edge = (f"{a}'s edge is {100 * inter[0]:+.1f} points in template 0 and "
+                f"{100 * inter[1]:+.1f} in template 1 (its change per problem: "
+                f"+{inter[2]}/−{inter[3]}, {_pp(inter[4])})")
+        out.append(f"- {a} against {b}: {cells}. " + {
+            "same": "The verdict is the same in both templates.",
+            "depends": f"**The verdict depends on the template**: {edge}.",
+            "power": f"The verdicts differ, but the edge itself does not differ significantly "
+                     f"between the templates: {edge}. One template's test is short of power, "
+                     "not of the answer."}[judge(outcome, inter)])
     out.append("")
     return out, {"tau": tau, "flipped": flipped, "real": real, "verdict": verdict}
 
@@ -174,18 +213,23 @@ def templates_section(results) -> list[str]:
     if not found:
         return out
     real = [(t, x, y) for t, v in found.items() for x, y, _ in v["real"]]
-    changed = [(t, pair) for t, v in found.items() for pair, o in v["verdict"].items()
-               if o[0] != o[1]]
+    depends = [(t, pair) for t, v in found.items() for pair, (_, how, _) in v["verdict"].items()
+               if how == "depends"]
     main = {t: v["verdict"][("medal", "greedy")] for t, v in found.items()
             if ("medal", "greedy") in v["verdict"]}
-    same = [TASK_TITLES[t] for t, o in main.items() if o[0] == o[1]]
+    same = [TASK_TITLES[t] for t, (_, how, _) in main.items() if how == "same"]
+    power = [f"{TASK_TITLES[t]} ({o[0]} in template 0, {o[1]} in template 1; the edge "
+             f"itself does not differ, {_pp(inter[4])})"
+             for t, (o, how, inter) in main.items() if how == "power"]
     differ = [f"{TASK_TITLES[t]} ({o[0]} in template 0, {o[1]} in template 1)"
-              for t, o in main.items() if o[0] != o[1]]
+              for t, (o, how, _) in main.items() if how == "depends"]
     parts = []
     if same:
         parts.append("the same verdict in both templates on " + ", ".join(same))
+    if power:
+        parts.append("verdicts that differ only in significance on " + ", ".join(power))
     if differ:
-        parts.append("different verdicts in the two templates on " + ", ".join(differ))
+        parts.append("a verdict that depends on the template on " + ", ".join(differ))
     out.append("**What it shows.** "
                + ("No ranking flips significantly on any task measured: where two strategies "
                   "change places between the templates, the difference is within one run's "
@@ -195,10 +239,11 @@ def templates_section(results) -> list[str]:
                   + "; ".join(f"{TASK_TITLES[t]}: {x} vs {y}" for t, x, y in real) + ". ")
                + ("The paper's main comparison, MEDAL against greedy, gets "
                   + "; ".join(parts) + ". " if parts else "")
-               + ("Verdicts of the key comparisons that depend on the template: "
-                  + "; ".join(f"{TASK_TITLES[t]} {a} vs {b}" for t, (a, b) in changed)
+               + ("Key comparisons whose answer depends on the template (the edge itself "
+                  "differs significantly between them): "
+                  + "; ".join(f"{TASK_TITLES[t]} {a} vs {b}" for t, (a, b) in depends)
                   + " — a claim measured in one template alone would not hold there."
-                  if changed else
-                  "Every key comparison measured (MEDAL against greedy, medal-order and "
-                  "Best-of-5) gets the same verdict in both templates."))
+                  if depends else
+                  "No key comparison (MEDAL against greedy, medal-order and Best-of-5) has an "
+                  "edge that differs significantly between the templates."))
     return out

@@ -305,13 +305,31 @@ def test_templates_section_calls_a_flip_real_only_when_both_templates_say_so(tmp
     assert "2 of them significantly in both" in text
     assert "greedy vs medal (template 0 +0/−20, p<0.001; template 1 +21/−0, p<0.001)" in text
     assert "bst5 vs greedy" not in text
+    # the edge itself: +1 on 20 problems in template 0, -1 on 21 in template 1; it shrank
+    # on 40 problems (1 + 20 + 19) and grew on none
     assert "template 0: 66.7% vs 33.3%, +20/−0, p<0.001 (better); template 1: 0.0% vs 35.0%, " \
-           "+0/−21, p<0.001 (worse). **The verdict depends on the template.**" in text
+           "+0/−21, p<0.001 (worse). **The verdict depends on the template**: medal's edge is " \
+           "+33.3 points in template 0 and -35.0 in template 1 (its change per problem: " \
+           "+0/−40, p<0.001)." in text
+    loaded = {t: results_md.load(tmp_path / "twins" / "templates" / f"t{t}.json") for t in (0, 1)}
+    mean0, mean1, grew, shrank, p = tm.interaction(loaded, "medal", "greedy")
+    assert (round(mean0, 4), round(mean1, 4), grew, shrank) == (0.3333, -0.35, 0, 40)
+    assert p == 2 / 2 ** 40
     assert "Significant flips (each in both templates): Twins: greedy vs medal; Twins: bst5 " \
            "vs medal." in text
-    assert "different verdicts in the two templates on Twins (better in template 0, worse " \
+    assert "a verdict that depends on the template on Twins (better in template 0, worse " \
            "in template 1)" in text
     assert "### Countdown\n\n(not run)" in text
     # one template only: said, not filled in
     (tmp_path / "twins" / "templates" / "t1.json").unlink()
     assert "(not run: only template 0)" in "\n".join(tm.templates_section(tmp_path))
+
+
+def test_a_verdict_that_differs_only_in_significance_is_not_called_a_template_effect():
+    """Significant in one template and not the other, with the edge itself not differing
+    between them (the interaction test): short of power, not a different answer."""
+    tm = _templates_module()
+    worse_then_none = {0: "worse", 1: "no significant difference"}
+    assert tm.judge(worse_then_none, (-0.05, -0.04, 31, 29, 0.90)) == "power"
+    assert tm.judge(worse_then_none, (-0.05, 0.30, 100, 2, 1e-20)) == "depends"
+    assert tm.judge({0: "better", 1: "better"}, (0.5, 0.1, 0, 60, 1e-9)) == "same"
