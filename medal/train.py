@@ -38,6 +38,27 @@ def encode_example(tok: CharTokenizer, cfg: TinyConfig, prompt: str, answer: str
             a + [tok.eos_id] * (cfg.answer_length - len(a)))
 
 
+def _own_templates(task: str) -> int:
+    """The templates a task's training data has without ``--templates``: Avoid's model
+    always trains on both of its own; every other task's, on its own form."""
+    return TASKS[task].prompt_templates if task == "avoid" else 1
+
+
+def check_templates(task: str, templates: int | None) -> int:
+    """How many prompt templates a model trained with ``--templates`` reads, or an
+    InputError naming the task's range (Avoid: 2 only), or the tasks there is data for."""
+    if task not in EXAMPLE_MAKERS:
+        raise InputError(f"no training data generator for task {task!r}; "
+                         f"choose one of: {', '.join(EXAMPLE_MAKERS)}")
+    if templates is None:
+        return _own_templates(task)
+    template_draw(TASKS[task], random.Random(0), templates)      # the task's range
+    if task == "avoid" and templates != _own_templates(task):
+        raise InputError(f"the avoid model trains on both its prompt templates; --templates "
+                         f"must be {_own_templates(task)} (or left out), got {templates}")
+    return templates
+
+
 def train(task: str = "countdown", out: str | Path = "medal/assets/countdown", steps: int = 3000,
           batch_size: int = 128, lr: float = 1.5e-3, seed: int = 0, n_layer: int = 4,
           n_embd: int = 128, n_head: int = 4, prompt_length: int | None = None,
@@ -114,13 +135,9 @@ def train(task: str = "countdown", out: str | Path = "medal/assets/countdown", s
             or canonical_answers:
         raise InputError("--decompose-share, --four-share, --uniform-target-share and "
                          "--canonical-answers are Countdown training options")
-    own = TASKS[task].prompt_templates if task == "avoid" else 1
-    if templates is not None:
-        # (checked here, before any step, with the task's message)
-        template_draw(TASKS[task], random.Random(0), templates)
-        if templates != own:
-            data_options["templates"] = templates
-    trained_templates = data_options.get("templates", own)
+    trained_templates = check_templates(task, templates)
+    if templates is not None and templates != _own_templates(task):
+        data_options["templates"] = templates
     # one example from a throwaway stream: a refused option is named before any step
     make(random.Random(0), max_answer=answer_length, **data_options)
     t0, cpu0, losses = time.time(), time.process_time(), []

@@ -118,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="train on the task's first N prompt templates, each prompt's drawn "
                         "uniformly (default: 1, the task's own form; avoid: 2, always). The "
                         "model records it, and a run in a template it was not trained on is "
-                        "refused")
+                        "refused); range 1..the task's templates (2 for every task with them)")
     t.add_argument("--init", default=None,
                    help="go on training from this checkpoint directory (a later stage of a "
                         "recipe; its architecture must match --layers/--width)")

@@ -41,9 +41,10 @@ def train_command(args) -> int:
         check_range(name, getattr(args, name), 0, 1)
     if not 0 < args.lr <= 10:
         raise InputError(f"--lr must be above 0 and at most 10, got {args.lr}")
+    from ..train import check_templates, train
+    check_templates(args.task, args.templates)
     check_output(args.out, "--out", directory=True)
     check_train_memory(args)
-    from ..train import train
     info = train(task=args.task, out=args.out, steps=args.steps, batch_size=args.batch_size,
                  lr=args.lr, seed=args.seed, n_layer=args.layers, n_embd=args.width,
                  prompt_length=args.prompt_length, answer_length=args.answer_length,

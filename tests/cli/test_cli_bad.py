@@ -79,6 +79,10 @@ BAD = [
     ("train lr 0", ["train", "--lr", "0", "--out", "{dir}/ckpt"], "--lr"),
     ("train share 2", ["train", "--decompose-share", "2", "--out", "{dir}/ckpt"], "decompose"),
     ("train width 10**9", ["train", "--width", str(10 ** 9), "--out", "{dir}/ckpt"], "--width"),
+    ("train templates 3", ["train", "--templates", "3", "--out", "{dir}/ckpt"], "--templates"),
+    ("train task text", ["train", "--task", "text", "--out", "{dir}/ckpt"], "no training data"),
+    ("train avoid templates 1", ["train", "--task", "avoid", "--templates", "1", "--out",
+                                 "{dir}/ckpt"], "both its prompt templates"),
     # problems given inline
     ("problem 5000 digits", ["generate", '--problem={"numbers": [' + BIG + ', 1, 2], "target": 3}'],
      "problem"),
