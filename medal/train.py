@@ -19,7 +19,7 @@ from tqdm.auto import tqdm
 from .errors import InputError
 from .models.tiny import CharTokenizer, TinyConfig, TinyDLM, masked_diffusion_loss, save_checkpoint
 from .tasks import (TASKS, avoid_training_example, countdown_training_example,
-                    pick_training_example, sudoku_training_example, template_draw,
+                    pick_training_example, sudoku_training_example,
                     twins_training_example)
 
 EXAMPLE_MAKERS = {"countdown": countdown_training_example, "sudoku": sudoku_training_example,
@@ -52,10 +52,9 @@ def check_templates(task: str, templates: int | None) -> int:
                          f"choose one of: {', '.join(EXAMPLE_MAKERS)}")
     if templates is None:
         return _own_templates(task)
-    template_draw(TASKS[task], random.Random(0), templates)      # the task's range
-    if task == "avoid" and templates != _own_templates(task):
-        raise InputError(f"the avoid model trains on both its prompt templates; --templates "
-                         f"must be {_own_templates(task)} (or left out), got {templates}")
+    # one example from a throwaway stream: the task's data function names a refused
+    # value (its range; Avoid's 2 only) before any step
+    EXAMPLE_MAKERS[task](random.Random(0), templates=templates)
     return templates
 
 
@@ -138,8 +137,6 @@ def train(task: str = "countdown", out: str | Path = "medal/assets/countdown", s
     trained_templates = check_templates(task, templates)
     if templates is not None and templates != _own_templates(task):
         data_options["templates"] = templates
-    # one example from a throwaway stream: a refused option is named before any step
-    make(random.Random(0), max_answer=answer_length, **data_options)
     t0, cpu0, losses = time.time(), time.process_time(), []
     bar = tqdm(range(steps), desc=f"train {task}", unit="step")
     for step in bar:

@@ -85,10 +85,9 @@ def interaction(docs: dict[int, dict], a: str, b: str) -> tuple[float, float, in
     edge = {t: {i: int(va) - int(verdicts(docs[t], b)[i])
                 for i, va in verdicts(docs[t], a).items()} for t in TEMPLATES}
     common = sorted(set(edge[0]) & set(edge[1]))
-    grew = sum(edge[1][i] > edge[0][i] for i in common)
-    shrank = sum(edge[1][i] < edge[0][i] for i in common)
-    n, k = grew + shrank, min(grew, shrank)
-    p = 1.0 if n == 0 else min(1.0, 2 * sum(math.comb(n, j) for j in range(k + 1)) / 2 ** n)
+    # the exact test McNemar's is: "grew" and "shrank" as its two discordant counts
+    grew, shrank, p = mcnemar({i: edge[1][i] > edge[0][i] for i in common},
+                              {i: edge[1][i] < edge[0][i] for i in common})
     mean = {t: sum(edge[t][i] for i in common) / max(1, len(common)) for t in TEMPLATES}
     return mean[0], mean[1], grew, shrank, p
 
